@@ -1,0 +1,3 @@
+module github.com/converge-go/converge
+
+go 1.26.0
