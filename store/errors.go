@@ -26,4 +26,7 @@ var (
 	// ErrInvalid: bad input (empty, oversized or malformed key, nil value,
 	// oversized encoded value). Nothing was written.
 	ErrInvalid = errors.New("store: invalid input")
+	// ErrMutated: a value handed out by the in-memory store was changed in
+	// place (reported only with WithMutationCheck).
+	ErrMutated = errors.New("store: shared value was mutated")
 )

@@ -17,6 +17,7 @@ const DefaultMaxValueSize = 1 << 20
 
 // ValidateKey reports whether key is acceptable to every Store: not empty, at
 // most MaxKeyLen bytes, valid UTF-8, no NUL byte. The error matches ErrInvalid.
+// It does not allocate when key is valid.
 func ValidateKey(key string) error {
 	switch {
 	case key == "":
@@ -37,7 +38,10 @@ func ValidatePrefix(prefix string) error {
 	if prefix == "" {
 		return nil
 	}
-	return ValidateKey(prefix)
+	if err := ValidateKey(prefix); err != nil {
+		return fmt.Errorf("prefix: %w", err)
+	}
+	return nil
 }
 
 // ValidateValue reports whether v is a nil pointer, map, slice, interface,
@@ -50,7 +54,17 @@ func ValidateValue[T any](v T) error {
 	return nil
 }
 
-// ValidateGuards checks the keys of guards.
+// ValidateRevision reports whether rev can be a revision argument (the
+// expected revision of Update and Delete, the start of a Watch): revisions are
+// never negative. The error matches ErrInvalid.
+func ValidateRevision(rev int64) error {
+	if rev < 0 {
+		return fmt.Errorf("%w: negative revision %d", ErrInvalid, rev)
+	}
+	return nil
+}
+
+// ValidateGuards checks the keys and revisions of guards.
 func ValidateGuards(guards []Guard) error {
 	for _, g := range guards {
 		if err := ValidateKey(g.Key); err != nil {
@@ -63,10 +77,13 @@ func ValidateGuards(guards []Guard) error {
 	return nil
 }
 
+// isNil reports whether v is a nil value of a nillable kind. Pointer-shaped
+// kinds convert to an interface without allocating; a slice is inspected
+// through a pointer to the local copy, which does not escape.
 func isNil[T any](v T) bool {
 	switch reflect.TypeFor[T]().Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return reflect.ValueOf(&v).Elem().IsNil()
+		return reflect.ValueOf(any(v)).IsNil()
 	case reflect.Slice:
 		return reflect.ValueOf(&v).Elem().IsNil()
 	case reflect.Interface:

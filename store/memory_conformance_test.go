@@ -1,0 +1,16 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/storetest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+		s := store.NewMemory[*storetest.Value]()
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
