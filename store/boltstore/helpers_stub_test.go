@@ -1,0 +1,6 @@
+package boltstore_test
+
+const (
+	crashHelperEnv = "BOLTSTORE_CRASH_HELPER"
+	lockHelperEnv  = "BOLTSTORE_LOCK_HELPER"
+)

@@ -1,0 +1,336 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/converge-go/converge/store"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// Store is a store.Store persisted in one bbolt file. It is safe for
+// concurrent use. Values are encoded with the Store's Codec: every Get, List
+// and watch event decodes a fresh value, which the caller owns. Objects
+// returned by writes carry the value the caller passed in.
+//
+// A Store holds its file until Close; after Close every method returns an
+// error matching store.ErrUnavailable.
+type Store[T any] struct {
+	db    *bolt.DB
+	codec store.Codec[T]
+	cfg   config
+	hub   *hub
+
+	// closeMu is held for reading by every call in flight and for writing
+	// by Close, which therefore waits for them.
+	closeMu sync.RWMutex
+	closed  bool
+
+	// writers counts writes in flight; a write that is alone commits at
+	// once instead of waiting for a batch to fill.
+	writers atomic.Int32
+	// watches counts running watch goroutines; Close waits for them.
+	watches sync.WaitGroup
+}
+
+var _ store.Store[int] = (*Store[int])(nil)
+
+// Open opens the store in the file at path, creating it (mode 0600) if it
+// does not exist, with values encoded as JSON. See OpenCodec.
+func Open[T any](path string, opts ...Option) (*Store[T], error) {
+	return OpenCodec[T](path, store.JSON[T]{}, opts...)
+}
+
+// OpenCodec opens the store in the file at path with values encoded by codec,
+// creating the file (mode 0600) if it does not exist.
+//
+// It fails with ErrLocked if another Store holds the file for longer than
+// the lock timeout, with ErrCorrupt or ErrFormat if the file is not a store
+// of this package (the file is then left untouched), and with an error
+// matching store.ErrInvalid if an option is out of range. A file written
+// with a longer history than WithHistory asks for is trimmed at Open.
+func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store[T], error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if codec == nil {
+		return nil, fmt.Errorf("%w: nil codec", store.ErrInvalid)
+	}
+	if path == "" {
+		return nil, fmt.Errorf("%w: empty path", store.ErrInvalid)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: cfg.lockTimeout})
+	if err != nil {
+		return nil, openError(path, cfg, err)
+	}
+	db.MaxBatchDelay = cfg.batchDelay
+	rev, err := prepare(db, cfg.history)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
+	}
+	return &Store[T]{
+		db:    db,
+		codec: codec,
+		cfg:   cfg,
+		hub:   newHub(rev),
+	}, nil
+}
+
+// openError maps bbolt's errors from Open to the package's.
+func openError(path string, cfg config, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%w: %s still held after %v", ErrLocked, path, cfg.lockTimeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
+		errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+	}
+	return fmt.Errorf("boltstore: open %s: %w", path, err)
+}
+
+// prepare checks the file's format, creating the buckets in a new file, trims
+// the history to keep revisions and returns the store revision. bbolt panics
+// on some kinds of damage; prepare reports them as ErrCorrupt.
+func prepare(db *bolt.DB, keep int) (rev int64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	err = db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(metaBucket) == nil {
+			if err := initialise(tx); err != nil {
+				return err
+			}
+		}
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		if f := b.meta.Get(formatKey); !bytes.Equal(f, formatVersion) {
+			return fmt.Errorf("%w: format %q, want %q", ErrFormat, f, formatVersion)
+		}
+		if rev, err = readCounter(b.meta, revisionKey); err != nil {
+			return err
+		}
+		compacted, err := readCounter(b.meta, compactedKey)
+		if err != nil {
+			return err
+		}
+		if err := checkHistory(b, rev, compacted); err != nil {
+			return err
+		}
+		return prune(b, compacted, rev-int64(keep))
+	})
+	return rev, err
+}
+
+// initialise creates the buckets in a bbolt file that has none. A file that
+// has other buckets belongs to someone else and is refused.
+func initialise(tx *bolt.Tx) error {
+	var foreign []byte
+	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		foreign = name
+		return errors.New("stop")
+	})
+	if foreign != nil {
+		return fmt.Errorf("%w: bbolt file with foreign bucket %q", ErrFormat, foreign)
+	}
+	for _, name := range [][]byte{metaBucket, objectsBucket, historyBucket} {
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket(metaBucket)
+	return errors.Join(
+		meta.Put(formatKey, formatVersion),
+		putCounter(meta, revisionKey, 0),
+		putCounter(meta, compactedKey, 0),
+	)
+}
+
+// checkHistory verifies that the history spans compacted+1 to rev.
+func checkHistory(b txBuckets, rev, compacted int64) error {
+	first, _ := b.history.Cursor().First()
+	last, _ := b.history.Cursor().Last()
+	switch {
+	case compacted > rev:
+		return fmt.Errorf("%w: compacted revision %d is after revision %d", ErrCorrupt, compacted, rev)
+	case compacted == rev && first == nil:
+		return nil
+	case first == nil || len(first) != 8 || len(last) != 8 ||
+		revFromKey(first) != compacted+1 || revFromKey(last) != rev:
+		return fmt.Errorf("%w: history does not span revisions %d to %d", ErrCorrupt, compacted+1, rev)
+	}
+	return nil
+}
+
+// Close ends every watch with store.ErrUnavailable, waits for calls in
+// flight, and releases the file. Every acknowledged write is on disk before
+// Close returns. Calls after Close fail with store.ErrUnavailable.
+func (s *Store[T]) Close() error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return errClosed
+	}
+	s.closed = true
+	s.closeMu.Unlock()
+	s.hub.close()
+	s.watches.Wait()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("%w: close: %w", store.ErrUnavailable, err)
+	}
+	return nil
+}
+
+var errClosed = fmt.Errorf("%w: store is closed", store.ErrUnavailable)
+
+// enter admits a call unless the store is closed; the caller must call the
+// returned function when done.
+func (s *Store[T]) enter(ctx context.Context) (exit func(), err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return nil, errClosed
+	}
+	return s.closeMu.RUnlock, nil
+}
+
+// dbError reports a failed bbolt transaction as store.ErrUnavailable.
+func dbError(err error) error {
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+}
+
+// Get returns the object stored at key, or an error matching
+// store.ErrNotFound.
+func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error) {
+	var obj store.Object[T]
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return obj, err
+	}
+	defer exit()
+	if err := store.ValidateKey(key); err != nil {
+		return obj, err
+	}
+	var value []byte
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		rec := b.objects.Get([]byte(key))
+		if rec == nil {
+			return nil
+		}
+		var v []byte
+		obj.CreateRevision, obj.Revision, v, err = decodeObject(key, rec)
+		value = bytes.Clone(v)
+		return err
+	})
+	if err != nil {
+		return obj, dbError(err)
+	}
+	if obj.Revision == 0 {
+		return obj, fmt.Errorf("%w: %q", store.ErrNotFound, key)
+	}
+	obj.Key = key
+	if obj.Value, err = s.decode(key, value); err != nil {
+		return store.Object[T]{}, err
+	}
+	return obj, nil
+}
+
+// List returns the objects whose keys start with prefix, sorted by key, from
+// one read transaction, with the revision that transaction saw.
+func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer exit()
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, 0, err
+	}
+	type raw struct {
+		key            string
+		createRev, rev int64
+		value          []byte
+	}
+	var (
+		rev  int64
+		raws []raw
+	)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		if rev, err = readCounter(b.meta, revisionKey); err != nil {
+			return err
+		}
+		c := b.objects.Cursor()
+		for k, v := c.Seek([]byte(prefix)); k != nil && bytes.HasPrefix(k, []byte(prefix)); k, v = c.Next() {
+			r := raw{key: string(k)}
+			if r.createRev, r.rev, r.value, err = decodeObject(r.key, v); err != nil {
+				return err
+			}
+			r.value = bytes.Clone(r.value)
+			raws = append(raws, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, dbError(err)
+	}
+	objs := make([]store.Object[T], len(raws))
+	for i, r := range raws {
+		v, err := s.decode(r.key, r.value)
+		if err != nil {
+			return nil, 0, err
+		}
+		objs[i] = store.Object[T]{Key: r.key, Value: v, Revision: r.rev, CreateRevision: r.createRev}
+	}
+	return objs, rev, nil
+}
+
+// Revision returns the revision of the last committed write (0 for a new
+// store).
+func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer exit()
+	var rev int64
+	err = s.db.View(func(tx *bolt.Tx) error {
+		b, err := openBuckets(tx)
+		if err != nil {
+			return err
+		}
+		rev, err = readCounter(b.meta, revisionKey)
+		return err
+	})
+	if err != nil {
+		return 0, dbError(err)
+	}
+	return rev, nil
+}
+
+func (s *Store[T]) decode(key string, data []byte) (T, error) {
+	v, err := s.codec.Unmarshal(data)
+	if err != nil {
+		return v, fmt.Errorf("boltstore: value of %q: %w", key, err)
+	}
+	return v, nil
+}
