@@ -1,0 +1,65 @@
+package queue
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Steady state allocates nothing per Add, Get and Done, with or without a
+// priority, and for a key re-added while processing.
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	q := New(Config[int]{})
+	ctx := context.Background()
+	keys := 256
+	warm := func() {
+		for i := range keys {
+			q.Add(i)
+		}
+		for range keys {
+			k, _ := q.Get(ctx)
+			q.Done(k)
+		}
+	}
+	warm()
+	i := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i = (i + 1) % keys
+		q.Add(i)
+		q.AddWith(i+keys, AddOptions{Priority: PriorityHigh})
+		k, _ := q.Get(ctx)
+		q.Add(k) // dirty
+		q.Done(k)
+		k2, _ := q.Get(ctx)
+		q.Done(k2)
+		k3, _ := q.Get(ctx)
+		q.Done(k3)
+	})
+	require.Zero(t, allocs)
+	require.Zero(t, q.Len())
+}
+
+// After a burst drains, the queue's map and heap arrays are rebuilt small,
+// so the memory they held goes back to the heap.
+func TestMemoryGivenBackAfterBurst(t *testing.T) {
+	q := New(Config[int]{})
+	ctx := context.Background()
+	const n = 100000
+	for i := range n {
+		q.Add(i)
+	}
+	for range n {
+		k, err := q.Get(ctx)
+		require.NoError(t, err)
+		q.Done(k)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.LessOrEqual(t, q.peak, shrinkThreshold, "the key map was not rebuilt")
+	require.LessOrEqual(t, cap(q.ready.items), shrinkThreshold, "the ready heap kept its array")
+	require.LessOrEqual(t, len(q.free), maxFreeItems)
+}

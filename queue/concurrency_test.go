@@ -1,0 +1,127 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestConcurrencyDetector runs producers that add, re-add while processing,
+// delay, rate-limit, forget and remove keys, against 8 workers. It checks
+// that no key is ever held by two workers at once, and that no add is lost:
+// every key added after its last Remove is handed out at least once after
+// its last add.
+func TestConcurrencyDetector(t *testing.T) {
+	synctest.Test(t, runConcurrencyDetector)
+}
+
+func runConcurrencyDetector(t *testing.T) {
+	const (
+		keys      = 64
+		producers = 4
+		workers   = 8
+	)
+	opsPerProducer := 20000
+	if testing.Short() {
+		opsPerProducer = 2000
+	}
+	q := New(Config[int]{RateLimiter: NewExponential[int](time.Microsecond, 50*time.Microsecond, 0.5)})
+
+	var (
+		holders [keys]atomic.Int32
+		// addSeq[k] counts adds of k; seenSeq[k] is addSeq[k] as read by the
+		// worker that was handed k, before it handled it. A key's last add
+		// is honoured when some hand-out after it sees its count.
+		addSeq  [keys]atomic.Int64
+		seenSeq [keys]atomic.Int64
+		removed [keys]atomic.Bool
+		overlap atomic.Int32
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				k, err := q.Get(ctx)
+				if err != nil {
+					return
+				}
+				if holders[k].Add(1) != 1 {
+					overlap.Add(1)
+				}
+				seen := addSeq[k].Load()
+				for {
+					old := seenSeq[k].Load()
+					if seen <= old || seenSeq[k].CompareAndSwap(old, seen) {
+						break
+					}
+				}
+				// Hold the key a while (fake time), so producers' adds
+				// land while it is processing.
+				advance(time.Duration(rand.IntN(8)) * time.Microsecond)
+				if rand.IntN(4) == 0 {
+					q.Add(k) // re-add while processing
+				}
+				holders[k].Add(-1)
+				q.Done(k)
+			}
+		})
+	}
+	var prod sync.WaitGroup
+	var mu [keys]sync.Mutex // orders each key's add and its record
+	for p := range producers {
+		prod.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(p), 1))
+			for range opsPerProducer {
+				k := r.IntN(keys)
+				mu[k].Lock()
+				switch op := r.IntN(10); {
+				case op < 4:
+					addSeq[k].Add(1)
+					removed[k].Store(false)
+					q.Add(k)
+				case op < 6:
+					addSeq[k].Add(1)
+					removed[k].Store(false)
+					q.AddAfter(k, time.Duration(r.IntN(100))*time.Microsecond)
+				case op < 8:
+					addSeq[k].Add(1)
+					removed[k].Store(false)
+					q.AddRateLimited(k)
+				case op < 9:
+					q.Forget(k)
+				default:
+					q.Remove(k)
+					removed[k].Store(true)
+				}
+				mu[k].Unlock()
+				if r.IntN(2) == 0 {
+					advance(time.Duration(r.IntN(3)) * time.Microsecond)
+				}
+			}
+		})
+	}
+	prod.Wait()
+	// Let every delay come due (fake time) and the workers go idle.
+	advance(time.Second)
+	synctest.Wait()
+	require.Zero(t, overlap.Load(), "a key was held by two workers at once")
+	for k := range keys {
+		if !removed[k].Load() {
+			require.GreaterOrEqual(t, seenSeq[k].Load(), addSeq[k].Load(), "the last add of key %d was lost", k)
+		}
+	}
+	require.Nil(t, q.Drain(context.Background()))
+	cancel()
+	wg.Wait()
+	_, err := q.Get(context.Background())
+	require.True(t, errors.Is(err, ErrShutDown))
+}

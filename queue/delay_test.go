@@ -1,0 +1,171 @@
+package queue
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// getAt takes the next key and returns it with the (fake) time it came out.
+func getAt(t *testing.T, q *Queue[string]) (string, time.Time) {
+	t.Helper()
+	k, err := q.Get(context.Background())
+	require.NoError(t, err)
+	return k, time.Now()
+}
+
+func TestAddAfterHandsOutAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		start := time.Now()
+		q.AddAfter("b", 2*time.Second)
+		q.AddAfter("a", time.Second)
+		q.AddAfter("now", 0) // no delay: ready at once
+		require.Equal(t, 1, q.Len())
+		k, at := getAt(t, q)
+		require.Equal(t, "now", k)
+		require.Equal(t, start, at)
+		k, at = getAt(t, q)
+		require.Equal(t, "a", k)
+		require.Equal(t, time.Second, at.Sub(start))
+		k, at = getAt(t, q)
+		require.Equal(t, "b", k)
+		require.Equal(t, 2*time.Second, at.Sub(start))
+		q.ShutDown()
+	})
+}
+
+func TestRepeatedDelaysKeepEarliestDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		start := time.Now()
+		q.AddAfter("a", 3*time.Second)
+		q.AddAfter("a", time.Second)    // earlier: moves the deadline
+		q.AddAfter("a", 10*time.Second) // later: ignored
+		q.AddAfter("a", 2*time.Second)  // later: ignored
+		k, at := getAt(t, q)
+		require.Equal(t, "a", k)
+		require.Equal(t, time.Second, at.Sub(start))
+		q.Done("a")
+		// Nothing else is pending: the later delays did not leave copies.
+		advance(time.Minute) // fake time inside the bubble
+		require.Zero(t, q.Len())
+		require.Empty(t, q.Snapshot())
+	})
+}
+
+// An immediate Add of a delayed key hands it out once, now, and cancels
+// the delay (client-go hands such a key out twice).
+func TestAddCancelsPendingDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.AddAfter("a", time.Second)
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.Done("a")
+		advance(time.Hour)
+		require.Zero(t, q.Len(), "the cancelled delay still fired")
+		require.Empty(t, q.Snapshot())
+	})
+}
+
+func TestAddAfterOfWaitingKeyIsNoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		q.AddAfter("a", time.Second)
+		require.Equal(t, "a", mustGet(t, q))
+		q.Done("a")
+		advance(time.Hour)
+		require.Zero(t, q.Len())
+	})
+}
+
+// A delay that comes due while the key is processing marks it dirty: it is
+// handed out again after Done, never concurrently.
+func TestDelayDueWhileProcessing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.AddAfter("a", time.Second)
+		snap := q.Snapshot()
+		require.Equal(t, Processing, snap[0].State)
+		require.False(t, snap[0].Until.IsZero())
+		advance(2 * time.Second)
+		require.Zero(t, q.Len())
+		require.True(t, q.Snapshot()[0].Dirty)
+		q.Done("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.Done("a")
+	})
+}
+
+// A delay still pending when the key is Done keeps the key delayed.
+func TestDelayOutlivesDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		start := time.Now()
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.AddAfter("a", time.Second)
+		q.Done("a")
+		require.Equal(t, Delayed, q.Snapshot()[0].State)
+		k, at := getAt(t, q)
+		require.Equal(t, "a", k)
+		require.Equal(t, time.Second, at.Sub(start))
+	})
+}
+
+// Delays use one timer for the whole queue: many delayed keys start no
+// goroutine, and AddAfter never blocks.
+func TestDelaysUseNoGoroutinePerKey(t *testing.T) {
+	q := newTestQueue()
+	before := runtime.NumGoroutine()
+	for i := range 10000 {
+		q.AddAfter(string(rune('a'+i%26))+string(rune(i)), time.Hour)
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before)
+	q.mu.Lock()
+	require.Equal(t, 10000, q.delayed.Len())
+	q.mu.Unlock()
+	q.ShutDown()
+	require.Len(t, q.Drain(context.Background()), 10000)
+}
+
+func TestRemove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("waiting")
+		q.AddAfter("delayed", time.Second)
+		q.Add("busy")
+		q.Add("other")
+		// Hand out "busy" (first after "waiting" is removed).
+		q.Remove("waiting")
+		require.Equal(t, "busy", mustGet(t, q))
+		q.Add("busy")                   // dirty
+		q.AddAfter("busy", time.Second) // no-op: already dirty
+		q.Remove("busy")
+		q.Remove("delayed")
+		q.Remove("unknown")
+		require.Equal(t, []string{"other", "busy"}, keysOf(q.Snapshot()))
+		q.Done("busy") // in-flight work finishes normally, and is not requeued
+		advance(time.Hour)
+		require.Equal(t, []string{"other"}, keysOf(q.Snapshot()))
+		require.Equal(t, "other", mustGet(t, q))
+		q.Done("other")
+		require.Empty(t, q.Snapshot())
+	})
+}
+
+func keysOf(items []Item[string]) []string {
+	var keys []string
+	for _, it := range items {
+		keys = append(keys, it.Key)
+	}
+	return keys
+}

@@ -1,0 +1,120 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// The worker loop: Get a key, handle it, Forget its backoff on success or
+// requeue it rate-limited on failure, and always call Done.
+func Example_workerLoop() {
+	q := queue.New(queue.Config[string]{
+		RateLimiter: queue.NewExponential[string](time.Millisecond, time.Second, 0),
+	})
+	attempts := map[string]int{}
+	reconcile := func(key string) error {
+		attempts[key]++
+		if key == "flaky" && attempts[key] < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	}
+	q.Add("stable")
+	q.Add("flaky")
+	q.Add("stable") // deduplicated: still one reconcile
+
+	for handled := 0; handled < 2; {
+		key, err := q.Get(context.Background())
+		if err != nil {
+			break
+		}
+		if err := reconcile(key); err != nil {
+			q.AddRateLimited(key) // retry with backoff
+		} else {
+			q.Forget(key)
+			handled++
+			fmt.Printf("%s converged after %d attempt(s)\n", key, attempts[key])
+		}
+		q.Done(key)
+	}
+	q.ShutDown()
+	// Output:
+	// stable converged after 1 attempt(s)
+	// flaky converged after 3 attempt(s)
+}
+
+// Backoff: an exponential per-key delay combined with an overall token
+// bucket; the larger delay wins.
+func Example_backoff() {
+	limiter := queue.NewMax[string](
+		queue.NewExponential[string](10*time.Millisecond, time.Second, 0),
+		queue.NewBucket[string](100, 10, time.Second),
+	)
+	for range 4 {
+		fmt.Println(limiter.When("db-0"))
+	}
+	fmt.Println("requeues:", limiter.NumRequeues("db-0"))
+	limiter.Forget("db-0")
+	fmt.Println("after Forget:", limiter.When("db-0"))
+	// Output:
+	// 10ms
+	// 20ms
+	// 40ms
+	// 80ms
+	// requeues: 4
+	// after Forget: 10ms
+}
+
+// Priorities: higher first, FIFO within a priority. A controller's initial
+// list goes in at PriorityLow so that live changes overtake it.
+func Example_priorities() {
+	q := queue.New(queue.Config[string]{})
+	for _, k := range []string{"list-1", "list-2", "list-3"} {
+		q.AddWith(k, queue.AddOptions{Priority: queue.PriorityLow})
+	}
+	q.Add("live-change")
+	q.AddWith("urgent", queue.AddOptions{Priority: queue.PriorityHigh})
+	for q.Len() > 0 {
+		k, _ := q.Get(context.Background())
+		fmt.Println(k)
+		q.Done(k)
+	}
+	// Output:
+	// urgent
+	// live-change
+	// list-1
+	// list-2
+	// list-3
+}
+
+// Drain: stop taking adds, let the workers finish what is ready and in
+// flight, and learn which keys were left behind.
+func Example_drain() {
+	q := queue.New(queue.Config[string]{})
+	q.Add("a")
+	q.Add("b")
+	q.AddAfter("retry-later", time.Hour)
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			key, err := q.Get(context.Background())
+			if errors.Is(err, queue.ErrShutDown) {
+				return
+			}
+			q.Done(key)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	left := q.Drain(ctx)
+	wg.Wait()
+	fmt.Println("left behind:", left)
+	// Output:
+	// left behind: [retry-later]
+}

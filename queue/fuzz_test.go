@@ -1,0 +1,252 @@
+package queue
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// model is the reference the fuzz test compares the queue with: the
+// package's contract written as plainly as possible, with no heaps and no
+// recycling.
+type model struct {
+	now     time.Duration
+	keys    map[int]*modelKey
+	ready   []int // in order of becoming ready
+	counter int   // orders delays that share a deadline
+}
+
+type modelKey struct {
+	priority   int
+	waiting    bool
+	processing bool
+	dirty      bool
+	hasDelay   bool
+	deadline   time.Duration
+	delayOrder int
+}
+
+func (m *model) pending(k *modelKey) bool { return k.waiting || k.hasDelay || k.dirty }
+
+func (m *model) key(k int, priority int) *modelKey {
+	mk, ok := m.keys[k]
+	switch {
+	case !ok:
+		mk = &modelKey{priority: priority}
+		m.keys[k] = mk
+	case m.pending(mk):
+		mk.priority = max(mk.priority, priority)
+	default:
+		mk.priority = priority
+	}
+	return mk
+}
+
+func (m *model) makeReady(k int, mk *modelKey) {
+	mk.waiting = true
+	m.ready = append(m.ready, k)
+}
+
+func (m *model) add(k, priority int) {
+	mk := m.key(k, priority)
+	mk.hasDelay = false
+	switch {
+	case mk.processing:
+		mk.dirty = true
+	case !mk.waiting:
+		m.makeReady(k, mk)
+	}
+}
+
+func (m *model) addAfter(k, priority int, d time.Duration) {
+	mk := m.key(k, priority)
+	if mk.waiting || mk.dirty {
+		return
+	}
+	deadline := m.now + d
+	if mk.hasDelay {
+		mk.deadline = min(mk.deadline, deadline)
+		return
+	}
+	m.counter++
+	mk.hasDelay, mk.deadline, mk.delayOrder = true, deadline, m.counter
+}
+
+// get returns the key Get must hand out, if any.
+func (m *model) get() (int, bool) {
+	best := -1
+	for i, k := range m.ready {
+		if best < 0 || m.keys[k].priority > m.keys[m.ready[best]].priority {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	k := m.ready[best]
+	m.ready = slices.Delete(m.ready, best, best+1)
+	mk := m.keys[k]
+	mk.waiting, mk.processing = false, true
+	return k, true
+}
+
+func (m *model) done(k int) {
+	mk, ok := m.keys[k]
+	if !ok || !mk.processing {
+		return
+	}
+	mk.processing = false
+	switch {
+	case mk.dirty:
+		mk.dirty = false
+		m.makeReady(k, mk)
+	case mk.hasDelay:
+	default:
+		delete(m.keys, k)
+	}
+}
+
+func (m *model) remove(k int) {
+	mk, ok := m.keys[k]
+	if !ok {
+		return
+	}
+	mk.hasDelay, mk.dirty = false, false
+	if mk.waiting {
+		m.ready = slices.DeleteFunc(m.ready, func(x int) bool { return x == k })
+		mk.waiting = false
+	}
+	if !mk.processing {
+		delete(m.keys, k)
+	}
+}
+
+func (m *model) delayedKeys() []int {
+	var ks []int
+	for k, mk := range m.keys {
+		if mk.hasDelay {
+			ks = append(ks, k)
+		}
+	}
+	slices.SortFunc(ks, func(a, b int) int {
+		return cmp.Or(cmp.Compare(m.keys[a].deadline, m.keys[b].deadline), cmp.Compare(m.keys[a].delayOrder, m.keys[b].delayOrder))
+	})
+	return ks
+}
+
+func (m *model) advance(d time.Duration) {
+	m.now += d
+	for _, k := range m.delayedKeys() {
+		mk := m.keys[k]
+		if mk.deadline > m.now {
+			break
+		}
+		mk.hasDelay = false
+		if mk.processing {
+			mk.dirty = true
+		} else {
+			m.makeReady(k, mk)
+		}
+	}
+}
+
+// check compares the queue's snapshot with the model.
+func (m *model) check(t *testing.T, q *Queue[int]) {
+	t.Helper()
+	var wantWaiting, wantProcessing []int
+	// Waiting keys in hand-out order: priority, then order of readiness.
+	wantWaiting = append(wantWaiting, m.ready...)
+	slices.SortStableFunc(wantWaiting, func(a, b int) int { return cmp.Compare(m.keys[b].priority, m.keys[a].priority) })
+	var gotWaiting, gotDelayed, gotProcessing []int
+	for _, it := range q.Snapshot() {
+		mk, ok := m.keys[it.Key]
+		require.True(t, ok, "queue has key %d, model does not", it.Key)
+		require.Equal(t, mk.dirty, it.Dirty, "dirty mark of key %d", it.Key)
+		require.Equal(t, mk.priority, it.Priority, "priority of key %d", it.Key)
+		switch it.State {
+		case Waiting:
+			gotWaiting = append(gotWaiting, it.Key)
+		case Delayed:
+			gotDelayed = append(gotDelayed, it.Key)
+		case Processing:
+			gotProcessing = append(gotProcessing, it.Key)
+		}
+	}
+	for k, mk := range m.keys {
+		if mk.processing {
+			wantProcessing = append(wantProcessing, k)
+		}
+	}
+	var wantDelayed []int
+	for _, k := range m.delayedKeys() {
+		if !m.keys[k].processing {
+			wantDelayed = append(wantDelayed, k)
+		}
+	}
+	require.Equal(t, wantWaiting, gotWaiting, "waiting keys")
+	require.Equal(t, wantDelayed, gotDelayed, "delayed keys")
+	require.ElementsMatch(t, wantProcessing, gotProcessing, "processing keys")
+	require.Equal(t, len(m.ready), q.Len())
+}
+
+// FuzzQueue applies a random sequence of operations to the queue and to the
+// model, inside a synctest bubble so that time is deterministic, and
+// compares them after every step. Each operation is three bytes: opcode,
+// key, argument.
+func FuzzQueue(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 3, 0, 0, 0, 1, 0, 4, 1, 0, 0, 1, 0})
+	f.Add([]byte{1, 2, 5, 1, 2, 3, 6, 0, 9, 3, 0, 0, 0, 2, 0, 6, 0, 9, 3, 0, 0})
+	f.Add([]byte{2, 1, 7, 2, 2, 200, 3, 0, 0, 5, 1, 0, 3, 0, 0, 0, 1, 0, 4, 1, 0})
+	f.Add([]byte{0, 1, 0, 3, 0, 0, 1, 1, 2, 6, 0, 3, 0, 1, 0, 4, 1, 0, 3, 0, 0, 4, 1, 0})
+	f.Add([]byte{1, 0, 1, 1, 1, 1, 1, 2, 1, 6, 0, 1, 3, 0, 0, 3, 0, 0, 3, 0, 0, 5, 0, 0})
+	f.Fuzz(fuzzOne)
+}
+
+func fuzzOne(t *testing.T, ops []byte) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(Config[int]{AgingInterval: -1})
+		m := &model{keys: map[int]*modelKey{}}
+		for len(ops) >= 3 {
+			op, k, arg := ops[0]%7, int(ops[1]%8), int(ops[2])
+			ops = ops[3:]
+			prio := arg%3 - 1
+			d := time.Duration(arg%16+1) * time.Millisecond
+			switch op {
+			case 0:
+				q.AddWith(k, AddOptions{Priority: prio})
+				m.add(k, prio)
+			case 1:
+				q.AddWith(k, AddOptions{Priority: prio, After: d})
+				m.addAfter(k, prio, d)
+			case 2:
+				q.Add(k)
+				m.add(k, 0)
+			case 3:
+				want, ok := m.get()
+				if !ok {
+					continue
+				}
+				got, err := q.Get(context.Background())
+				require.NoError(t, err)
+				require.Equal(t, want, got, "Get")
+			case 4:
+				q.Done(k)
+				m.done(k)
+			case 5:
+				q.Remove(k)
+				m.remove(k)
+			case 6:
+				advance(d)
+				synctest.Wait()
+				m.advance(d)
+			}
+			m.check(t, q)
+		}
+		q.ShutDown()
+	})
+}

@@ -1,0 +1,55 @@
+package queue
+
+import "time"
+
+// Metrics receives a queue's measurements. Methods are called with the
+// queue's lock held: they must be fast and must not call back into the
+// queue. A nil Metrics in Config costs nothing.
+//
+// Unfinished work and the longest-running key are not pushed: Stats
+// computes them on demand, so a metrics exporter reads them at scrape time
+// and the queue runs no ticker goroutine.
+type Metrics interface {
+	// Added counts an accepted add (Add, AddAfter, AddRateLimited, AddWith),
+	// including one that was deduplicated.
+	Added()
+	// Depth reports the number of ready keys after it changed.
+	Depth(ready int)
+	// QueueLatency reports how long a key waited between becoming ready
+	// and being handed out.
+	QueueLatency(d time.Duration)
+	// WorkDuration reports how long a key was processed (Get to Done).
+	WorkDuration(d time.Duration)
+	// Retried counts a rate-limited add.
+	Retried()
+}
+
+// Stats is a point-in-time summary of a queue.
+type Stats struct {
+	Ready      int // keys waiting to be handed out
+	Delayed    int // keys waiting for a deadline (not processing)
+	Processing int // keys handed out and not Done
+	// UnfinishedWork is the sum of the time every processing key has been
+	// in flight; LongestRunning the longest of them.
+	UnfinishedWork time.Duration
+	LongestRunning time.Duration
+}
+
+// Stats summarises the queue; it walks every key under the queue lock.
+func (q *Queue[K]) Stats() Stats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := Stats{Ready: q.ready.Len(), Processing: q.processing}
+	now := q.now()
+	for _, it := range q.items {
+		switch {
+		case it.processing:
+			d := time.Duration(now - it.started)
+			s.UnfinishedWork += d
+			s.LongestRunning = max(s.LongestRunning, d)
+		case it.delayed():
+			s.Delayed++
+		}
+	}
+	return s
+}

@@ -1,0 +1,497 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+)
+
+// ErrShutDown is returned by Get once the queue has been shut down (or, while
+// draining, once no ready key is left to hand out).
+var ErrShutDown = errors.New("queue: shut down")
+
+// Priorities for AddOptions.Priority. Any int works; these name the common
+// levels. A controller's initial list and resyncs go in at PriorityLow, so
+// that live changes overtake them.
+const (
+	PriorityLow    = -1
+	PriorityNormal = 0
+	PriorityHigh   = 1
+)
+
+// DefaultAgingInterval is the aging interval used when Config.AgingInterval
+// is zero: a waiting key gains one priority level every 5 seconds.
+const DefaultAgingInterval = 5 * time.Second
+
+// Config configures a Queue. The zero Config is valid.
+type Config[K comparable] struct {
+	// RateLimiter computes AddRateLimited's delays. Nil means
+	// DefaultRateLimiter.
+	RateLimiter RateLimiter[K]
+	// Metrics receives the queue's measurements. Nil means none, at no cost.
+	Metrics Metrics
+	// AgingInterval is how long a waiting key takes to gain one priority
+	// level, so that low-priority keys are not starved. Zero means
+	// DefaultAgingInterval; a negative value disables aging (strict
+	// priority order, FIFO within a priority).
+	AgingInterval time.Duration
+}
+
+// AddOptions qualify an add. The zero value is a plain Add.
+type AddOptions struct {
+	// Priority orders ready keys: higher first. When a key is added several
+	// times before it is handed out, it keeps the highest priority asked.
+	Priority int
+	// After delays the key: it becomes ready no sooner than After from now.
+	After time.Duration
+	// RateLimited adds the RateLimiter's delay for the key (and counts a
+	// requeue); if After is also set, the longer delay wins.
+	RateLimited bool
+}
+
+// Queue is a deduplicating work queue of keys of type K. Create one with New;
+// all methods are safe for concurrent use. See the package documentation for
+// the guarantees.
+type Queue[K comparable] struct {
+	mu      sync.Mutex
+	items   map[K]*item[K]
+	peak    int // high-water mark of len(items) since the map was made
+	free    []*item[K]
+	ready   itemHeap[K]
+	delayed itemHeap[K]
+	seq     uint64
+
+	processing int // keys handed out and not Done
+	dirty      int // processing keys that were added again
+
+	waiters     []chan struct{}
+	freeWaiters []chan struct{}
+
+	timer   *time.Timer
+	timerAt int64 // deadline the timer is armed for; 0 when disarmed
+
+	epoch   time.Time
+	aging   int64 // nanoseconds per priority level; 0 when aging is off
+	limiter RateLimiter[K]
+	metrics Metrics
+
+	shuttingDown bool          // adds are refused
+	draining     bool          // Get still hands out ready keys
+	closed       chan struct{} // closed when Get stops handing out keys
+	drained      chan struct{} // closed by the last Done of a drain
+}
+
+// item is the queue's record of one key. It exists while the key is
+// waiting, delayed or processing, and is recycled afterwards.
+type item[K comparable] struct {
+	key        K
+	priority   int
+	seq        uint64 // arrival order, for FIFO within a priority
+	vt         int64  // virtual time: ready since, minus priority × aging
+	readySince int64  // ns since epoch when the key became ready
+	deadline   int64  // ns since epoch when a delayed key becomes ready
+	started    int64  // ns since epoch when handed out
+	readyIdx   int    // position in the ready heap, or -1
+	delayIdx   int    // position in the delay heap, or -1
+	processing bool
+	dirty      bool // added while processing: ready again at Done
+}
+
+func (it *item[K]) waiting() bool { return it.readyIdx >= 0 }
+func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
+
+// pending reports whether the key will be handed out again: it is waiting,
+// delayed or dirty.
+func (it *item[K]) pending() bool { return it.waiting() || it.delayed() || it.dirty }
+
+// New returns an empty queue configured by cfg.
+func New[K comparable](cfg Config[K]) *Queue[K] {
+	q := &Queue[K]{
+		items:   make(map[K]*item[K]),
+		epoch:   time.Now(),
+		limiter: cfg.RateLimiter,
+		metrics: cfg.Metrics,
+		closed:  make(chan struct{}),
+		drained: make(chan struct{}),
+	}
+	q.delayed.byDeadline = true
+	if q.limiter == nil {
+		q.limiter = DefaultRateLimiter[K]()
+	}
+	switch {
+	case cfg.AgingInterval == 0:
+		q.aging = int64(DefaultAgingInterval)
+	case cfg.AgingInterval > 0:
+		q.aging = int64(cfg.AgingInterval)
+	}
+	return q
+}
+
+// now returns the queue's monotonic clock: nanoseconds since New.
+func (q *Queue[K]) now() int64 { return int64(time.Since(q.epoch)) }
+
+// Add makes key ready now. It is a no-op if the key is already waiting; a
+// processing key is marked dirty and handed out again after Done; a delayed
+// key is made ready now and its delay cancelled. Adds after ShutDown or
+// during Drain are ignored.
+func (q *Queue[K]) Add(key K) { q.AddWith(key, AddOptions{}) }
+
+// AddAfter makes key ready after delay d (at once if d <= 0). A key that
+// already has an earlier deadline, or is already waiting or dirty, keeps it.
+func (q *Queue[K]) AddAfter(key K, d time.Duration) { q.AddWith(key, AddOptions{After: d}) }
+
+// AddRateLimited adds key after the delay the RateLimiter gives it, which
+// grows with every call until Forget.
+func (q *Queue[K]) AddRateLimited(key K) { q.AddWith(key, AddOptions{RateLimited: true}) }
+
+// AddWith adds key with the given options.
+func (q *Queue[K]) AddWith(key K, o AddOptions) {
+	delay := o.After
+	if o.RateLimited {
+		// The limiter has its own lock; ask it before taking ours.
+		if d := q.limiter.When(key); d > delay {
+			delay = d
+		}
+		if q.metrics != nil {
+			q.metrics.Retried()
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shuttingDown {
+		return
+	}
+	if q.metrics != nil {
+		q.metrics.Added()
+	}
+	it, ok := q.items[key]
+	if !ok {
+		it = q.newItem(key, o.Priority)
+	} else if it.pending() {
+		it.priority = max(it.priority, o.Priority)
+	} else {
+		it.priority = o.Priority
+	}
+	if delay <= 0 {
+		q.addNow(it)
+		return
+	}
+	q.addDelayed(it, delay)
+}
+
+// addNow makes the key ready, or dirty if it is processing.
+func (q *Queue[K]) addNow(it *item[K]) {
+	if it.delayed() {
+		q.delayed.remove(it.delayIdx)
+		q.rearm()
+	}
+	switch {
+	case it.processing:
+		if !it.dirty {
+			it.dirty = true
+			q.dirty++
+		}
+	case it.waiting():
+		q.setVT(it, it.readySince) // the priority may have risen
+		q.ready.fix(it.readyIdx)
+	default:
+		q.makeReady(it, q.now())
+	}
+}
+
+// addDelayed sets or advances the key's deadline.
+func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
+	if it.waiting() || it.dirty {
+		// It will be handed out sooner than the delay: nothing to do but
+		// honour a raised priority.
+		if it.waiting() {
+			q.setVT(it, it.readySince)
+			q.ready.fix(it.readyIdx)
+		}
+		return
+	}
+	now := q.now()
+	deadline := now + int64(delay)
+	if it.delayed() {
+		if deadline >= it.deadline {
+			return
+		}
+		it.deadline = deadline
+		q.delayed.fix(it.delayIdx)
+	} else {
+		it.deadline = deadline
+		q.seq++
+		it.seq = q.seq
+		q.delayed.push(it)
+	}
+	if q.timerAt == 0 || deadline < q.timerAt {
+		q.arm(deadline, now)
+	}
+}
+
+// makeReady puts a key that is neither waiting nor processing in the ready
+// heap and wakes one waiting Get.
+func (q *Queue[K]) makeReady(it *item[K], now int64) {
+	q.seq++
+	it.seq = q.seq
+	it.readySince = now
+	q.setVT(it, now)
+	q.ready.push(it)
+	if q.metrics != nil {
+		q.metrics.Depth(q.ready.Len())
+	}
+	q.wakeOne()
+}
+
+// setVT computes the key's virtual time: the time it became ready, moved
+// earlier by its priority times the aging interval. Ordering by virtual time
+// serves higher priorities first, FIFO within a priority, and lets a key
+// that has waited long enough overtake newer keys of higher priority.
+// Without aging, the virtual time is the negated priority alone.
+func (q *Queue[K]) setVT(it *item[K], readySince int64) {
+	if q.aging == 0 {
+		it.vt = -int64(it.priority)
+		return
+	}
+	it.vt = readySince - saturatingMul(int64(it.priority), q.aging)
+}
+
+func saturatingMul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	p := a * b
+	if p/b != a {
+		if (a < 0) != (b < 0) {
+			return math.MinInt64 / 2
+		}
+		return math.MaxInt64 / 2
+	}
+	// Keep headroom so that readySince - p cannot overflow.
+	return min(max(p, math.MinInt64/2), math.MaxInt64/2)
+}
+
+func (q *Queue[K]) newItem(key K, priority int) *item[K] {
+	var it *item[K]
+	if n := len(q.free); n > 0 {
+		it = q.free[n-1]
+		q.free[n-1] = nil
+		q.free = q.free[:n-1]
+	} else {
+		it = new(item[K])
+	}
+	*it = item[K]{key: key, priority: priority, readyIdx: -1, delayIdx: -1}
+	q.items[key] = it
+	q.peak = max(q.peak, len(q.items))
+	return it
+}
+
+// forgetItem drops the record of a key that is no longer pending or
+// processing.
+func (q *Queue[K]) forgetItem(it *item[K]) {
+	delete(q.items, it.key)
+	var zero item[K]
+	*it = zero
+	if len(q.free) < maxFreeItems {
+		q.free = append(q.free, it)
+	}
+	// Maps do not shrink when emptied: after a burst, rebuild a map that
+	// is mostly empty so its memory goes back to the heap.
+	if q.peak > shrinkThreshold && len(q.items) < q.peak/8 {
+		m := make(map[K]*item[K], len(q.items))
+		for k, v := range q.items {
+			m[k] = v
+		}
+		q.items = m
+		q.peak = len(m)
+	}
+}
+
+// maxFreeItems bounds the recycled records kept for reuse.
+const maxFreeItems = 1024
+
+// Get hands out the next ready key, blocking until there is one. It returns
+// ctx's error if ctx ends first (or had already ended), and ErrShutDown once
+// the queue is shut down. The caller must call Done(key) when finished.
+func (q *Queue[K]) Get(ctx context.Context) (K, error) {
+	var zero K
+	q.mu.Lock()
+	for {
+		if err := ctx.Err(); err != nil {
+			// This Get may have consumed a wake-up meant for a ready key:
+			// pass it on so that the key does not wait for the next add.
+			if q.ready.Len() > 0 {
+				q.wakeOne()
+			}
+			q.mu.Unlock()
+			return zero, err
+		}
+		if q.ready.Len() > 0 && (!q.shuttingDown || q.draining) {
+			it := q.take()
+			q.mu.Unlock()
+			return it, nil
+		}
+		if q.shuttingDown && (!q.draining || q.dirty == 0) {
+			q.mu.Unlock()
+			return zero, ErrShutDown
+		}
+		w := q.waiter()
+		q.waiters = append(q.waiters, w)
+		q.mu.Unlock()
+		select {
+		case <-w:
+			q.mu.Lock()
+		case <-ctx.Done():
+			q.mu.Lock()
+			q.cancelWait(w)
+		case <-q.closed:
+			q.mu.Lock()
+			q.cancelWait(w)
+		}
+		q.freeWaiters = append(q.freeWaiters, w)
+	}
+}
+
+// take hands out the first ready key. q.mu is held.
+func (q *Queue[K]) take() K {
+	it := q.ready.pop()
+	it.processing = true
+	q.processing++
+	it.started = q.now()
+	if q.metrics != nil {
+		q.metrics.Depth(q.ready.Len())
+		q.metrics.QueueLatency(time.Duration(it.started - it.readySince))
+	}
+	return it.key
+}
+
+// waiter returns a wake-up channel for one Get. q.mu is held.
+func (q *Queue[K]) waiter() chan struct{} {
+	if n := len(q.freeWaiters); n > 0 {
+		w := q.freeWaiters[n-1]
+		q.freeWaiters = q.freeWaiters[:n-1]
+		return w
+	}
+	return make(chan struct{}, 1)
+}
+
+// wakeOne wakes the longest-waiting Get. q.mu is held.
+func (q *Queue[K]) wakeOne() {
+	if len(q.waiters) == 0 {
+		return
+	}
+	w := q.waiters[0]
+	copy(q.waiters, q.waiters[1:])
+	q.waiters[len(q.waiters)-1] = nil
+	q.waiters = q.waiters[:len(q.waiters)-1]
+	w <- struct{}{}
+}
+
+// wakeAll wakes every waiting Get so that it re-checks the queue's state.
+func (q *Queue[K]) wakeAll() {
+	for len(q.waiters) > 0 {
+		q.wakeOne()
+	}
+}
+
+// cancelWait withdraws a Get that stopped waiting for another reason. If it
+// was woken meanwhile, the wake-up is passed on so that it is not lost.
+// q.mu is held.
+func (q *Queue[K]) cancelWait(w chan struct{}) {
+	for i, x := range q.waiters {
+		if x == w {
+			q.waiters = append(q.waiters[:i], q.waiters[i+1:]...)
+			return
+		}
+	}
+	<-w
+	q.wakeOne()
+}
+
+// Done marks key as finished. If it was added while processing, it is ready
+// again now (or at its deadline); otherwise the queue forgets it. Done of a
+// key that is not processing does nothing.
+func (q *Queue[K]) Done(key K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[key]
+	if !ok || !it.processing {
+		return
+	}
+	it.processing = false
+	q.processing--
+	if q.metrics != nil {
+		q.metrics.WorkDuration(time.Duration(q.now() - it.started))
+	}
+	switch {
+	case it.dirty:
+		it.dirty = false
+		q.dirty--
+		q.makeReady(it, q.now())
+	case it.delayed():
+		// Stays in the delay heap until its deadline.
+	default:
+		q.forgetItem(it)
+	}
+	if q.draining {
+		q.checkDrained()
+	}
+}
+
+// Remove cancels key's pending work: a waiting or delayed key is dropped and
+// a processing key loses its dirty mark and delay, so it is not handed out
+// again after Done (the in-flight work itself finishes normally). The key's
+// backoff is kept; call Forget to reset it.
+func (q *Queue[K]) Remove(key K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[key]
+	if !ok {
+		return
+	}
+	if it.delayed() {
+		q.delayed.remove(it.delayIdx)
+		q.rearm()
+	}
+	if it.dirty {
+		it.dirty = false
+		q.dirty--
+	}
+	if it.waiting() {
+		q.ready.remove(it.readyIdx)
+		if q.metrics != nil {
+			q.metrics.Depth(q.ready.Len())
+		}
+	}
+	if !it.processing {
+		q.forgetItem(it)
+	}
+	if q.draining {
+		q.checkDrained()
+	}
+}
+
+// Forget resets key's backoff in the RateLimiter; call it when the key was
+// handled successfully.
+func (q *Queue[K]) Forget(key K) { q.limiter.Forget(key) }
+
+// NumRequeues reports how many times key has been rate-limited since the
+// last Forget.
+func (q *Queue[K]) NumRequeues(key K) int { return q.limiter.NumRequeues(key) }
+
+// Len reports the number of keys ready to be handed out (not delayed, not
+// processing).
+func (q *Queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ready.Len()
+}
+
+// ShuttingDown reports whether ShutDown or Drain has been called.
+func (q *Queue[K]) ShuttingDown() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
+}

@@ -1,0 +1,166 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func newTestQueue() *Queue[string] {
+	return New(Config[string]{RateLimiter: NewExponential[string](time.Millisecond, time.Second, 0)})
+}
+
+// mustGet takes a ready key without blocking.
+func mustGet(t *testing.T, q *Queue[string]) string {
+	t.Helper()
+	q.mu.Lock()
+	n := q.ready.Len()
+	q.mu.Unlock()
+	require.Positive(t, n, "no key is ready")
+	k, err := q.Get(context.Background())
+	require.NoError(t, err)
+	return k
+}
+
+// requireEmpty asserts that no key is ready.
+func requireEmpty(t *testing.T, q *Queue[string]) {
+	t.Helper()
+	require.Zero(t, q.Len(), "a key is ready")
+}
+
+func TestAddDeduplicatesWaitingKeys(t *testing.T) {
+	q := newTestQueue()
+	q.Add("a")
+	q.Add("b")
+	q.Add("a")
+	require.Equal(t, 2, q.Len())
+	require.Equal(t, "a", mustGet(t, q))
+	require.Equal(t, "b", mustGet(t, q))
+	requireEmpty(t, q)
+}
+
+func TestAddWhileProcessingMarksDirtyAndRequeuesAfterDone(t *testing.T) {
+	q := newTestQueue()
+	q.Add("a")
+	require.Equal(t, "a", mustGet(t, q))
+	q.Add("a")
+	q.Add("a")
+	requireEmpty(t, q) // never handed to a second worker while processing
+	snap := q.Snapshot()
+	require.Len(t, snap, 1)
+	require.Equal(t, Processing, snap[0].State)
+	require.True(t, snap[0].Dirty)
+	q.Done("a")
+	require.Equal(t, 1, q.Len())
+	require.Equal(t, "a", mustGet(t, q))
+	q.Done("a")
+	requireEmpty(t, q)
+	require.Empty(t, q.Snapshot())
+}
+
+func TestDoneOfUnknownKeyIsNoop(t *testing.T) {
+	q := newTestQueue()
+	q.Done("nope")
+	q.Add("a")
+	q.Done("a") // waiting, not processing: nothing happens
+	require.Equal(t, 1, q.Len())
+}
+
+func TestGetBlocksUntilAdd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		got := make(chan string)
+		go func() {
+			k, err := q.Get(context.Background())
+			if err == nil {
+				got <- k
+			}
+			close(got)
+		}()
+		synctest.Wait()
+		select {
+		case <-got:
+			t.Fatal("Get returned on an empty queue")
+		default:
+		}
+		q.Add("a")
+		require.Equal(t, "a", <-got)
+	})
+}
+
+func TestGetHonoursContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := q.Get(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+
+		// An ended context wins over a ready key: the key stays for others.
+		q.Add("a")
+		done, stop := context.WithCancel(context.Background())
+		stop()
+		_, err = q.Get(done)
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, 1, q.Len())
+	})
+}
+
+// A Get whose context ends just as it is woken passes the wake-up on, so a
+// ready key is never left with a worker still waiting.
+func TestCancelledWaiterPassesWakeupOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan error, 1)
+		go func() { _, err := q.Get(ctx); first <- err }()
+		synctest.Wait()
+		second := make(chan string, 1)
+		go func() { k, _ := q.Get(context.Background()); second <- k }()
+		synctest.Wait()
+		// Wake the first waiter and cancel it under the lock, so both
+		// select cases are ready when it runs.
+		q.mu.Lock()
+		q.addLocked("a")
+		cancel()
+		q.mu.Unlock()
+		err := <-first
+		if err == nil {
+			// The first waiter took the key; give it back to the second.
+			q.Done("a")
+			q.Add("a")
+		}
+		require.Equal(t, "a", <-second)
+	})
+}
+
+// addLocked adds key with q.mu already held (test helper).
+func (q *Queue[K]) addLocked(key K) {
+	it, ok := q.items[key]
+	if !ok {
+		it = q.newItem(key, 0)
+	}
+	q.addNow(it)
+}
+
+func TestGetAfterShutDown(t *testing.T) {
+	q := newTestQueue()
+	q.Add("a")
+	q.ShutDown()
+	_, err := q.Get(context.Background())
+	require.ErrorIs(t, err, ErrShutDown)
+	q.Add("b") // refused, no panic
+	require.True(t, q.ShuttingDown())
+	require.Equal(t, []string{"a"}, q.Drain(context.Background()))
+}
+
+func TestErrorsAreDistinct(t *testing.T) {
+	require.False(t, errors.Is(ErrShutDown, context.Canceled))
+}
+
+// advance lets fake time pass inside a synctest bubble.
+func advance(d time.Duration) { <-time.After(d) }

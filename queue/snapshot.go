@@ -1,0 +1,110 @@
+package queue
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// State is where a key is in the queue.
+type State uint8
+
+const (
+	// Waiting: ready, to be handed out by Get.
+	Waiting State = iota + 1
+	// Delayed: ready at Item.Until.
+	Delayed
+	// Processing: handed out at Item.Since, not yet Done.
+	Processing
+)
+
+func (s State) String() string {
+	switch s {
+	case Waiting:
+		return "waiting"
+	case Delayed:
+		return "delayed"
+	case Processing:
+		return "processing"
+	}
+	return "unknown"
+}
+
+// Item describes one key in a Snapshot.
+type Item[K comparable] struct {
+	Key   K
+	State State
+	// Dirty: a processing key that was added again; it is handed out again
+	// after Done.
+	Dirty bool
+	// Since is when a waiting key became ready, or a processing key was
+	// handed out.
+	Since time.Time
+	// Until is when a delayed key becomes ready. A processing key may also
+	// have a deadline, for the add that comes due after Done.
+	Until time.Time
+	// Priority is the priority of the key's next hand-out.
+	Priority int
+	// Requeues is the RateLimiter's count for the key.
+	Requeues int
+}
+
+// Snapshot describes every key in the queue: waiting keys in hand-out order,
+// then delayed keys by deadline, then processing keys by start time. It
+// holds the queue's lock while it copies, for O(n log n) in the number of
+// keys, then asks the RateLimiter for each key's requeue count after
+// releasing it: cheap enough for a debug page, not for a hot path.
+func (q *Queue[K]) Snapshot() []Item[K] {
+	q.mu.Lock()
+	sorted := q.sortedItems()
+	out := make([]Item[K], len(sorted))
+	for i, it := range sorted {
+		x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority}
+		switch {
+		case it.processing:
+			x.State = Processing
+			x.Since = q.at(it.started)
+		case it.waiting():
+			x.State = Waiting
+			x.Since = q.at(it.readySince)
+		default:
+			x.State = Delayed
+		}
+		if it.delayed() {
+			x.Until = q.at(it.deadline)
+		}
+		out[i] = x
+	}
+	q.mu.Unlock()
+	for i := range out {
+		out[i].Requeues = q.limiter.NumRequeues(out[i].Key)
+	}
+	return out
+}
+
+// at converts the queue's clock to a time.Time.
+func (q *Queue[K]) at(ns int64) time.Time { return q.epoch.Add(time.Duration(ns)) }
+
+// sortedItems lists every item: waiting in hand-out order, then delayed by
+// deadline, then processing by start. q.mu is held.
+func (q *Queue[K]) sortedItems() []*item[K] {
+	waiting := slices.Clone(q.ready.items)
+	slices.SortFunc(waiting, func(a, b *item[K]) int {
+		return cmp.Or(cmp.Compare(a.vt, b.vt), cmp.Compare(a.seq, b.seq))
+	})
+	delayed := make([]*item[K], 0, q.delayed.Len())
+	var processing []*item[K]
+	for _, it := range q.items {
+		switch {
+		case it.processing:
+			processing = append(processing, it)
+		case it.delayed():
+			delayed = append(delayed, it)
+		}
+	}
+	slices.SortFunc(delayed, func(a, b *item[K]) int {
+		return cmp.Or(cmp.Compare(a.deadline, b.deadline), cmp.Compare(a.seq, b.seq))
+	})
+	slices.SortFunc(processing, func(a, b *item[K]) int { return cmp.Compare(a.started, b.started) })
+	return slices.Concat(waiting, delayed, processing)
+}
