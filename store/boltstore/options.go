@@ -21,7 +21,7 @@ const (
 	DefaultLockTimeout = time.Second
 	// DefaultBatchDelay is how long a batch of concurrent writes waits for
 	// more writes before it commits (bbolt's DB.MaxBatchDelay).
-	DefaultBatchDelay = 500 * time.Microsecond
+	DefaultBatchDelay = 250 * time.Microsecond
 )
 
 // Option configures Open. Options are checked by Open: an out-of-range value

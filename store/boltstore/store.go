@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/converge-go/converge/store"
 	bolt "go.etcd.io/bbolt"
@@ -31,9 +33,10 @@ type Store[T any] struct {
 	closeMu sync.RWMutex
 	closed  bool
 
-	// writers counts writes in flight; a write that is alone commits at
-	// once instead of waiting for a batch to fill.
+	// writers counts writes in flight and crowded records that the last
+	// write was not alone; see run.
 	writers atomic.Int32
+	crowded atomic.Bool
 	// watches counts running watch goroutines; Close waits for them.
 	watches sync.WaitGroup
 }
@@ -87,11 +90,13 @@ func openError(path string, cfg config, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return fmt.Errorf("%w: %s still held after %v", ErrLocked, path, cfg.lockTimeout)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum),
-		errors.Is(err, berrors.ErrVersionMismatch):
-		return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
+	case errors.As(err, new(*fs.PathError)), errors.As(err, new(syscall.Errno)):
+		// The file system refused: missing directory, permissions, and the like.
+		return fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	return fmt.Errorf("boltstore: open %s: %w", path, err)
+	// Any other failure is about what the file holds: bad meta pages,
+	// checksums, versions, sizes.
+	return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
 }
 
 // prepare checks the file's format, creating the buckets in a new file, trims
@@ -109,12 +114,12 @@ func prepare(db *bolt.DB, keep int) (rev int64, err error) {
 				return err
 			}
 		}
+		if f := tx.Bucket(metaBucket).Get(formatKey); !bytes.Equal(f, formatVersion) {
+			return fmt.Errorf("%w: format %q, want %q", ErrFormat, f, formatVersion)
+		}
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
-		}
-		if f := b.meta.Get(formatKey); !bytes.Equal(f, formatVersion) {
-			return fmt.Errorf("%w: format %q, want %q", ErrFormat, f, formatVersion)
 		}
 		if rev, err = readCounter(b.meta, revisionKey); err != nil {
 			return err

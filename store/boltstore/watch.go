@@ -85,7 +85,9 @@ type watcher[T any] struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
-	err      error // set before out is closed
+
+	mu  sync.Mutex
+	err error // set before out is closed
 }
 
 // errStopped ends the goroutine after Stop; Err reports nil.
@@ -93,14 +95,12 @@ var errStopped = errors.New("boltstore: watch stopped")
 
 func (w *watcher[T]) Events() <-chan store.Event[T] { return w.out }
 
-// Err says why the watch ended; it is valid once Events is closed.
+// Err says why the watch ended; it is valid once Events is closed, and nil
+// before.
 func (w *watcher[T]) Err() error {
-	select {
-	case <-w.done:
-		return w.err
-	default:
-		return nil
-	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Stop ends the watch and waits for its goroutine to exit.
@@ -117,7 +117,9 @@ func (w *watcher[T]) run(ctx context.Context, published int64) {
 	}
 	w.s.hub.unsubscribe(w.feed)
 	if !errors.Is(err, errStopped) {
+		w.mu.Lock()
 		w.err = err
+		w.mu.Unlock()
 	}
 	close(w.out)
 	close(w.done)

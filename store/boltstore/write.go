@@ -129,17 +129,29 @@ func (s *Store[T]) commit(op writeOp) (writeResult, error) {
 		tx.OnCommit(func() { s.hub.committed(ev) })
 		return nil
 	}
-	var err error
-	if s.writers.Add(1) == 1 {
-		err = s.db.Update(fn)
-	} else {
-		err = s.db.Batch(fn)
-	}
-	s.writers.Add(-1)
-	if err != nil {
+	if err := s.run(fn); err != nil {
 		return writeResult{}, dbError(err)
 	}
 	return res, nil
+}
+
+// run runs fn in a transaction of its own if this write is alone, else as
+// part of a DB.Batch, which waits up to the batch delay for company. A write
+// counts as alone when no other is in flight and none was at the last write:
+// writers that come back together from a shared commit arrive one after the
+// other, and the first must not take a transaction of its own ahead of the
+// batch the others are forming.
+func (s *Store[T]) run(fn func(*bolt.Tx) error) error {
+	n := s.writers.Add(1)
+	defer s.writers.Add(-1)
+	if n > 1 {
+		s.crowded.Store(true)
+		return s.db.Batch(fn)
+	}
+	if s.crowded.Swap(false) {
+		return s.db.Batch(fn)
+	}
+	return s.db.Update(fn)
 }
 
 // apply performs op in tx: checks its guards and its condition, then writes
