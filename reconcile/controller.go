@@ -1,0 +1,267 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/store"
+)
+
+// ErrAlreadyRunning is returned by a second call of Controller.Run.
+var ErrAlreadyRunning = errors.New("reconcile: controller already running")
+
+// Controller runs the reconciliation loop for one kind of object: it caches
+// a primary store through List and Watch, turns changes (and other sources,
+// and resyncs) into keys on a workqueue, and has workers call the
+// Reconciler for each key, one worker per key at a time.
+//
+// When the store becomes unreachable, the controller keeps its cache and
+// keeps reconciling: other sources, resyncs and requeues still fire, with
+// the last desired state it saw; status writes fail and back off; Health
+// reports it degraded. When the store returns, the cache catches up (resuming
+// its watch, or re-listing if the history it needs was compacted) and wakes
+// exactly the keys that changed meanwhile.
+type Controller[T any] struct {
+	opts  Options[T]
+	rec   Reconciler[T]
+	queue *queue.Queue[string]
+	cache *informer[T]
+	ids   atomic.Uint64
+
+	started atomic.Bool
+
+	// mu guards the per-key bookkeeping below.
+	mu sync.Mutex
+	// pending holds, for each queued key, the revision of the latest change
+	// not yet reconciled; WaitForRevision waits for it to empty up to R.
+	pending map[string]int64
+	// tombstones keep the last value of deleted keys until their deletion
+	// is reconciled.
+	tombstones map[string]store.Object[T]
+	// last records each key's latest reconcile, for introspection.
+	last map[string]lastReconcile
+	// progress is closed and replaced whenever pending shrinks.
+	progress chan struct{}
+
+	workersMu  sync.Mutex
+	workers    []context.CancelFunc
+	workerCtx  context.Context // nil until Run starts workers
+	reconCtx   context.Context
+	workerWG   sync.WaitGroup
+	wantWorker int
+}
+
+type lastReconcile struct {
+	outcome  Outcome
+	err      string
+	at       time.Time
+	duration time.Duration
+	revision int64
+}
+
+// New returns a controller reconciling the objects of s with rec. It
+// validates opts (errors match ErrInvalidOptions).
+func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controller[T], error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("%w: nil reconciler", ErrInvalidOptions)
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	opts.Logger = opts.Logger.With("controller", opts.Name)
+	c := &Controller[T]{
+		opts:       opts,
+		rec:        rec,
+		pending:    make(map[string]int64),
+		tombstones: make(map[string]store.Object[T]),
+		last:       make(map[string]lastReconcile),
+		progress:   make(chan struct{}),
+		wantWorker: opts.Workers,
+	}
+	c.queue = queue.New(queue.Config[string]{RateLimiter: opts.RateLimiter, Metrics: opts.QueueMetrics})
+	c.cache = newInformer(s, opts.Prefix, opts.Logger, c.observe)
+	for name, fn := range opts.Indexes {
+		c.cache.indexes[name] = newIndex(fn)
+	}
+	return c, nil
+}
+
+// Name returns the controller's name.
+func (c *Controller[T]) Name() string { return c.opts.Name }
+
+// Lister reads the controller's cache.
+func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
+
+// observe is the cache's change callback (the cache's lock is held): it
+// records tombstones and pending revisions and queues the key.
+func (c *Controller[T]) observe(old, cur *store.Object[T], initial bool) {
+	var key string
+	var rev int64
+	if cur != nil {
+		key, rev = cur.Key, cur.Revision
+	} else {
+		key, rev = old.Key, old.Revision
+	}
+	for _, p := range c.opts.Predicates {
+		if !p(old, cur) {
+			c.mu.Lock()
+			if cur == nil {
+				delete(c.tombstones, key)
+			}
+			c.mu.Unlock()
+			return
+		}
+	}
+	c.mu.Lock()
+	if cur == nil {
+		c.tombstones[key] = *old
+	} else {
+		delete(c.tombstones, key)
+	}
+	c.pending[key] = max(c.pending[key], rev)
+	c.mu.Unlock()
+	prio := queue.PriorityNormal
+	if initial {
+		prio = queue.PriorityLow
+	}
+	c.queue.AddWith(key, queue.AddOptions{Priority: prio})
+}
+
+// Enqueue asks for key to be reconciled, as a source would.
+func (c *Controller[T]) Enqueue(key string) { c.queue.Add(key) }
+
+// Run runs the controller until ctx ends: it starts the cache and the
+// sources, waits for the initial list, then runs the workers. When ctx ends
+// it stops intake, lets in-flight reconciles finish for up to GracePeriod,
+// then cancels their contexts and waits for them, and returns nil. It leaves
+// no goroutine behind. Run may be called once.
+func (c *Controller[T]) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	log := c.opts.Logger
+	intake, stopIntake := context.WithCancel(context.WithValue(ctx, loggerKey{}, log))
+	var sources sync.WaitGroup
+	sources.Go(func() { c.cache.run(intake) })
+	for _, src := range c.opts.Sources {
+		sources.Go(func() { c.runSource(intake, src) })
+	}
+	if c.opts.ResyncPeriod > 0 {
+		sources.Go(func() { c.resync(intake) })
+	}
+	defer sources.Wait()
+	defer stopIntake()
+
+	select {
+	case <-c.cache.synced:
+	case <-ctx.Done():
+		c.queue.ShutDown()
+		return nil
+	}
+	log.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
+
+	// Reconciles run on a context that outlives ctx by the grace period.
+	reconCtx, cancelReconciles := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReconciles()
+	c.workersMu.Lock()
+	c.workerCtx, c.reconCtx = ctx, reconCtx
+	c.scaleLocked()
+	c.workersMu.Unlock()
+
+	<-ctx.Done()
+	stopIntake()
+	c.queue.ShutDown()
+	done := make(chan struct{})
+	go func() { c.workerWG.Wait(); close(done) }()
+	grace := time.NewTimer(c.opts.GracePeriod)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		log.Warn("grace period over; cancelling in-flight reconciles", "grace", c.opts.GracePeriod)
+		cancelReconciles()
+		<-done
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// runSource runs one source until intake ends, restarting it after errors.
+func (c *Controller[T]) runSource(ctx context.Context, src Source) {
+	failures := 0
+	for {
+		err := src.Start(ctx, c.Enqueue)
+		if ctx.Err() != nil {
+			return
+		}
+		failures++
+		d := c.cache.backoff(failures)
+		c.opts.Logger.Error("source failed; restarting", "error", err, "retry_in", d)
+		if sleep(ctx, d) != nil {
+			return
+		}
+	}
+}
+
+// resync queues every cached key at low priority about every ResyncPeriod.
+func (c *Controller[T]) resync(ctx context.Context) {
+	for {
+		p := c.opts.ResyncPeriod
+		jitter := time.Duration(rand.Int64N(int64(p)/5+1)) - p/10
+		if sleep(ctx, p+jitter) != nil {
+			return
+		}
+		for _, obj := range c.Lister().List() {
+			c.queue.AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
+		}
+	}
+}
+
+// SetWorkers changes how many workers reconcile at once (at least 1). Extra
+// workers stop after their current reconcile. Before Run it sets the count
+// Run starts with.
+func (c *Controller[T]) SetWorkers(n int) {
+	c.workersMu.Lock()
+	defer c.workersMu.Unlock()
+	c.wantWorker = max(n, 1)
+	if c.workerCtx != nil {
+		c.scaleLocked()
+	}
+}
+
+// scaleLocked starts or stops workers to match wantWorker. workersMu is held.
+func (c *Controller[T]) scaleLocked() {
+	for len(c.workers) < c.wantWorker {
+		ctx, cancel := context.WithCancel(c.workerCtx)
+		c.workers = append(c.workers, cancel)
+		reconCtx := c.reconCtx
+		c.workerWG.Go(func() { c.work(ctx, reconCtx) })
+	}
+	for len(c.workers) > c.wantWorker {
+		n := len(c.workers) - 1
+		c.workers[n]()
+		c.workers = c.workers[:n]
+	}
+}
+
+// work takes keys until ctx ends or the queue shuts down; reconciles run
+// on reconCtx.
+func (c *Controller[T]) work(ctx, reconCtx context.Context) {
+	for {
+		key, err := c.queue.Get(ctx)
+		if err != nil {
+			return
+		}
+		c.process(reconCtx, key)
+		c.queue.Done(key)
+	}
+}

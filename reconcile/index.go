@@ -1,0 +1,90 @@
+package reconcile
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/converge-go/converge/store"
+)
+
+// IndexFunc returns the index values of an object (for example the owner
+// of a pod). An object may have several values, or none.
+type IndexFunc[T any] func(obj store.Object[T]) []string
+
+// index maps index values to the keys of the cached objects that have them.
+type index[T any] struct {
+	fn   IndexFunc[T]
+	keys map[string]map[string]struct{}
+}
+
+func newIndex[T any](fn IndexFunc[T]) *index[T] {
+	return &index[T]{fn: fn, keys: make(map[string]map[string]struct{})}
+}
+
+func (ix *index[T]) add(obj store.Object[T]) {
+	for _, v := range ix.fn(obj) {
+		set, ok := ix.keys[v]
+		if !ok {
+			set = make(map[string]struct{})
+			ix.keys[v] = set
+		}
+		set[obj.Key] = struct{}{}
+	}
+}
+
+func (ix *index[T]) remove(obj store.Object[T]) {
+	for _, v := range ix.fn(obj) {
+		if set, ok := ix.keys[v]; ok {
+			delete(set, obj.Key)
+			if len(set) == 0 {
+				delete(ix.keys, v)
+			}
+		}
+	}
+}
+
+// Lister reads a controller's cache: the latest objects seen in the store,
+// without a store round trip. Objects are shared with the cache and, for the
+// in-memory store, with the store: do not mutate them.
+type Lister[T any] struct {
+	in *informer[T]
+}
+
+// Get returns the cached object at key.
+func (l Lister[T]) Get(key string) (store.Object[T], bool) { return l.in.get(key) }
+
+// List returns every cached object, sorted by key.
+func (l Lister[T]) List() []store.Object[T] {
+	l.in.mu.RLock()
+	defer l.in.mu.RUnlock()
+	out := make([]store.Object[T], 0, len(l.in.objects))
+	for _, obj := range l.in.objects {
+		out = append(out, obj)
+	}
+	sortObjects(out)
+	return out
+}
+
+// ByIndex returns the cached objects whose index name has value, sorted by
+// key. An unknown index yields nothing.
+func (l Lister[T]) ByIndex(name, value string) []store.Object[T] {
+	l.in.mu.RLock()
+	defer l.in.mu.RUnlock()
+	ix, ok := l.in.indexes[name]
+	if !ok {
+		return nil
+	}
+	out := make([]store.Object[T], 0, len(ix.keys[value]))
+	for key := range ix.keys[value] {
+		out = append(out, l.in.objects[key])
+	}
+	sortObjects(out)
+	return out
+}
+
+// Revision returns the store revision the cache reflects.
+func (l Lister[T]) Revision() int64 { return l.in.currentRevision() }
+
+func sortObjects[T any](objs []store.Object[T]) {
+	slices.SortFunc(objs, func(a, b store.Object[T]) int { return strings.Compare(a.Key, b.Key) })
+}

@@ -1,0 +1,110 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/store"
+)
+
+// ErrInvalidOptions matches every error New returns for bad options.
+var ErrInvalidOptions = errors.New("reconcile: invalid options")
+
+// Predicate decides whether a change of a primary object wakes its key:
+// old is nil for a new object, cur nil for a deleted one. Every predicate
+// must agree for the key to be queued. The cache is updated either way, and
+// resyncs and other sources are not filtered.
+type Predicate[T any] func(old, cur *store.Object[T]) bool
+
+// Options configure a Controller. Name is required; every other field has a
+// working zero value.
+type Options[T any] struct {
+	// Name identifies the controller in logs, metrics and health.
+	Name string
+	// Prefix limits the primary store's keys this controller watches ("" for all).
+	Prefix string
+	// Workers is how many keys are reconciled at once (default 1). It can be
+	// changed while running with SetWorkers.
+	Workers int
+	// RateLimiter computes the backoff of failing keys (default
+	// queue.DefaultRateLimiter).
+	RateLimiter queue.RateLimiter[string]
+	// Timeout bounds each Reconcile call through its context (0: none).
+	Timeout time.Duration
+	// ResyncPeriod, if positive, reconciles every cached key again about
+	// this often (with ±10% jitter), at low priority.
+	ResyncPeriod time.Duration
+	// StuckAfter marks the controller unhealthy while a reconcile has run
+	// longer than this (default 10 minutes).
+	StuckAfter time.Duration
+	// GracePeriod is how long Run waits for in-flight reconciles after its
+	// context ends before cancelling theirs (default 30 seconds).
+	GracePeriod time.Duration
+	// Logger receives the controller's logs (default: discarded).
+	Logger *slog.Logger
+	// Metrics receives reconcile outcomes and durations (default: none).
+	Metrics Metrics
+	// QueueMetrics receives the workqueue's metrics (default: none).
+	QueueMetrics queue.Metrics
+	// Predicates filter changes of primary objects.
+	Predicates []Predicate[T]
+	// Indexes are named index functions over the cache, for Lister.ByIndex.
+	Indexes map[string]IndexFunc[T]
+	// Sources wake keys besides the primary store's changes.
+	Sources []Source
+}
+
+const (
+	defaultStuckAfter  = 10 * time.Minute
+	defaultGracePeriod = 30 * time.Second
+)
+
+func (o *Options[T]) validate() error {
+	switch {
+	case o.Name == "":
+		return fmt.Errorf("%w: Name is required", ErrInvalidOptions)
+	case o.Workers < 0:
+		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalidOptions, o.Workers)
+	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.GracePeriod < 0:
+		return fmt.Errorf("%w: durations must not be negative", ErrInvalidOptions)
+	}
+	if o.Prefix != "" {
+		if err := store.ValidatePrefix(o.Prefix); err != nil {
+			return fmt.Errorf("%w: Prefix: %w", ErrInvalidOptions, err)
+		}
+	}
+	for i, p := range o.Predicates {
+		if p == nil {
+			return fmt.Errorf("%w: Predicates[%d] is nil", ErrInvalidOptions, i)
+		}
+	}
+	for name, fn := range o.Indexes {
+		if fn == nil {
+			return fmt.Errorf("%w: index %q has a nil function", ErrInvalidOptions, name)
+		}
+	}
+	for i, s := range o.Sources {
+		if s == nil {
+			return fmt.Errorf("%w: Sources[%d] is nil", ErrInvalidOptions, i)
+		}
+	}
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.RateLimiter == nil {
+		o.RateLimiter = queue.DefaultRateLimiter[string]()
+	}
+	if o.StuckAfter == 0 {
+		o.StuckAfter = defaultStuckAfter
+	}
+	if o.GracePeriod == 0 {
+		o.GracePeriod = defaultGracePeriod
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Request is what a Reconciler is asked to converge: one key, with the
+// latest desired object the controller's cache holds for it.
+type Request[T any] struct {
+	Key string
+	// Object is the latest cached object. If Deleted, it is the last value
+	// the cache knew for the key (Object.Revision is then the revision of
+	// the delete), so cleanup has what it needs; it is the zero Object if
+	// the key was never seen (a key woken by another source).
+	Object store.Object[T]
+	// Deleted reports that the key is not in the store.
+	Deleted bool
+	// Attempt counts the failed reconciles of this key since its last
+	// success: 0 on a first try.
+	Attempt int
+}
+
+// Result tells the controller when to look at the key again.
+type Result struct {
+	// RequeueAfter, if positive, reconciles the key again after this long,
+	// even if nothing changes (for polling the world). With an error, the
+	// earlier of RequeueAfter and the error's backoff wins.
+	RequeueAfter time.Duration
+}
+
+// Reconciler converges the world toward one key's desired state. It must be
+// idempotent: a reconcile that finds nothing to change changes nothing.
+//
+// A nil error means the key converged: its backoff is forgotten. An error
+// requeues the key with per-key backoff, unless it is terminal (see
+// Terminal). An error matching store.ErrConflict (a status write that lost
+// against a newer write) requeues the key at once to reconcile the newer
+// object, and is counted as a conflict, not an error. A panic is recovered
+// and treated as an error.
+type Reconciler[T any] interface {
+	Reconcile(ctx context.Context, req Request[T]) (Result, error)
+}
+
+// Func adapts a function to Reconciler.
+type Func[T any] func(ctx context.Context, req Request[T]) (Result, error)
+
+// Reconcile calls f.
+func (f Func[T]) Reconcile(ctx context.Context, req Request[T]) (Result, error) { return f(ctx, req) }
+
+// ErrTerminal matches every error made by Terminal.
+var ErrTerminal = errors.New("terminal")
+
+// Terminal marks err as terminal: retrying cannot help (invalid spec,
+// permission denied). The key is not requeued and its backoff is reset; the
+// error is logged and counted. A later change to the key reconciles it again.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return terminalError{err}
+}
+
+type terminalError struct{ err error }
+
+func (e terminalError) Error() string        { return "terminal: " + e.err.Error() }
+func (e terminalError) Unwrap() error        { return e.err }
+func (e terminalError) Is(target error) bool { return target == ErrTerminal }
+
+// PanicError is the error a recovered panic becomes.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("reconciler panicked: %v", e.Value) }

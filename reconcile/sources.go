@@ -1,0 +1,97 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Source wakes keys of a controller from outside its primary store: another
+// store, events from the world, timers.
+type Source interface {
+	// Start runs until ctx ends, calling enqueue for every key to reconcile.
+	// It returns nil when ctx ends; any other error is logged and the
+	// source is started again after a backoff.
+	Start(ctx context.Context, enqueue func(key string)) error
+}
+
+// SourceFunc adapts a function to Source.
+type SourceFunc func(ctx context.Context, enqueue func(key string)) error
+
+// Start calls f.
+func (f SourceFunc) Start(ctx context.Context, enqueue func(key string)) error {
+	return f(ctx, enqueue)
+}
+
+// FromChannel wakes the keys received on ch: events from the world (a
+// process exited, a file changed). It stops when ctx ends or ch is closed.
+func FromChannel(ch <-chan string) Source {
+	return SourceFunc(func(ctx context.Context, enqueue func(string)) error {
+		for {
+			select {
+			case key, ok := <-ch:
+				if !ok {
+					<-ctx.Done()
+					return nil
+				}
+				enqueue(key)
+			case <-ctx.Done():
+				return nil
+			}
+		}
+	})
+}
+
+// MapFunc maps a change of a secondary object to the primary keys it wakes.
+// old is nil for a new object and cur nil for a deleted one (old then holds
+// its last value), so a re-parented child can wake both its old and its new
+// owner.
+type MapFunc[C any] func(old, cur *store.Object[C]) []string
+
+// FromStore watches another store (under prefix) and wakes the primary keys
+// that mapper returns for each change, such as a pod's change waking its
+// replica set. It keeps its own cache of that store, with the same list,
+// watch, resume and re-list behaviour as the primary cache, and reports
+// itself degraded while the store is unreachable.
+func FromStore[C any](s store.Store[C], prefix string, mapper MapFunc[C]) Source {
+	return &storeSource[C]{store: s, prefix: prefix, mapper: mapper}
+}
+
+type storeSource[C any] struct {
+	store  store.Store[C]
+	prefix string
+	mapper MapFunc[C]
+	in     atomic.Pointer[informer[C]]
+}
+
+func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error {
+	if s.mapper == nil {
+		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalidOptions)
+	}
+	log, _ := ctx.Value(loggerKey{}).(*slog.Logger)
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), func(old, cur *store.Object[C], _ bool) {
+		for _, key := range s.mapper(old, cur) {
+			enqueue(key)
+		}
+	})
+	s.in.Store(in)
+	in.run(ctx)
+	return nil
+}
+
+// health reports why the source's cache is not following its store.
+func (s *storeSource[C]) health() error {
+	if in := s.in.Load(); in != nil {
+		return in.health()
+	}
+	return nil
+}
+
+// loggerKey carries the controller's logger to the sources it starts.
+type loggerKey struct{}

@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// ErrNotSynced is returned by Ready until the initial list is in the cache.
+var ErrNotSynced = errors.New("reconcile: cache not synced")
+
+// ErrStuck matches the error Healthy returns while a reconcile has run past
+// Options.StuckAfter.
+var ErrStuck = errors.New("reconcile: reconcile stuck")
+
+// Health is a controller's state for health checks and debug pages.
+type Health struct {
+	// Synced: the initial list is in the cache.
+	Synced bool
+	// Degraded says why the controller cannot follow its store (or another
+	// source's store) right now; empty when it can. A degraded controller
+	// keeps reconciling from its cache.
+	Degraded []string
+	// Stuck lists reconciles running longer than Options.StuckAfter.
+	Stuck []StuckReconcile
+}
+
+// StuckReconcile is a reconcile that has run too long.
+type StuckReconcile struct {
+	Key     string
+	Running time.Duration
+}
+
+// Health reports the controller's state. It walks the queue's processing
+// keys, so it costs O(keys in the queue).
+func (c *Controller[T]) Health() Health {
+	h := Health{Synced: c.cache.isSynced()}
+	if err := c.cache.health(); err != nil {
+		h.Degraded = append(h.Degraded, "store: "+err.Error())
+	}
+	for i, src := range c.opts.Sources {
+		if hr, ok := src.(interface{ health() error }); ok {
+			if err := hr.health(); err != nil {
+				h.Degraded = append(h.Degraded, fmt.Sprintf("source %d: %v", i, err))
+			}
+		}
+	}
+	now := time.Now()
+	for _, it := range c.queue.Snapshot() {
+		if it.State == queue.Processing {
+			if d := now.Sub(it.Since); d > c.opts.StuckAfter {
+				h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
+			}
+		}
+	}
+	return h
+}
+
+// Ready returns nil once the initial list is in the cache, else ErrNotSynced.
+func (c *Controller[T]) Ready() error {
+	if !c.cache.isSynced() {
+		return ErrNotSynced
+	}
+	return nil
+}
+
+// Healthy returns an error matching ErrStuck while a reconcile has run past
+// Options.StuckAfter. Being degraded is not unhealthy: restarting would lose
+// the cache the controller keeps healing from.
+func (c *Controller[T]) Healthy() error {
+	h := c.Health()
+	if len(h.Stuck) == 0 {
+		return nil
+	}
+	parts := make([]string, len(h.Stuck))
+	for i, s := range h.Stuck {
+		parts[i] = fmt.Sprintf("%s for %v", s.Key, s.Running)
+	}
+	return fmt.Errorf("%w: %s", ErrStuck, strings.Join(parts, ", "))
+}
+
+// WaitForSync blocks until the initial list is in the cache or ctx ends.
+func (c *Controller[T]) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.cache.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// WaitForRevision blocks until the cache reflects store revision rev and
+// every change up to rev that woke a key has been reconciled, successfully
+// or terminally, or until ctx ends. Each wake-up rescans the pending keys,
+// so it is meant for tests and tools, not hot paths. Changes dropped by a
+// predicate are not waited for.
+func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
+	for {
+		cacheRev, advanced := c.cache.revisionChanged() // before c.mu: see complete
+		c.mu.Lock()
+		progress := c.progress
+		done := cacheRev >= rev
+		if done {
+			for _, r := range c.pending {
+				if r <= rev {
+					done = false
+					break
+				}
+			}
+		}
+		c.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-progress:
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// KeyState joins a key's place in the queue with its latest reconcile.
+type KeyState struct {
+	Key string
+	// Queue is the key's queue entry; its State is zero if the key is not
+	// in the queue.
+	Queue queue.Item[string]
+	// LastOutcome, LastError, LastAt and LastDuration describe the key's
+	// latest reconcile (zero if none since it last converged after deletion).
+	LastOutcome  Outcome
+	LastError    string
+	LastAt       time.Time
+	LastDuration time.Duration
+	// LastRevision is the object revision the latest reconcile saw.
+	LastRevision int64
+}
+
+// Snapshot lists every key that is queued or has been reconciled, sorted
+// by key: the basis of a debug page. It copies the queue's snapshot and the
+// per-key records, O(n log n) in their size.
+func (c *Controller[T]) Snapshot() []KeyState {
+	states := map[string]*KeyState{}
+	for _, it := range c.queue.Snapshot() {
+		states[it.Key] = &KeyState{Key: it.Key, Queue: it}
+	}
+	c.mu.Lock()
+	for key, r := range c.last {
+		s, ok := states[key]
+		if !ok {
+			s = &KeyState{Key: key}
+			states[key] = s
+		}
+		s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
+	}
+	c.mu.Unlock()
+	out := make([]KeyState, 0, len(states))
+	for _, s := range states {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
