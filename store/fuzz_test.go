@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 

@@ -22,6 +22,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 )
 
 // Object is a stored value with its key and revisions.
@@ -50,6 +51,19 @@ const (
 	// Deleted: the key was removed; the event carries its last value.
 	Deleted
 )
+
+// String returns "Created", "Updated" or "Deleted".
+func (t EventType) String() string {
+	switch t {
+	case Created:
+		return "Created"
+	case Updated:
+		return "Updated"
+	case Deleted:
+		return "Deleted"
+	}
+	return fmt.Sprintf("EventType(%d)", uint8(t))
+}
 
 // Event is one change delivered by a watch.
 type Event[T any] struct {

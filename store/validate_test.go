@@ -64,3 +64,10 @@ func TestValidateGuardsAndRevision(t *testing.T) {
 	require.NoError(t, store.ValidateRevision(0))
 	require.ErrorIs(t, store.ValidateRevision(-1), store.ErrInvalid)
 }
+
+func TestEventTypeString(t *testing.T) {
+	require.Equal(t, "Created", store.Created.String())
+	require.Equal(t, "Updated", store.Updated.String())
+	require.Equal(t, "Deleted", store.Deleted.String())
+	require.Equal(t, "EventType(9)", store.EventType(9).String())
+}
