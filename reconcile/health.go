@@ -1,0 +1,149 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// ErrManagerNotRunning: the manager has not been started, is stopping or has
+// stopped; it is then neither ready nor healthy.
+var ErrManagerNotRunning = errors.New("reconcile: manager not running")
+
+// ReadyChecker is implemented by runnables that need time before they can do
+// their work, such as a controller whose cache is filling. Ready returns nil
+// once the runnable is ready (its cache synced), else why not. It must be
+// quick and safe to call from any goroutine.
+type ReadyChecker interface {
+	Ready() error
+}
+
+// HealthChecker is implemented by runnables that can tell when they are
+// broken, such as a controller whose reconcile is stuck or whose store is
+// unreachable. Healthy returns nil when healthy, else what is wrong. It must
+// be quick and safe to call from any goroutine.
+type HealthChecker interface {
+	Healthy() error
+}
+
+// checkFailure is one failed check: the runnable's name and its error.
+type checkFailure struct {
+	name string
+	err  error
+}
+
+// Ready returns nil when the manager is running and every runnable that
+// implements ReadyChecker is ready. Otherwise it returns ErrManagerNotRunning,
+// or the failed checks joined, each prefixed with its runnable's name.
+func (m *Manager) Ready() error {
+	return joinFailures(m.check(func(r Runnable) (bool, error) {
+		c, ok := r.(ReadyChecker)
+		if !ok {
+			return false, nil
+		}
+		return true, c.Ready()
+	}))
+}
+
+// Healthy returns nil when the manager is running and every runnable that
+// implements HealthChecker is healthy. Otherwise it returns
+// ErrManagerNotRunning, or the failed checks joined, each prefixed with its
+// runnable's name.
+func (m *Manager) Healthy() error {
+	return joinFailures(m.check(func(r Runnable) (bool, error) {
+		c, ok := r.(HealthChecker)
+		if !ok {
+			return false, nil
+		}
+		return true, c.Healthy()
+	}))
+}
+
+// Readyz returns an HTTP handler for readiness probes: 200 and "ok" when
+// Ready would return nil, else 503 and one line per failed check
+// ("name: error"), or "manager: not running".
+func (m *Manager) Readyz() http.Handler {
+	return m.probe(m.Ready)
+}
+
+// Healthz returns an HTTP handler for liveness probes: 200 and "ok" when
+// Healthy would return nil, else 503 and one line per failed check
+// ("name: error"), or "manager: not running".
+func (m *Manager) Healthz() http.Handler {
+	return m.probe(m.Healthy)
+}
+
+func (m *Manager) probe(check func() error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		err := check()
+		if err == nil {
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintln(w, "ok")
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		for line := range strings.SplitSeq(err.Error(), "\n") {
+			fmt.Fprintln(w, line)
+		}
+	})
+}
+
+// check runs probe on every runnable and returns the failures, or one
+// failure naming the manager when it is not running. probe reports whether
+// the runnable implements the check and, if so, its result.
+func (m *Manager) check(probe func(Runnable) (bool, error)) []checkFailure {
+	phase, runnables := m.snapshot()
+	if phase != phaseRunning {
+		return []checkFailure{{name: "manager", err: fmt.Errorf("%w (%s)", ErrManagerNotRunning, phase)}}
+	}
+	var failed []checkFailure
+	for _, r := range runnables {
+		if ok, err := probeGuarded(r.runnable, probe); ok && err != nil {
+			failed = append(failed, checkFailure{name: r.name, err: err})
+		}
+	}
+	return failed
+}
+
+// probeGuarded calls probe, turning a panic of the runnable's check into a
+// failure.
+func probeGuarded(r Runnable, probe func(Runnable) (bool, error)) (ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ok, err = true, fmt.Errorf("check panicked: %v", p)
+		}
+	}()
+	return probe(r)
+}
+
+// joinFailures returns nil for no failures, else one error per failure,
+// joined, each reading "name: error" on its own line. Each error keeps its
+// cause for errors.Is.
+func joinFailures(failed []checkFailure) error {
+	errs := make([]error, 0, len(failed))
+	for _, f := range failed {
+		errs = append(errs, fmt.Errorf("%s: %w", f.name, oneLine(f.err)))
+	}
+	return errors.Join(errs...)
+}
+
+// oneLine keeps err but flattens its message to one line, so that each
+// failure takes one line of probe output.
+func oneLine(err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "\n") {
+		return err
+	}
+	return flatError{msg: strings.ReplaceAll(msg, "\n", "; "), err: err}
+}
+
+type flatError struct {
+	msg string
+	err error
+}
+
+func (e flatError) Error() string { return e.msg }
+func (e flatError) Unwrap() error { return e.err }

@@ -1,0 +1,337 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultShutdownTimeout is how long Manager.Run waits, once its context has
+// ended, for its runnables to return, unless ManagerOptions says otherwise.
+const DefaultShutdownTimeout = 30 * time.Second
+
+// Errors of the Manager. Test for them with errors.Is.
+var (
+	// ErrManagerStarted: Add or Run was called after Run had started.
+	ErrManagerStarted = errors.New("reconcile: manager already started")
+	// ErrNilRunnable: Add was given a nil runnable.
+	ErrNilRunnable = errors.New("reconcile: nil runnable")
+	// ErrDuplicateRunnable: Add was given a runnable whose name is taken.
+	ErrDuplicateRunnable = errors.New("reconcile: duplicate runnable name")
+	// ErrRunnablePanicked: a runnable panicked; the manager recovered the
+	// panic and stopped as for any fatal error.
+	ErrRunnablePanicked = errors.New("reconcile: runnable panicked")
+	// ErrShutdownTimeout: runnables were still running when the shutdown
+	// timeout expired; the error names them.
+	ErrShutdownTimeout = errors.New("reconcile: shutdown timed out")
+)
+
+// Runnable is a long-running part of a program run by a Manager: a
+// controller, a server, a periodic job. Run blocks until ctx ends, then
+// returns nil or ctx's error (a clean stop), or returns earlier with a fatal
+// error that stops the whole manager. Returning nil before ctx ends means the
+// runnable is finished; the others keep running.
+type Runnable interface {
+	Run(ctx context.Context) error
+}
+
+// RunnableFunc adapts a function to Runnable.
+type RunnableFunc func(ctx context.Context) error
+
+// Run calls f(ctx).
+func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
+
+// LeaderOnly is implemented by runnables that may act only while their
+// process holds leadership (for example controllers that write to the world).
+// The manager records the answer when the runnable is added. Until the
+// manager has a leader elector, leader-only runnables run like the others.
+type LeaderOnly interface {
+	NeedsLeaderElection() bool
+}
+
+// A runnable may also implement Name() string, which names it in logs,
+// errors and health output (otherwise it is called "runnable-N", N its
+// position in Add order), ReadyChecker and HealthChecker.
+
+// ManagerOptions configure a Manager. The zero value is valid.
+type ManagerOptions struct {
+	// Logger receives the manager's logs (nil: discard).
+	Logger *slog.Logger
+	// ShutdownTimeout is how long Run waits, after its context ends or a
+	// runnable fails, for the runnables to return (0: DefaultShutdownTimeout).
+	// Negative values are refused.
+	ShutdownTimeout time.Duration
+}
+
+// Manager runs several runnables (controllers and the like) under one
+// context, stops them all when the context ends or one of them fails, and
+// reports their readiness and health (see Ready, Healthy, Readyz, Healthz).
+//
+// A Manager runs once: add every runnable, then call Run.
+type Manager struct {
+	log             *slog.Logger
+	shutdownTimeout time.Duration
+
+	mu        sync.Mutex
+	runnables []*managed
+	phase     managerPhase
+}
+
+// managed is a runnable with what the manager knows about it.
+type managed struct {
+	runnable   Runnable
+	name       string
+	leaderOnly bool
+
+	mu      sync.Mutex
+	running bool
+}
+
+type managerPhase uint8
+
+const (
+	phaseIdle managerPhase = iota
+	phaseRunning
+	phaseStopping
+	phaseStopped
+)
+
+func (p managerPhase) String() string {
+	switch p {
+	case phaseIdle:
+		return "not started"
+	case phaseRunning:
+		return "running"
+	case phaseStopping:
+		return "stopping"
+	default:
+		return "stopped"
+	}
+}
+
+// NewManager returns a Manager with no runnables. A negative ShutdownTimeout
+// returns an error matching ErrInvalidOptions.
+func NewManager(opts ManagerOptions) (*Manager, error) {
+	if opts.ShutdownTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalidOptions, opts.ShutdownTimeout)
+	}
+	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout}
+	if m.log == nil {
+		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if m.shutdownTimeout == 0 {
+		m.shutdownTimeout = DefaultShutdownTimeout
+	}
+	return m, nil
+}
+
+// Add registers r to be run by Run. It fails with ErrNilRunnable for a nil
+// runnable (a nil interface, function or pointer), ErrDuplicateRunnable if
+// another runnable has the same name, and ErrManagerStarted once Run has been
+// called.
+func (m *Manager) Add(r Runnable) error {
+	if isNilRunnable(r) {
+		return ErrNilRunnable
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.phase != phaseIdle {
+		return fmt.Errorf("%w: cannot add a runnable", ErrManagerStarted)
+	}
+	name := fmt.Sprintf("runnable-%d", len(m.runnables)+1)
+	if n, ok := r.(interface{ Name() string }); ok && n.Name() != "" {
+		name = n.Name()
+	}
+	for _, other := range m.runnables {
+		if other.name == name {
+			return fmt.Errorf("%w: %q", ErrDuplicateRunnable, name)
+		}
+	}
+	lo, ok := r.(LeaderOnly)
+	m.runnables = append(m.runnables, &managed{runnable: r, name: name, leaderOnly: ok && lo.NeedsLeaderElection()})
+	return nil
+}
+
+// Run runs every runnable in its own goroutine under a context derived from
+// ctx, and returns:
+//
+//   - nil when ctx ends and every runnable has returned nil or a context
+//     error within the shutdown timeout;
+//   - the first fatal error, wrapped with the runnable's name: a runnable
+//     returned a non-nil error (other than a context error once the run's
+//     context has ended) or panicked (ErrRunnablePanicked). The error cancels
+//     the others' context, and Run returns once they have returned;
+//   - an error matching ErrShutdownTimeout, naming the runnables still
+//     running, when they have not all returned within the shutdown timeout
+//     after ctx ended or a runnable failed (joined with the fatal error, if
+//     any). Those runnables are left running: Run cannot stop a goroutine that
+//     ignores its context.
+//
+// Run blocks until ctx ends even if every runnable returns nil earlier, so
+// that health endpoints keep reporting. It may be called once; a second call
+// returns ErrManagerStarted.
+func (m *Manager) Run(ctx context.Context) error {
+	runnables, err := m.begin()
+	if err != nil {
+		return err
+	}
+	defer m.setPhase(phaseStopped)
+
+	g, gctx := errgroup.WithContext(ctx)
+	fatal := firstError{set: make(chan struct{})}
+	m.start(gctx, g, runnables, &fatal)
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+		<-ctx.Done()
+		m.log.Info("manager stopped")
+		return nil
+	case <-ctx.Done():
+	case <-fatal.set:
+	}
+
+	m.setPhase(phaseStopping)
+	m.log.Info("manager stopping", "timeout", m.shutdownTimeout)
+	timer := time.NewTimer(m.shutdownTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err == nil {
+			m.log.Info("manager stopped")
+		}
+		return err
+	case <-timer.C:
+		var stuck []string
+		for _, r := range runnables {
+			if r.isRunning() {
+				stuck = append(stuck, r.name)
+			}
+		}
+		err := fmt.Errorf("%w after %v: still running: %s", ErrShutdownTimeout, m.shutdownTimeout, strings.Join(stuck, ", "))
+		m.log.Error("manager shutdown timed out", "timeout", m.shutdownTimeout, "running", stuck)
+		return errors.Join(fatal.get(), err)
+	}
+}
+
+// begin moves the manager from idle to running and returns its runnables.
+func (m *Manager) begin() ([]*managed, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.phase != phaseIdle {
+		return nil, fmt.Errorf("%w: Run may be called once", ErrManagerStarted)
+	}
+	m.phase = phaseRunning
+	return m.runnables, nil
+}
+
+// start launches the runnables. It is the one place where runnables are
+// started, so that a leader elector can hold leader-only runnables back
+// until leadership is won; without one they start at once like the others.
+func (m *Manager) start(ctx context.Context, g *errgroup.Group, runnables []*managed, fatal *firstError) {
+	for _, r := range runnables {
+		r.setRunning(true)
+		g.Go(func() error {
+			defer r.setRunning(false)
+			m.log.Info("runnable starting", "runnable", r.name, "leaderOnly", r.leaderOnly)
+			err := m.runGuarded(ctx, r)
+			if err == nil || (ctx.Err() != nil && isContextError(err)) {
+				m.log.Info("runnable stopped", "runnable", r.name)
+				return nil
+			}
+			err = fmt.Errorf("reconcile: runnable %q: %w", r.name, err)
+			m.log.Error("runnable failed", "runnable", r.name, "err", err)
+			fatal.record(err)
+			return err
+		})
+	}
+}
+
+// runGuarded runs r, turning a panic into an error.
+func (m *Manager) runGuarded(ctx context.Context, r *managed) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.log.Error("runnable panicked", "runnable", r.name, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("%w: %v", ErrRunnablePanicked, p)
+		}
+	}()
+	return r.runnable.Run(ctx)
+}
+
+func (m *Manager) setPhase(p managerPhase) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.phase = p
+}
+
+func (m *Manager) snapshot() (managerPhase, []*managed) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.phase, m.runnables
+}
+
+func (r *managed) setRunning(v bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running = v
+}
+
+func (r *managed) isRunning() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running
+}
+
+// firstError keeps the first error recorded and closes set when it is.
+type firstError struct {
+	set chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) record(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+		close(f.set)
+	}
+}
+
+func (f *firstError) get() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// isNilRunnable reports a nil interface or a runnable of a nillable kind
+// (function, pointer, map...) holding nil, whose Run would panic.
+func isNilRunnable(r Runnable) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	switch v.Kind() {
+	case reflect.Func, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
