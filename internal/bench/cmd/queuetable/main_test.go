@@ -1,0 +1,58 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+const sample = `goos: linux
+BenchmarkQueueS1AddGetDone/converge-2    100   50 ns/op   0 B/op
+BenchmarkQueueS1AddGetDone/client-go-2   100  200 ns/op  16 B/op
+BenchmarkQueueS1AddGetDone/converge-2    100   70 ns/op   0 B/op
+BenchmarkQueueS1AddGetDone/client-go-2   100  100 ns/op  16 B/op
+BenchmarkQueueS1AddGetDone/converge-2    100   60 ns/op   0 B/op
+BenchmarkQueueS1AddGetDone/client-go-2   100  150 ns/op  16 B/op
+BenchmarkQueueS2Storm/converge-2  1  2500000 ns/op
+BenchmarkQueueS2Storm/client-go-2  1  5000000 ns/op
+PASS
+`
+
+func TestWrite(t *testing.T) {
+	res, err := parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := res.write(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := `#### QueueS1AddGetDone
+
+| metric | converge | client-go | client-go ÷ converge |
+|---|--:|--:|---|
+| ns/op | 60 | 150 | 2.50× |
+| B/op | 0 | 16 | — |
+
+#### QueueS2Storm
+
+| metric | converge | client-go | client-go ÷ converge |
+|---|--:|--:|---|
+| ms/op | 2.50 | 5 | 2.00× |
+
+`
+	if got := out.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestTrimProcs(t *testing.T) {
+	for in, want := range map[string]string{
+		"converge-2":           "converge",
+		"controller-runtime-8": "controller-runtime",
+		"controller-runtime":   "controller-runtime",
+	} {
+		if got := trimProcs(in); got != want {
+			t.Errorf("trimProcs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
