@@ -101,6 +101,7 @@ func TestChangesCoalesce(t *testing.T) {
 		for i := range 10 {
 			rev = put(t, s, "a", &item{Want: i})
 		}
+		synctest.Wait() // every change has reached the queue
 		close(release)
 		require.NoError(t, c.WaitForRevision(context.Background(), rev))
 		require.Equal(t, 1, rec.count("a"))
@@ -232,7 +233,9 @@ func TestTerminalErrorIsNotRetried(t *testing.T) {
 		stop := start(t, c)
 		advance(time.Hour)
 		require.Equal(t, 1, rec.count("a"))
-		require.Equal(t, 1, m.get(TerminalFailure))
+		require.Equal(t, 1, m.get("terminal"))
+		require.Equal(t, 1, m.get("errors"))
+		require.Equal(t, 1, m.get("total/error"))
 		require.Zero(t, c.queue.NumRequeues("a"))
 		snap := c.Snapshot()
 		require.Equal(t, TerminalFailure, snap[0].LastOutcome)
@@ -264,8 +267,10 @@ func TestPanicIsRecoveredAndRetried(t *testing.T) {
 		stop := start(t, c)
 		advance(time.Minute)
 		require.Equal(t, int32(2), calls.Load())
-		require.Equal(t, 1, m.get(Panicked))
-		require.Equal(t, 1, m.get(Success))
+		require.Equal(t, 1, m.get("panics"))
+		require.Equal(t, 1, m.get("errors"))
+		require.Equal(t, 1, m.get("total/success"))
+		require.Equal(t, 2, m.get("time"))
 		stop()
 	})
 }
@@ -299,22 +304,29 @@ func TestTimeoutCancelsReconcile(t *testing.T) {
 	})
 }
 
+// countingMetrics counts every call by name (and result).
 type countingMetrics struct {
 	mu sync.Mutex
-	n  map[Outcome]int
+	n  map[string]int
 }
 
-func (m *countingMetrics) Reconciled(controller string, o Outcome, d time.Duration) {
+func (m *countingMetrics) inc(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.n == nil {
-		m.n = map[Outcome]int{}
+		m.n = map[string]int{}
 	}
-	m.n[o]++
+	m.n[name]++
 }
 
-func (m *countingMetrics) get(o Outcome) int {
+func (m *countingMetrics) ReconcileTotal(_, result string)     { m.inc("total/" + result) }
+func (m *countingMetrics) ReconcileErrors(string)              { m.inc("errors") }
+func (m *countingMetrics) TerminalReconcileErrors(string)      { m.inc("terminal") }
+func (m *countingMetrics) ReconcilePanics(string)              { m.inc("panics") }
+func (m *countingMetrics) ReconcileTime(string, time.Duration) { m.inc("time") }
+
+func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.n[o]
+	return m.n[name]
 }

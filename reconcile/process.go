@@ -68,7 +68,7 @@ func (c *Controller[T]) process(ctx context.Context, key string) {
 	}
 	c.record(key, outcome, err, start, elapsed, req.Object.Revision)
 	if c.opts.Metrics != nil {
-		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
+		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
 	}
 }
 
