@@ -9,7 +9,9 @@
 // store-wide revision counter and a bounded history of recent revisions live
 // in the same file and are written in the same transaction as the object, so
 // after a restart revisions continue where they stopped and a watch can
-// resume from a revision written before the restart.
+// resume from a revision written before the restart. A write's context is
+// checked before the write is submitted; once submitted, the write runs to
+// its commit even if the context is cancelled meanwhile.
 //
 // # Shared commits
 //
