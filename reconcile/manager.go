@@ -40,6 +40,10 @@ var (
 // returns nil or ctx's error (a clean stop), or returns earlier with a fatal
 // error that stops the whole manager. Returning nil before ctx ends means the
 // runnable is finished; the others keep running.
+//
+// A runnable may also implement Name() string, which names it in logs,
+// errors and health output (otherwise it is called "runnable-N", N its
+// position in Add order), ReadyChecker, HealthChecker and LeaderOnly.
 type Runnable interface {
 	Run(ctx context.Context) error
 }
@@ -57,10 +61,6 @@ func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
 type LeaderOnly interface {
 	NeedsLeaderElection() bool
 }
-
-// A runnable may also implement Name() string, which names it in logs,
-// errors and health output (otherwise it is called "runnable-N", N its
-// position in Add order), ReadyChecker and HealthChecker.
 
 // ManagerOptions configure a Manager. The zero value is valid.
 type ManagerOptions struct {
