@@ -139,6 +139,17 @@ func (c *Controller[T]) observe(old, cur *store.Object[T], initial bool) {
 // Enqueue asks for key to be reconciled, as a source would.
 func (c *Controller[T]) Enqueue(key string) { c.queue.Add(key) }
 
+// EnqueueAll asks for every cached key to be reconciled, at low priority,
+// as a resync does.
+func (c *Controller[T]) EnqueueAll() {
+	for _, obj := range c.Lister().List() {
+		c.queue.AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
+	}
+}
+
+// Revision returns the store revision the controller's cache reflects.
+func (c *Controller[T]) Revision() int64 { return c.cache.currentRevision() }
+
 // Run runs the controller until ctx ends: it starts the cache and the
 // sources, waits for the initial list, then runs the workers. When ctx ends
 // it stops intake, lets in-flight reconciles finish for up to GracePeriod,
@@ -220,9 +231,7 @@ func (c *Controller[T]) resync(ctx context.Context) {
 		if sleep(ctx, p+jitter) != nil {
 			return
 		}
-		for _, obj := range c.Lister().List() {
-			c.queue.AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
-		}
+		c.EnqueueAll()
 	}
 }
 
