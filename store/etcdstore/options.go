@@ -1,0 +1,54 @@
+package etcdstore
+
+import (
+	"fmt"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Option configures New. Options are checked by New: an out-of-range value
+// makes New fail with an error matching store.ErrInvalid.
+type Option func(*config)
+
+type config struct {
+	codec        any // store.Codec[T], checked by New
+	codecSet     bool
+	maxValueSize int
+}
+
+// WithCodec sets the Codec that encodes values (store.JSON by default). Its
+// type parameter must be the Store's.
+func WithCodec[T any](codec store.Codec[T]) Option {
+	return func(c *config) { c.codec, c.codecSet = codec, true }
+}
+
+// WithMaxValueSize sets the largest encoded value, in bytes, that writes
+// accept (at least 1); larger values fail with store.ErrInvalid before any
+// request is sent. The default is store.DefaultMaxValueSize. The cluster has
+// its own request limit (etcd's --max-request-bytes, 1.5 MiB by default) and
+// the client its own (MaxCallSendMsgSize, 2 MiB by default): a request over
+// either also fails with store.ErrInvalid.
+func WithMaxValueSize(bytes int) Option {
+	return func(c *config) { c.maxValueSize = bytes }
+}
+
+func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
+	c := config{maxValueSize: store.DefaultMaxValueSize}
+	for _, o := range opts {
+		if o == nil {
+			return nil, c, fmt.Errorf("%w: nil option", store.ErrInvalid)
+		}
+		o(&c)
+	}
+	if c.maxValueSize < 1 {
+		return nil, c, fmt.Errorf("%w: max value size %d, want at least 1", store.ErrInvalid, c.maxValueSize)
+	}
+	if !c.codecSet {
+		return store.JSON[T]{}, c, nil
+	}
+	codec, ok := c.codec.(store.Codec[T])
+	if !ok || codec == nil {
+		return nil, c, fmt.Errorf("%w: codec %T does not encode the store's value type", store.ErrInvalid, c.codec)
+	}
+	return codec, c, nil
+}

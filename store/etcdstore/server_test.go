@@ -1,0 +1,95 @@
+package etcdstore_test
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// startupLimit bounds the wait for an embedded member to become ready; a
+// safety net against hanging, not an assertion about speed.
+const startupLimit = 30 * time.Second
+
+// memberConfig returns the configuration of an embedded member named name
+// in dir: fast raft timings, no fsync (the tests stop processes, they do not
+// crash machines), silent logs, client URL on an ephemeral loopback port.
+func memberConfig(name, dir string) *embed.Config {
+	cfg := embed.NewConfig()
+	cfg.Name = name
+	cfg.Dir = dir
+	cfg.TickMs = 10
+	cfg.ElectionMs = 100
+	cfg.UnsafeNoFsync = true
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	client := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenClientUrls = []url.URL{client}
+	cfg.AdvertiseClientUrls = []url.URL{client}
+	return cfg
+}
+
+// startServer starts a one-member embedded etcd, closed at cleanup, after
+// the clients registered later. configure, if not nil, adjusts the
+// configuration first.
+func startServer(t testing.TB, configure func(*embed.Config)) *embed.Etcd {
+	t.Helper()
+	cfg := memberConfig("solo", t.TempDir())
+	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenPeerUrls = []url.URL{peer}
+	cfg.AdvertisePeerUrls = []url.URL{peer}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	if configure != nil {
+		configure(cfg)
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(e.Close)
+	waitReady(t, e)
+	return e
+}
+
+func waitReady(t testing.TB, e *embed.Etcd) {
+	t.Helper()
+	timer := time.NewTimer(startupLimit)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		t.Fatalf("etcd failed: %v", err)
+	case <-timer.C:
+		t.Fatalf("etcd not ready within %v", startupLimit)
+	}
+}
+
+// endpoint returns the client URL a member listens on.
+func endpoint(e *embed.Etcd) string {
+	scheme := "http"
+	if e.Config().ClientTLSInfo.CertFile != "" {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s", scheme, e.Clients[0].Addr())
+}
+
+// newClient returns a client of endpoints, closed at cleanup (before the
+// servers started earlier).
+func newClient(t testing.TB, tlsConfig *tls.Config, endpoints ...string) *clientv3.Client {
+	t.Helper()
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: 5 * time.Second,
+		TLS:         tlsConfig,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		t.Fatalf("etcd client: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
