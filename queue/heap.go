@@ -1,12 +1,14 @@
 package queue
 
-// itemHeap is a binary min-heap of items. The ready heap orders by (vt, seq):
-// virtual time, then arrival. The delay heap orders by (deadline, seq). Each
+// itemHeap is a binary min-heap of items. The ready heap orders by (at, seq):
+// virtual time, then arrival (or, without aging, by priority, then arrival).
+// The delay heap orders by (deadline, seq). Each
 // item records its position in each heap, so removal and re-ordering are
 // O(log n).
 type itemHeap[K comparable] struct {
 	items      []*item[K]
-	byDeadline bool
+	byDeadline bool // the delay heap
+	byPriority bool // a ready heap without aging: priority, then arrival
 }
 
 func (h *itemHeap[K]) Len() int { return len(h.items) }
@@ -18,13 +20,19 @@ func (h *itemHeap[K]) less(a, b *item[K]) bool {
 		}
 		return a.seq < b.seq
 	}
-	if a.vt != b.vt {
-		return a.vt < b.vt
+	if h.byPriority {
+		if a.priority != b.priority {
+			return a.priority > b.priority
+		}
+		return a.seq < b.seq
+	}
+	if a.at != b.at {
+		return a.at < b.at
 	}
 	return a.seq < b.seq
 }
 
-func (h *itemHeap[K]) index(it *item[K]) *int {
+func (h *itemHeap[K]) index(it *item[K]) *int32 {
 	if h.byDeadline {
 		return &it.delayIdx
 	}
@@ -33,13 +41,13 @@ func (h *itemHeap[K]) index(it *item[K]) *int {
 
 func (h *itemHeap[K]) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	*h.index(h.items[i]) = i
-	*h.index(h.items[j]) = j
+	*h.index(h.items[i]) = int32(i)
+	*h.index(h.items[j]) = int32(j)
 }
 
 func (h *itemHeap[K]) push(it *item[K]) {
 	h.items = append(h.items, it)
-	*h.index(it) = len(h.items) - 1
+	*h.index(it) = int32(len(h.items) - 1)
 	h.up(len(h.items) - 1)
 }
 

@@ -44,7 +44,7 @@ func (q *Queue[K]) Stats() Stats {
 	for _, it := range q.items {
 		switch {
 		case it.processing:
-			d := time.Duration(now - it.started)
+			d := time.Duration(now - it.at)
 			s.UnfinishedWork += d
 			s.LongestRunning = max(s.LongestRunning, d)
 		case it.delayed():

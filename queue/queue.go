@@ -85,16 +85,21 @@ type Queue[K comparable] struct {
 
 // item is the queue's record of one key. It exists while the key is
 // waiting, delayed or processing, and is recycled afterwards.
+//
+// It is kept small (64 bytes for string keys): a key is never waiting and
+// processing at once, so one field holds the virtual time of a waiting key
+// and the start time of a processing one.
 type item[K comparable] struct {
-	key        K
+	key K
+	seq uint64 // arrival order, for FIFO within a priority
+	// at is, while waiting, the key's virtual time: the time it became ready
+	// minus its priority's aging offset (see setReady); while processing,
+	// the time it was handed out. Times are ns since the queue's epoch.
+	at         int64
+	deadline   int64 // when a delayed key becomes ready
 	priority   int
-	seq        uint64 // arrival order, for FIFO within a priority
-	vt         int64  // virtual time: ready since, minus priority × aging
-	readySince int64  // ns since epoch when the key became ready
-	deadline   int64  // ns since epoch when a delayed key becomes ready
-	started    int64  // ns since epoch when handed out
-	readyIdx   int    // position in the ready heap, or -1
-	delayIdx   int    // position in the delay heap, or -1
+	readyIdx   int32 // position in the ready heap, or -1
+	delayIdx   int32 // position in the delay heap, or -1
 	processing bool
 	dirty      bool // added while processing: ready again at Done
 }
@@ -117,6 +122,7 @@ func New[K comparable](cfg Config[K]) *Queue[K] {
 		drained: make(chan struct{}),
 	}
 	q.delayed.byDeadline = true
+	q.ready.byPriority = cfg.AgingInterval < 0
 	if q.limiter == nil {
 		q.limiter = DefaultRateLimiter[K]()
 	}
@@ -170,7 +176,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	if !ok {
 		it = q.newItem(key, o.Priority)
 	} else if it.pending() {
-		it.priority = max(it.priority, o.Priority)
+		q.setPriority(it, max(it.priority, o.Priority))
 	} else {
 		it.priority = o.Priority
 	}
@@ -184,7 +190,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 // addNow makes the key ready, or dirty if it is processing.
 func (q *Queue[K]) addNow(it *item[K]) {
 	if it.delayed() {
-		q.delayed.remove(it.delayIdx)
+		q.delayed.remove(int(it.delayIdx))
 		q.rearm()
 	}
 	switch {
@@ -194,8 +200,7 @@ func (q *Queue[K]) addNow(it *item[K]) {
 			q.dirty++
 		}
 	case it.waiting():
-		q.setVT(it, it.readySince) // the priority may have risen
-		q.ready.fix(it.readyIdx)
+		// Already ready; a raised priority was applied by setPriority.
 	default:
 		q.makeReady(it, q.now())
 	}
@@ -204,13 +209,7 @@ func (q *Queue[K]) addNow(it *item[K]) {
 // addDelayed sets or advances the key's deadline.
 func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 	if it.waiting() || it.dirty {
-		// It will be handed out sooner than the delay: nothing to do but
-		// honour a raised priority.
-		if it.waiting() {
-			q.setVT(it, it.readySince)
-			q.ready.fix(it.readyIdx)
-		}
-		return
+		return // it will be handed out sooner than the delay
 	}
 	now := q.now()
 	deadline := now + int64(delay)
@@ -219,7 +218,7 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 			return
 		}
 		it.deadline = deadline
-		q.delayed.fix(it.delayIdx)
+		q.delayed.fix(int(it.delayIdx))
 	} else {
 		it.deadline = deadline
 		q.seq++
@@ -236,8 +235,7 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 func (q *Queue[K]) makeReady(it *item[K], now int64) {
 	q.seq++
 	it.seq = q.seq
-	it.readySince = now
-	q.setVT(it, now)
+	it.at = now - q.offset(it.priority)
 	q.ready.push(it)
 	if q.metrics != nil {
 		q.metrics.Depth(q.ready.Len())
@@ -245,17 +243,37 @@ func (q *Queue[K]) makeReady(it *item[K], now int64) {
 	q.wakeOne()
 }
 
-// setVT computes the key's virtual time: the time it became ready, moved
-// earlier by its priority times the aging interval. Ordering by virtual time
-// serves higher priorities first, FIFO within a priority, and lets a key
-// that has waited long enough overtake newer keys of higher priority.
-// Without aging, the virtual time is the negated priority alone.
-func (q *Queue[K]) setVT(it *item[K], readySince int64) {
+// offset is how much earlier than its ready time a key of this priority is
+// placed: priority × aging interval. Ordering ready keys by virtual time
+// (ready time − offset) serves higher priorities first, FIFO within a
+// priority, and lets a key that has waited long enough overtake newer keys
+// of higher priority. Without aging the offset is 0, and the ready heap
+// orders by priority first.
+func (q *Queue[K]) offset(priority int) int64 {
 	if q.aging == 0 {
-		it.vt = -int64(it.priority)
+		return 0
+	}
+	return saturatingMul(int64(priority), q.aging)
+}
+
+// readySince returns when a waiting key became ready (approximate only for
+// priorities so large that priority × aging saturates).
+func (q *Queue[K]) readySince(it *item[K]) int64 { return it.at + q.offset(it.priority) }
+
+// setPriority changes a pending key's priority, re-ordering it if it is
+// waiting.
+func (q *Queue[K]) setPriority(it *item[K], priority int) {
+	if priority == it.priority {
 		return
 	}
-	it.vt = readySince - saturatingMul(int64(it.priority), q.aging)
+	if !it.waiting() {
+		it.priority = priority
+		return
+	}
+	since := q.readySince(it)
+	it.priority = priority
+	it.at = since - q.offset(priority)
+	q.ready.fix(int(it.readyIdx))
 }
 
 func saturatingMul(a, b int64) int64 {
@@ -269,7 +287,7 @@ func saturatingMul(a, b int64) int64 {
 		}
 		return math.MaxInt64 / 2
 	}
-	// Keep headroom so that readySince - p cannot overflow.
+	// Keep headroom so that a time minus p cannot overflow.
 	return min(max(p, math.MinInt64/2), math.MaxInt64/2)
 }
 
@@ -294,11 +312,14 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	delete(q.items, it.key)
 	var zero item[K]
 	*it = zero
-	if len(q.free) < maxFreeItems {
+	// Keep as many records for reuse as there are live keys (at least
+	// minFreeItems), so that a steady churn of keys allocates nothing.
+	if len(q.free) < max(minFreeItems, len(q.items)) {
 		q.free = append(q.free, it)
 	}
 	// Maps do not shrink when emptied: after a burst, rebuild a map that
-	// is mostly empty so its memory goes back to the heap.
+	// is mostly empty, and trim the records kept for reuse, so that their
+	// memory goes back to the heap.
 	if q.peak > shrinkThreshold && len(q.items) < q.peak/8 {
 		m := make(map[K]*item[K], len(q.items))
 		for k, v := range q.items {
@@ -306,11 +327,17 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 		}
 		q.items = m
 		q.peak = len(m)
+		keep := max(minFreeItems, len(m))
+		if len(q.free) > keep {
+			clear(q.free[keep:])
+			q.free = append([]*item[K](nil), q.free[:keep]...)
+		}
 	}
 }
 
-// maxFreeItems bounds the recycled records kept for reuse.
-const maxFreeItems = 1024
+// minFreeItems is how many recycled records are kept for reuse even when
+// few keys are live.
+const minFreeItems = 1024
 
 // Get hands out the next ready key, blocking until there is one. It returns
 // ctx's error if ctx ends first (or had already ended), and ErrShutDown once
@@ -357,13 +384,14 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 // take hands out the first ready key. q.mu is held.
 func (q *Queue[K]) take() K {
 	it := q.ready.pop()
-	it.processing = true
-	q.processing++
-	it.started = q.now()
+	now := q.now()
 	if q.metrics != nil {
 		q.metrics.Depth(q.ready.Len())
-		q.metrics.QueueLatency(time.Duration(it.started - it.readySince))
+		q.metrics.QueueLatency(time.Duration(now - q.readySince(it)))
 	}
+	it.processing = true
+	q.processing++
+	it.at = now
 	return it.key
 }
 
@@ -423,7 +451,7 @@ func (q *Queue[K]) Done(key K) {
 	it.processing = false
 	q.processing--
 	if q.metrics != nil {
-		q.metrics.WorkDuration(time.Duration(q.now() - it.started))
+		q.metrics.WorkDuration(time.Duration(q.now() - it.at))
 	}
 	switch {
 	case it.dirty:
@@ -452,7 +480,7 @@ func (q *Queue[K]) Remove(key K) {
 		return
 	}
 	if it.delayed() {
-		q.delayed.remove(it.delayIdx)
+		q.delayed.remove(int(it.delayIdx))
 		q.rearm()
 	}
 	if it.dirty {
@@ -460,7 +488,7 @@ func (q *Queue[K]) Remove(key K) {
 		q.dirty--
 	}
 	if it.waiting() {
-		q.ready.remove(it.readyIdx)
+		q.ready.remove(int(it.readyIdx))
 		if q.metrics != nil {
 			q.metrics.Depth(q.ready.Len())
 		}

@@ -63,10 +63,10 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 		switch {
 		case it.processing:
 			x.State = Processing
-			x.Since = q.at(it.started)
+			x.Since = q.at(it.at)
 		case it.waiting():
 			x.State = Waiting
-			x.Since = q.at(it.readySince)
+			x.Since = q.at(q.readySince(it))
 		default:
 			x.State = Delayed
 		}
@@ -90,7 +90,10 @@ func (q *Queue[K]) at(ns int64) time.Time { return q.epoch.Add(time.Duration(ns)
 func (q *Queue[K]) sortedItems() []*item[K] {
 	waiting := slices.Clone(q.ready.items)
 	slices.SortFunc(waiting, func(a, b *item[K]) int {
-		return cmp.Or(cmp.Compare(a.vt, b.vt), cmp.Compare(a.seq, b.seq))
+		if q.ready.less(a, b) {
+			return -1
+		}
+		return 1 // no two ready items compare equal: seq is unique
 	})
 	delayed := make([]*item[K], 0, q.delayed.Len())
 	var processing []*item[K]
@@ -105,6 +108,6 @@ func (q *Queue[K]) sortedItems() []*item[K] {
 	slices.SortFunc(delayed, func(a, b *item[K]) int {
 		return cmp.Or(cmp.Compare(a.deadline, b.deadline), cmp.Compare(a.seq, b.seq))
 	})
-	slices.SortFunc(processing, func(a, b *item[K]) int { return cmp.Compare(a.started, b.started) })
+	slices.SortFunc(processing, func(a, b *item[K]) int { return cmp.Compare(a.at, b.at) })
 	return slices.Concat(waiting, delayed, processing)
 }
