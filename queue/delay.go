@@ -56,6 +56,6 @@ func (q *Queue[K]) fire() {
 			}
 			continue
 		}
-		q.makeReady(it, now)
+		q.makeReady(it)
 	}
 }

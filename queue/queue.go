@@ -21,9 +21,9 @@ const (
 	PriorityHigh   = 1
 )
 
-// DefaultAgingInterval is the aging interval used when Config.AgingInterval
-// is zero: a waiting key gains one priority level every 5 seconds.
-const DefaultAgingInterval = 5 * time.Second
+// DefaultAgingAfter is Config.AgingAfter's default: a waiting key gains one
+// priority level for every 1,000 keys handed out while it waits.
+const DefaultAgingAfter = 1000
 
 // Config configures a Queue. The zero Config is valid.
 type Config[K comparable] struct {
@@ -32,11 +32,15 @@ type Config[K comparable] struct {
 	RateLimiter RateLimiter[K]
 	// Metrics receives the queue's measurements. Nil means none, at no cost.
 	Metrics Metrics
-	// AgingInterval is how long a waiting key takes to gain one priority
-	// level, so that low-priority keys are not starved. Zero means
-	// DefaultAgingInterval; a negative value disables aging (strict
-	// priority order, FIFO within a priority).
-	AgingInterval time.Duration
+	// AgingAfter is how many keys may be handed out while a key waits
+	// before it gains one priority level, so that low-priority keys are not
+	// starved: a key of priority p waits behind at most (q−p)×AgingAfter
+	// hand-outs of keys of priority q that became ready after it. Aging
+	// counts hand-outs, not time, so ordering never reads the clock and is
+	// the same on a loaded machine as on an idle one. Zero means
+	// DefaultAgingAfter; a negative value disables aging (strict priority
+	// order, FIFO within a priority).
+	AgingAfter int
 }
 
 // AddOptions qualify an add. The zero value is a plain Add.
@@ -73,7 +77,8 @@ type Queue[K comparable] struct {
 	timerAt int64 // deadline the timer is armed for; 0 when disarmed
 
 	epoch   time.Time
-	aging   int64 // nanoseconds per priority level; 0 when aging is off
+	aging   int64  // hand-outs per priority level; 0 when aging is off
+	handed  uint64 // keys handed out so far: the aging clock
 	limiter RateLimiter[K]
 	metrics Metrics
 
@@ -92,11 +97,13 @@ type Queue[K comparable] struct {
 type item[K comparable] struct {
 	key K
 	seq uint64 // arrival order, for FIFO within a priority
-	// at is, while waiting, the key's virtual time: the time it became ready
-	// minus its priority's aging offset (see setReady); while processing,
-	// the time it was handed out. Times are ns since the queue's epoch.
-	at         int64
-	deadline   int64 // when a delayed key becomes ready
+	// at is, while waiting, the key's virtual position: the hand-out count
+	// when it became ready minus its priority's aging offset (see offset);
+	// while processing, the time it was handed out (ns since the epoch).
+	at int64
+	// deadline is, while delayed, when the key becomes ready (ns since the
+	// epoch); while waiting, with Metrics configured, when it became ready.
+	deadline   int64
 	priority   int
 	readyIdx   int32 // position in the ready heap, or -1
 	delayIdx   int32 // position in the delay heap, or -1
@@ -122,15 +129,15 @@ func New[K comparable](cfg Config[K]) *Queue[K] {
 		drained: make(chan struct{}),
 	}
 	q.delayed.byDeadline = true
-	q.ready.byPriority = cfg.AgingInterval < 0
+	q.ready.byPriority = cfg.AgingAfter < 0
 	if q.limiter == nil {
 		q.limiter = DefaultRateLimiter[K]()
 	}
 	switch {
-	case cfg.AgingInterval == 0:
-		q.aging = int64(DefaultAgingInterval)
-	case cfg.AgingInterval > 0:
-		q.aging = int64(cfg.AgingInterval)
+	case cfg.AgingAfter == 0:
+		q.aging = DefaultAgingAfter
+	case cfg.AgingAfter > 0:
+		q.aging = int64(cfg.AgingAfter)
 	}
 	return q
 }
@@ -202,7 +209,7 @@ func (q *Queue[K]) addNow(it *item[K]) {
 	case it.waiting():
 		// Already ready; a raised priority was applied by setPriority.
 	default:
-		q.makeReady(it, q.now())
+		q.makeReady(it)
 	}
 }
 
@@ -231,24 +238,25 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 }
 
 // makeReady puts a key that is neither waiting nor processing in the ready
-// heap and wakes one waiting Get.
-func (q *Queue[K]) makeReady(it *item[K], now int64) {
+// heap and wakes one waiting Get. It reads the clock only for Metrics.
+func (q *Queue[K]) makeReady(it *item[K]) {
 	q.seq++
 	it.seq = q.seq
-	it.at = now - q.offset(it.priority)
+	it.at = int64(q.handed) - q.offset(it.priority)
 	q.ready.push(it)
 	if q.metrics != nil {
+		it.deadline = q.now()
 		q.metrics.Depth(q.ready.Len())
 	}
 	q.wakeOne()
 }
 
-// offset is how much earlier than its ready time a key of this priority is
-// placed: priority × aging interval. Ordering ready keys by virtual time
-// (ready time − offset) serves higher priorities first, FIFO within a
-// priority, and lets a key that has waited long enough overtake newer keys
-// of higher priority. Without aging the offset is 0, and the ready heap
-// orders by priority first.
+// offset is how much earlier than its ready position a key of this priority
+// is placed: priority × AgingAfter hand-outs. Ordering ready keys by
+// virtual position (hand-outs when ready − offset) serves higher priorities
+// first, FIFO within a priority, and lets a key that has waited through
+// enough hand-outs overtake newer keys of higher priority. Without aging
+// the offset is 0, and the ready heap orders by priority first.
 func (q *Queue[K]) offset(priority int) int64 {
 	if q.aging == 0 {
 		return 0
@@ -256,9 +264,10 @@ func (q *Queue[K]) offset(priority int) int64 {
 	return saturatingMul(int64(priority), q.aging)
 }
 
-// readySince returns when a waiting key became ready (approximate only for
-// priorities so large that priority × aging saturates).
-func (q *Queue[K]) readySince(it *item[K]) int64 { return it.at + q.offset(it.priority) }
+// readyPosition returns the hand-out count when a waiting key became ready
+// (approximate only for priorities so large that priority × aging
+// saturates).
+func (q *Queue[K]) readyPosition(it *item[K]) int64 { return it.at + q.offset(it.priority) }
 
 // setPriority changes a pending key's priority, re-ordering it if it is
 // waiting.
@@ -270,9 +279,9 @@ func (q *Queue[K]) setPriority(it *item[K], priority int) {
 		it.priority = priority
 		return
 	}
-	since := q.readySince(it)
+	pos := q.readyPosition(it)
 	it.priority = priority
-	it.at = since - q.offset(priority)
+	it.at = pos - q.offset(priority)
 	q.ready.fix(int(it.readyIdx))
 }
 
@@ -384,10 +393,12 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 // take hands out the first ready key. q.mu is held.
 func (q *Queue[K]) take() K {
 	it := q.ready.pop()
+	q.handed++
 	now := q.now()
 	if q.metrics != nil {
 		q.metrics.Depth(q.ready.Len())
-		q.metrics.QueueLatency(time.Duration(now - q.readySince(it)))
+		q.metrics.QueueLatency(time.Duration(now - it.deadline))
+		it.deadline = 0
 	}
 	it.processing = true
 	q.processing++
@@ -457,7 +468,7 @@ func (q *Queue[K]) Done(key K) {
 	case it.dirty:
 		it.dirty = false
 		q.dirty--
-		q.makeReady(it, q.now())
+		q.makeReady(it)
 	case it.delayed():
 		// Stays in the delay heap until its deadline.
 	default:

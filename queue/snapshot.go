@@ -37,8 +37,7 @@ type Item[K comparable] struct {
 	// Dirty: a processing key that was added again; it is handed out again
 	// after Done.
 	Dirty bool
-	// Since is when a waiting key became ready, or a processing key was
-	// handed out.
+	// Since is when a processing key was handed out.
 	Since time.Time
 	// Until is when a delayed key becomes ready. A processing key may also
 	// have a deadline, for the add that comes due after Done.
@@ -66,7 +65,6 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 			x.Since = q.at(it.at)
 		case it.waiting():
 			x.State = Waiting
-			x.Since = q.at(q.readySince(it))
 		default:
 			x.State = Delayed
 		}

@@ -22,8 +22,8 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 		q.AddRateLimited("d")
 		q.AddRateLimited("d") // second requeue; keeps the earlier deadline
 		want := []Item[string]{
-			{Key: "w2", State: Waiting, Since: start.Add(time.Second), Priority: 2},
-			{Key: "w0", State: Waiting, Since: start.Add(time.Second)},
+			{Key: "w2", State: Waiting, Priority: 2},
+			{Key: "w0", State: Waiting},
 			{Key: "d", State: Delayed, Until: start.Add(2 * time.Second), Requeues: 2},
 			{Key: "busy", State: Processing, Dirty: true, Since: start},
 		}
