@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
+)
+
+// Pods is the part of the world the reconciler acts on. Supervisor is the
+// real one; tests use a fake.
+type Pods interface {
+	// Running returns owner's running pods, oldest first.
+	Running(owner string) []Pod
+	// Start starts a pod for owner running command.
+	Start(ctx context.Context, owner string, command []string) (Pod, error)
+	// Stop stops pod and returns once it has ended.
+	Stop(ctx context.Context, pod Pod) error
+}
+
+// Reconciler converges the pods of each replica set toward its spec, then
+// records what it observed with a compare-and-swap status write against the
+// revision it reconciled. It keeps no state of its own: each reconcile looks
+// at the running pods, so it is idempotent, and one that finds the right
+// pods and an up-to-date status starts, stops and writes nothing.
+type Reconciler struct {
+	Store store.Store[*ReplicaSet]
+	Pods  Pods
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*ReplicaSet]) (reconcile.Result, error) {
+	running := r.Pods.Running(req.Key)
+	if req.Deleted {
+		for _, pod := range running {
+			if err := r.Pods.Stop(ctx, pod); err != nil {
+				return reconcile.Result{}, fmt.Errorf("stop pod %d: %w", pod.PID, err)
+			}
+		}
+		return reconcile.Result{}, nil
+	}
+	spec := req.Object.Value.Spec
+	if err := validate(spec); err != nil {
+		return reconcile.Result{}, reconcile.Terminal(err)
+	}
+
+	// Surplus pods go newest first: the oldest have proven themselves.
+	for len(running) > spec.Replicas {
+		pod := running[len(running)-1]
+		if err := r.Pods.Stop(ctx, pod); err != nil {
+			return reconcile.Result{}, fmt.Errorf("stop pod %d: %w", pod.PID, err)
+		}
+		running = running[:len(running)-1]
+	}
+	var startErr error
+	for len(running) < spec.Replicas {
+		pod, err := r.Pods.Start(ctx, req.Key, spec.Command)
+		if err != nil {
+			startErr = fmt.Errorf("start pod: %w", err)
+			break
+		}
+		running = append(running, pod)
+	}
+
+	status, ready := observe(running, spec.Replicas, startErr)
+	_, err := reconcile.WriteStatus(ctx, r.Store, req.Object, status, ready)
+	if startErr != nil {
+		// Back off on the start failure whatever became of the status.
+		return reconcile.Result{}, errors.Join(startErr, statusErr(err))
+	}
+	return reconcile.Result{}, err
+}
+
+// statusErr keeps a status write error for reporting without letting a
+// conflict turn a start failure into an immediate retry.
+func statusErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("status not written: %s", err)
+}
+
+// observe builds the status and the Ready condition from the pods running.
+func observe(running []Pod, want int, startErr error) (Status, reconcile.Condition) {
+	pids := make([]int, len(running))
+	for i, p := range running {
+		pids[i] = p.PID
+	}
+	slices.Sort(pids)
+	status := Status{ReadyReplicas: len(running), Pods: pids}
+	msg := fmt.Sprintf("%d of %d pods running", len(running), want)
+	switch {
+	case startErr != nil:
+		return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionFalse, Reason: "StartFailed", Message: msg + ": " + startErr.Error()}
+	case len(running) == want:
+		return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionTrue, Reason: "AllPodsRunning", Message: msg}
+	}
+	return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionFalse, Reason: "Scaling", Message: msg}
+}
+
+// validate rejects a spec no retry can make work.
+func validate(spec Spec) error {
+	if spec.Replicas < 0 {
+		return fmt.Errorf("replicas %d: must not be negative", spec.Replicas)
+	}
+	if len(spec.Command) > 0 {
+		if _, err := exec.LookPath(spec.Command[0]); err != nil {
+			return fmt.Errorf("command: %w", err)
+		}
+	}
+	return nil
+}
+
+// ControllerConfig holds what NewController needs besides the store.
+type ControllerConfig struct {
+	// Pods is the world the controller acts on.
+	Pods Pods
+	// Exits delivers the key of a replica set whose pod ended by itself.
+	Exits <-chan string
+	// Logger receives the controller's logs.
+	Logger *slog.Logger
+}
+
+// NewController returns the replica set controller over s, with timings
+// short enough for a demo: retries back off from 50ms to 1s.
+func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile.Controller[*ReplicaSet], error) {
+	return reconcile.New(s, &Reconciler{Store: s, Pods: cfg.Pods}, reconcile.Options[*ReplicaSet]{
+		Name:        "replicaset",
+		RateLimiter: queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
+		Timeout:     10 * time.Second,
+		GracePeriod: 5 * time.Second,
+		Logger:      cfg.Logger,
+		Sources:     []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
+	})
+}

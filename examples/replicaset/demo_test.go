@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runDemo runs the demo in process, with this test binary as the pods'
+// executable, and fails the test if it fails. The narration and the
+// controller's logs are shown only if the test fails.
+func runDemo(t *testing.T, cfg Config) Report {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	var out syncBuffer
+	cfg.Executable, cfg.Out = exe, &out
+	cfg.Logger = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // hang guard only
+	defer cancel()
+	rep, err := Run(ctx, cfg)
+	if err != nil || t.Failed() {
+		t.Logf("demo output:\n%s", out.String())
+	}
+	require.NoError(t, err)
+	assertNoProcessLeft(t, rep.StartedPIDs)
+	return rep
+}
+
+// syncBuffer is a bytes.Buffer that the narrator and the logger can share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// assertNoProcessLeft checks, independently of the demo's own check, that
+// no pod process or process group survives.
+func assertNoProcessLeft(t *testing.T, pids []int) {
+	t.Helper()
+	require.NotEmpty(t, pids)
+	for _, pid := range pids {
+		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pod %d still exists", pid)
+		assert.ErrorIs(t, syscall.Kill(-pid, 0), syscall.ESRCH, "process group of pod %d still exists", pid)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	outage := 2 * time.Second
+	if testing.Short() {
+		outage = 500 * time.Millisecond
+	}
+	rep := runDemo(t, Config{Replicas: 3, Outage: outage})
+
+	// Every step converged: the pods the spec asks for, and a status that
+	// records exactly them for the latest generation.
+	names := make([]string, len(rep.Phases))
+	for i, p := range rep.Phases {
+		names[i] = p.Name
+		assert.Len(t, p.Pods, p.Want, p.Name)
+		assert.Equal(t, p.Want, p.Ready, p.Name)
+		assert.Equal(t, p.Generation, p.ObservedGeneration, p.Name)
+	}
+	require.Equal(t, []string{"converge", "power failure", "scale up", "scale down", "store outage"}, names)
+	want := []int{3, 3, 5, 2, 2}
+	gens := []int64{1, 1, 2, 3, 3}
+	for i, p := range rep.Phases {
+		assert.Equal(t, want[i], p.Want, p.Name)
+		assert.Equal(t, gens[i], p.Generation, p.Name)
+	}
+	assert.Nil(t, rep.Resumed)
+
+	// The power failure replaced every pod.
+	before, after := rep.Phases[0].Pods, rep.Phases[1].Pods
+	for _, pid := range before {
+		assert.NotContains(t, after, pid, "pod %d survived the power failure", pid)
+	}
+
+	// The pod killed during the outage was replaced while the store was
+	// down, and the status, stale meanwhile, caught up.
+	o := rep.Outage
+	require.NotZero(t, o.Victim)
+	assert.GreaterOrEqual(t, o.Down, outage)
+	assert.Len(t, o.ReplacedWhileDown, 1, "pods started while the store was down")
+	assert.Contains(t, o.StaleStatus, o.Victim, "status written while the store was down")
+	final := rep.Phases[4].Pods
+	assert.NotContains(t, final, o.Victim)
+	for _, pid := range o.ReplacedWhileDown {
+		assert.Contains(t, final, pid)
+	}
+	assert.Equal(t, 2, rep.Final.Spec.Replicas)
+	assert.Equal(t, 2, rep.Final.Status.ReadyReplicas)
+	assert.Equal(t, final, rep.Final.Status.Pods)
+	assert.Equal(t, int64(3), rep.Final.ObservedGeneration)
+
+	// Every pod is accounted for: killed by the demo, stopped by the
+	// controller, or stopped at shutdown; none is left.
+	assert.Equal(t, 4, rep.Killed)
+	assert.Equal(t, rep.Killed, rep.BeforeShutdown.Exited)
+	assert.Equal(t, 3, rep.BeforeShutdown.Stopped, "scale down from 5 to 2")
+	assert.Equal(t, len(rep.StartedPIDs), rep.Stats.Started)
+	assert.Equal(t, rep.Stats.Started, rep.Stats.Stopped+rep.Stats.Exited)
+	assert.Equal(t, 3+3+2+1, rep.Stats.Started)
+	assert.Empty(t, rep.Leftover)
+	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(rep.StartedPIDs))), len(rep.StartedPIDs))
+}
+
+// With a store directory, the desired state survives a restart: the second
+// run starts the pods the first one left in the spec before it goes on.
+func TestDemoResumesFromStore(t *testing.T) {
+	dir := t.TempDir()
+	first := runDemo(t, Config{Replicas: 2, StoreDir: dir, Outage: 200 * time.Millisecond})
+	require.Equal(t, 1, first.Final.Spec.Replicas)
+	require.Equal(t, int64(3), first.Final.Generation)
+
+	second := runDemo(t, Config{Replicas: 2, StoreDir: dir, Outage: 200 * time.Millisecond})
+	require.NotNil(t, second.Resumed)
+	assert.Equal(t, 1, second.Resumed.Want)
+	assert.Len(t, second.Resumed.Pods, 1)
+	assert.Equal(t, int64(3), second.Resumed.ObservedGeneration)
+	for _, pid := range first.StartedPIDs {
+		assert.NotContains(t, second.Resumed.Pods, pid, "a pod of the first run")
+	}
+	assert.Equal(t, int64(6), second.Final.Generation)
+	assert.Equal(t, int64(6), second.Final.ObservedGeneration)
+}
+
+func TestRunRejectsNoReplicas(t *testing.T) {
+	_, err := Run(t.Context(), Config{Replicas: 0})
+	require.Error(t, err)
+	assert.False(t, errors.Is(err, context.Canceled))
+}
