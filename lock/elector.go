@@ -71,7 +71,8 @@ func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
 // returns while still leading, Run releases leadership and returns what lead
 // returned. A panic in lead releases leadership and propagates.
 //
-// Run fails with ErrInvalid if ctx or lead is nil.
+// Run fails with ErrInvalid if ctx or lead is nil. Call Run once at a time
+// on an Elector; IsLeader reports on that call.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error) error {
 	if err := checkContext(ctx); err != nil {
 		return err

@@ -31,6 +31,10 @@ import (
 // overlapping. The store's reads and conditional writes must be linearizable
 // (the in-memory store's and etcd's are).
 //
+// A process that restarts does not recognise the record of its previous
+// incarnation (which might still be running): it waits out the TTL like any
+// contender, unless that incarnation released the lease.
+//
 // A Lease is safe for concurrent use; it remembers the revision it has seen
 // and since when, so that repeated TryAcquire calls take over an abandoned
 // record once it has been unchanged for a TTL.

@@ -1,8 +1,11 @@
 package lock
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -503,4 +506,47 @@ func TestLeaseReleaseHonoursContext(t *testing.T) {
 		_, err = m.Get(t.Context(), "leader")
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
+}
+
+// TestLeaseLogs: a configured logger hears of acquisition, loss and release.
+func TestLeaseLogs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf syncBuffer
+		m := newMemory(t)
+		l, err := NewLease(m, "leader", LeaseOptions{
+			Holder: "a", TTL: testTTL, RenewInterval: testInterval, RenewDeadline: testDeadline,
+			Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+		})
+		require.NoError(t, err)
+		lk, err := l.Acquire(t.Context())
+		require.NoError(t, err)
+		obj, err := m.Get(t.Context(), "leader")
+		require.NoError(t, err)
+		_, err = m.Update(t.Context(), "leader", Record{Holder: "intruder"}, obj.Revision)
+		require.NoError(t, err)
+		<-lk.Context().Done()
+		require.NoError(t, lk.Release(t.Context()))
+		logs := buf.String()
+		for _, want := range []string{`msg="lease acquired" lease=leader holder=a token=1`, `msg="lease lost"`, `msg="lease released"`} {
+			require.Contains(t, logs, want)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the lease's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
