@@ -25,7 +25,11 @@ import (
 //   - A contender that finds the record held watches it and takes over only
 //     after seeing the same revision for a full TTL on its own clock: it
 //     deletes the record, conditioned on that revision, and creates its own.
-//   - Release deletes the record; watching contenders take over at once.
+//   - Release cancels the Lock's context, stops renewing (waiting for a
+//     renewal in flight, whose store call it cancels) and deletes the record
+//     if it still belongs to the term; watching contenders take over at once.
+//     If its ctx ends first or the delete fails it returns the error and may
+//     be called again (contenders then take over after the TTL).
 //
 // See LeaseOptions for the timing bound that keeps two holders from
 // overlapping. The store's reads and conditional writes must be linearizable
