@@ -30,11 +30,14 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 type Controller[T any] struct {
 	opts  Options[T]
 	rec   Reconciler[T]
-	queue *queue.Queue[string]
-	cache *informer[T]
+	cache *informer[T] // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
 
-	started atomic.Bool
+	// queue is the current run's workqueue; each Run after the first gets a
+	// fresh one, since a run ends by shutting its queue down.
+	queue   atomic.Pointer[queue.Queue[string]]
+	running atomic.Bool
+	runs    atomic.Int64
 
 	// mu guards the per-key bookkeeping below.
 	mu sync.Mutex
@@ -87,13 +90,20 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		progress:   make(chan struct{}),
 		wantWorker: opts.Workers,
 	}
-	c.queue = queue.New(queue.Config[string]{RateLimiter: opts.RateLimiter, Metrics: opts.QueueMetrics})
+	c.queue.Store(c.newQueue())
 	c.cache = newInformer(s, opts.Prefix, opts.Logger, c.observe)
 	for name, fn := range opts.Indexes {
 		c.cache.indexes[name] = newIndex(fn)
 	}
 	return c, nil
 }
+
+func (c *Controller[T]) newQueue() *queue.Queue[string] {
+	return queue.New(queue.Config[string]{RateLimiter: c.opts.RateLimiter, Metrics: c.opts.QueueMetrics})
+}
+
+// q returns the current run's workqueue.
+func (c *Controller[T]) q() *queue.Queue[string] { return c.queue.Load() }
 
 // Name returns the controller's name.
 func (c *Controller[T]) Name() string { return c.opts.Name }
@@ -133,17 +143,17 @@ func (c *Controller[T]) observe(old, cur *store.Object[T], initial bool) {
 	if initial {
 		prio = queue.PriorityLow
 	}
-	c.queue.AddWith(key, queue.AddOptions{Priority: prio})
+	c.q().AddWith(key, queue.AddOptions{Priority: prio})
 }
 
 // Enqueue asks for key to be reconciled, as a source would.
-func (c *Controller[T]) Enqueue(key string) { c.queue.Add(key) }
+func (c *Controller[T]) Enqueue(key string) { c.q().Add(key) }
 
 // EnqueueAll asks for every cached key to be reconciled, at low priority,
 // as a resync does.
 func (c *Controller[T]) EnqueueAll() {
 	for _, obj := range c.Lister().List() {
-		c.queue.AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
+		c.q().AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
 	}
 }
 
@@ -154,10 +164,25 @@ func (c *Controller[T]) Revision() int64 { return c.cache.currentRevision() }
 // sources, waits for the initial list, then runs the workers. When ctx ends
 // it stops intake, lets in-flight reconciles finish for up to GracePeriod,
 // then cancels their contexts and waits for them, and returns nil. It leaves
-// no goroutine behind. Run may be called once.
+// no goroutine behind.
+//
+// Run may be called again after it returns (a leader-only controller runs
+// once per term of leadership): the cache it kept is re-listed, exactly the
+// keys that changed meanwhile are reported as changes, and every key is
+// reconciled again at low priority, since the world may have drifted while
+// the controller was not running. Calling Run while it runs returns
+// ErrAlreadyRunning.
 func (c *Controller[T]) Run(ctx context.Context) error {
-	if !c.started.CompareAndSwap(false, true) {
+	if !c.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
+	}
+	defer c.running.Store(false)
+	var synced <-chan struct{} = c.cache.synced
+	again := c.runs.Add(1) > 1
+	if again {
+		// Act on nothing older than this run: wait for a fresh list.
+		c.queue.Store(c.newQueue())
+		synced = c.cache.relist()
 	}
 	log := c.opts.Logger
 	intake, stopIntake := context.WithCancel(context.WithValue(ctx, loggerKey{}, log))
@@ -173,10 +198,13 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	defer stopIntake()
 
 	select {
-	case <-c.cache.synced:
+	case <-synced:
 	case <-ctx.Done():
-		c.queue.ShutDown()
+		c.q().ShutDown()
 		return nil
+	}
+	if again {
+		c.EnqueueAll()
 	}
 	log.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
 
@@ -187,10 +215,15 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	c.workerCtx, c.reconCtx = ctx, reconCtx
 	c.scaleLocked()
 	c.workersMu.Unlock()
+	defer func() {
+		c.workersMu.Lock()
+		c.workers, c.workerCtx, c.reconCtx = nil, nil, nil
+		c.workersMu.Unlock()
+	}()
 
 	<-ctx.Done()
 	stopIntake()
-	c.queue.ShutDown()
+	c.q().ShutDown()
 	done := make(chan struct{})
 	go func() { c.workerWG.Wait(); close(done) }()
 	grace := time.NewTimer(c.opts.GracePeriod)
@@ -252,8 +285,8 @@ func (c *Controller[T]) scaleLocked() {
 	for len(c.workers) < c.wantWorker {
 		ctx, cancel := context.WithCancel(c.workerCtx)
 		c.workers = append(c.workers, cancel)
-		reconCtx := c.reconCtx
-		c.workerWG.Go(func() { c.work(ctx, reconCtx) })
+		reconCtx, q := c.reconCtx, c.q()
+		c.workerWG.Go(func() { c.work(ctx, reconCtx, q) })
 	}
 	for len(c.workers) > c.wantWorker {
 		n := len(c.workers) - 1
@@ -264,13 +297,13 @@ func (c *Controller[T]) scaleLocked() {
 
 // work takes keys until ctx ends or the queue shuts down; reconciles run
 // on reconCtx.
-func (c *Controller[T]) work(ctx, reconCtx context.Context) {
+func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[string]) {
 	for {
-		key, err := c.queue.Get(ctx)
+		key, err := q.Get(ctx)
 		if err != nil {
 			return
 		}
-		c.process(reconCtx, key)
-		c.queue.Done(key)
+		c.process(reconCtx, q, key)
+		q.Done(key)
 	}
 }

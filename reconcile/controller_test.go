@@ -72,8 +72,8 @@ func TestReconcilesInitialListAndChanges(t *testing.T) {
 		req, _ = rec.last("ghost")
 		require.True(t, req.Deleted)
 		require.Zero(t, req.Object.Revision)
-		stop()
 		require.ErrorIs(t, c.Run(context.Background()), ErrAlreadyRunning)
+		stop()
 	})
 }
 
@@ -178,7 +178,7 @@ func TestErrorsBackOffAndSuccessForgets(t *testing.T) {
 		defer mu.Unlock()
 		require.Equal(t, []time.Duration{0, time.Second, 3 * time.Second, 7 * time.Second}, times)
 		require.Equal(t, []int{0, 1, 2, 3}, attempts)
-		require.Zero(t, c.queue.NumRequeues("a"), "success must forget the backoff")
+		require.Zero(t, c.q().NumRequeues("a"), "success must forget the backoff")
 		snap := c.Snapshot()
 		require.Len(t, snap, 1)
 		require.Equal(t, Success, snap[0].LastOutcome)
@@ -236,7 +236,7 @@ func TestTerminalErrorIsNotRetried(t *testing.T) {
 		require.Equal(t, 1, m.get("terminal"))
 		require.Equal(t, 1, m.get("errors"))
 		require.Equal(t, 1, m.get("total/error"))
-		require.Zero(t, c.queue.NumRequeues("a"))
+		require.Zero(t, c.q().NumRequeues("a"))
 		snap := c.Snapshot()
 		require.Equal(t, TerminalFailure, snap[0].LastOutcome)
 		require.Contains(t, snap[0].LastError, "invalid spec")
@@ -329,4 +329,40 @@ func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.n[name]
+}
+
+// A controller can run again after Run returns (once per term of
+// leadership): its cache re-lists, the deletion made while it was stopped
+// reaches the reconciler with the last known value, and every key is
+// reconciled again.
+func TestRunAgainAfterStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[*item]()
+		put(t, s, "a", &item{Want: 1})
+		put(t, s, "b", &item{Want: 2})
+		rec := &recorder{}
+		c, err := New(s, rec, Options[*item]{Name: "test"})
+		require.NoError(t, err)
+		stop := start(t, c)
+		synctest.Wait()
+		stop()
+		rec.reset()
+
+		put(t, s, "a", &item{Want: 10})
+		del(t, s, "b")
+		rev := put(t, s, "c", &item{Want: 3})
+		stop = start(t, c)
+		require.NoError(t, c.WaitForRevision(context.Background(), rev))
+		synctest.Wait()
+		require.Equal(t, 1, rec.count("a"))
+		require.Equal(t, 1, rec.count("c"))
+		req, ok := rec.last("b")
+		require.True(t, ok, "the deletion made while stopped was not reconciled")
+		require.True(t, req.Deleted)
+		require.Equal(t, 2, req.Object.Value.Want)
+		req, _ = rec.last("a")
+		require.Equal(t, 10, req.Object.Value.Want)
+		require.ErrorIs(t, c.Run(context.Background()), ErrAlreadyRunning)
+		stop()
+	})
 }

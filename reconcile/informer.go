@@ -36,6 +36,7 @@ type informer[T any] struct {
 	advanced chan struct{} // closed and replaced when revision grows
 	listed   bool
 	synced   chan struct{} // closed after the first successful list
+	fresh    chan struct{} // closed after the list that follows relist
 	down     error         // why the cache is not following the store, or nil
 }
 
@@ -53,6 +54,19 @@ func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, onCha
 		advanced:   make(chan struct{}),
 		down:       errors.New("not listed yet"),
 	}
+}
+
+// relist makes the next follow re-list, reporting what changed since the
+// cache was last in step with the store. The returned channel is closed
+// once that list is in.
+func (in *informer[T]) relist() <-chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.listed = false
+	if in.fresh == nil {
+		in.fresh = make(chan struct{})
+	}
+	return in.fresh
 }
 
 // run follows the store until ctx ends.
@@ -149,6 +163,10 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	in.listed = true
 	if initial {
 		close(in.synced)
+	}
+	if in.fresh != nil {
+		close(in.fresh)
+		in.fresh = nil
 	}
 }
 

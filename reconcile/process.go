@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 )
 
@@ -17,7 +18,7 @@ import (
 const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
-func (c *Controller[T]) process(ctx context.Context, key string) {
+func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key string) {
 	req, pendingRev := c.request(key)
 	id := c.ids.Add(1)
 	ctx = context.WithValue(ctx, infoKey{}, &info{
@@ -36,22 +37,22 @@ func (c *Controller[T]) process(ctx context.Context, key string) {
 	outcome := classify(err)
 	switch outcome {
 	case Success:
-		c.queue.Forget(key)
+		q.Forget(key)
 		c.complete(req, pendingRev)
 		if res.RequeueAfter > 0 {
-			c.queue.AddAfter(key, res.RequeueAfter)
+			q.AddAfter(key, res.RequeueAfter)
 		}
 	case TerminalFailure:
-		c.queue.Forget(key)
+		q.Forget(key)
 		c.complete(req, pendingRev)
 		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
 	case Conflict:
 		// Reconcile again at once if the cache already holds a newer
 		// object; otherwise the watch event bringing it will.
 		if cur, ok := c.cache.get(key); ok && cur.Revision != req.Object.Revision || !ok && !req.Deleted {
-			c.queue.Add(key)
+			q.Add(key)
 		} else {
-			c.queue.AddAfter(key, conflictRetry)
+			q.AddAfter(key, conflictRetry)
 		}
 		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
 	default: // Failure, Panicked
@@ -59,7 +60,7 @@ func (c *Controller[T]) process(ctx context.Context, key string) {
 		if res.RequeueAfter > 0 {
 			delay = min(delay, res.RequeueAfter)
 		}
-		c.queue.AddAfter(key, delay)
+		q.AddAfter(key, delay)
 		level := slog.LevelWarn
 		if outcome == Panicked {
 			level = slog.LevelError

@@ -51,7 +51,7 @@ func (c *Controller[T]) Health() Health {
 		}
 	}
 	now := time.Now()
-	for _, it := range c.queue.Snapshot() {
+	for _, it := range c.q().Snapshot() {
 		if it.State == queue.Processing {
 			if d := now.Sub(it.Since); d > c.opts.StuckAfter {
 				h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
@@ -147,7 +147,7 @@ type KeyState struct {
 // per-key records, O(n log n) in their size.
 func (c *Controller[T]) Snapshot() []KeyState {
 	states := map[string]*KeyState{}
-	for _, it := range c.queue.Snapshot() {
+	for _, it := range c.q().Snapshot() {
 		states[it.Key] = &KeyState{Key: it.Key, Queue: it}
 	}
 	c.mu.Lock()
