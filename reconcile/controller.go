@@ -105,6 +105,10 @@ func (c *Controller[T]) newQueue() *queue.Queue[string] {
 // q returns the current run's workqueue.
 func (c *Controller[T]) q() *queue.Queue[string] { return c.queue.Load() }
 
+// NeedsLeaderElection reports whether the controller runs only in the
+// leader of a Manager with an elector (see Options.WithoutLeaderElection).
+func (c *Controller[T]) NeedsLeaderElection() bool { return !c.opts.WithoutLeaderElection }
+
 // Name returns the controller's name.
 func (c *Controller[T]) Name() string { return c.opts.Name }
 

@@ -34,7 +34,8 @@ type checkFailure struct {
 }
 
 // Ready returns nil when the manager is running and every runnable that
-// implements ReadyChecker is ready. Otherwise it returns ErrManagerNotRunning,
+// implements ReadyChecker is ready (leader-only runnables are not checked
+// while another process leads). Otherwise it returns ErrManagerNotRunning,
 // or the failed checks joined, each prefixed with its runnable's name.
 func (m *Manager) Ready() error {
 	return joinFailures(m.check(func(r Runnable) (bool, error) {
@@ -60,15 +61,16 @@ func (m *Manager) Healthy() error {
 	}))
 }
 
-// Readyz returns an HTTP handler for readiness probes: 200 and "ok" when
-// Ready would return nil, else 503 and one line per failed check
+// Readyz returns an HTTP handler for readiness probes: 200 and "ok" (and,
+// with an elector, a line "leader: true" or "leader: false") when Ready
+// would return nil, else 503 and one line per failed check
 // ("name: error"), or "manager: not running".
 func (m *Manager) Readyz() http.Handler {
 	return m.probe(m.Ready)
 }
 
-// Healthz returns an HTTP handler for liveness probes: 200 and "ok" when
-// Healthy would return nil, else 503 and one line per failed check
+// Healthz returns an HTTP handler for liveness probes: 200 and "ok" (and,
+// with an elector, the leadership line) when Healthy would return nil, else 503 and one line per failed check
 // ("name: error"), or "manager: not running".
 func (m *Manager) Healthz() http.Handler {
 	return m.probe(m.Healthy)
@@ -82,6 +84,9 @@ func (m *Manager) probe(check func() error) http.Handler {
 		if err == nil {
 			w.WriteHeader(http.StatusOK)
 			fmt.Fprintln(w, "ok")
+			if m.elector != nil {
+				fmt.Fprintln(w, "leader:", m.elector.IsLeader())
+			}
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -100,7 +105,11 @@ func (m *Manager) check(probe func(Runnable) (bool, error)) []checkFailure {
 		return []checkFailure{{name: "manager", err: fmt.Errorf("%w (%s)", ErrManagerNotRunning, phase)}}
 	}
 	var failed []checkFailure
+	following := !m.IsLeader()
 	for _, r := range runnables {
+		if r.leaderOnly && m.elector != nil && following {
+			continue // not running while another process leads: nothing to check
+		}
 		if ok, err := probeGuarded(r.runnable, probe); ok && err != nil {
 			failed = append(failed, checkFailure{name: r.name, err: err})
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/converge-go/converge/lock"
 )
 
 // DefaultShutdownTimeout is how long Manager.Run waits, once its context has
@@ -56,8 +58,11 @@ func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
 
 // LeaderOnly is implemented by runnables that may act only while their
 // process holds leadership (for example controllers that write to the world).
-// The manager records the answer when the runnable is added. Until the
-// manager has a leader elector, leader-only runnables run like the others.
+// The manager records the answer when the runnable is added. With
+// ManagerOptions.Elector, leader-only runnables start when leadership is won
+// and are stopped the moment it is in doubt, then started again (Run called
+// again) at the next term, so they must be restartable; Controller is.
+// Without an elector they run like the others.
 type LeaderOnly interface {
 	NeedsLeaderElection() bool
 }
@@ -70,6 +75,12 @@ type ManagerOptions struct {
 	// runnable fails, for the runnables to return (0: DefaultShutdownTimeout).
 	// Negative values are refused.
 	ShutdownTimeout time.Duration
+	// Elector, if set, gates leader-only runnables: they run only while it
+	// leads, with a context cancelled the moment leadership is in doubt.
+	// Writes they make on behalf of the leadership should carry the
+	// lease's guard (lock.Lock.Guard) so that a deposed leader's late
+	// writes are rejected.
+	Elector *lock.Elector
 }
 
 // Manager runs several runnables (controllers and the like) under one
@@ -80,6 +91,7 @@ type ManagerOptions struct {
 type Manager struct {
 	log             *slog.Logger
 	shutdownTimeout time.Duration
+	elector         *lock.Elector
 
 	mu        sync.Mutex
 	runnables []*managed
@@ -124,7 +136,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	if opts.ShutdownTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalidOptions, opts.ShutdownTimeout)
 	}
-	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout}
+	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout, elector: opts.Elector}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -239,26 +251,67 @@ func (m *Manager) begin() ([]*managed, error) {
 }
 
 // start launches the runnables. It is the one place where runnables are
-// started, so that a leader elector can hold leader-only runnables back
-// until leadership is won; without one they start at once like the others.
+// started: with an elector, leader-only runnables are held back until
+// leadership is won; without one they start at once like the others.
 func (m *Manager) start(ctx context.Context, g *errgroup.Group, runnables []*managed, fatal *firstError) {
+	var leaderOnly []*managed
 	for _, r := range runnables {
-		r.setRunning(true)
-		g.Go(func() error {
-			defer r.setRunning(false)
-			m.log.Info("runnable starting", "runnable", r.name, "leaderOnly", r.leaderOnly)
-			err := m.runGuarded(ctx, r)
-			if err == nil || (ctx.Err() != nil && isContextError(err)) {
-				m.log.Info("runnable stopped", "runnable", r.name)
-				return nil
+		if r.leaderOnly && m.elector != nil {
+			leaderOnly = append(leaderOnly, r)
+			continue
+		}
+		m.launch(ctx, g, r, fatal)
+	}
+	if len(leaderOnly) == 0 {
+		return
+	}
+	for _, r := range leaderOnly {
+		r.setRunning(true) // counted as running until the elector stops
+	}
+	g.Go(func() error {
+		defer func() {
+			for _, r := range leaderOnly {
+				r.setRunning(false)
 			}
-			err = fmt.Errorf("reconcile: runnable %q: %w", r.name, err)
-			m.log.Error("runnable failed", "runnable", r.name, "err", err)
-			fatal.record(err)
+		}()
+		err := m.elector.Run(ctx, func(lead context.Context) error {
+			m.log.Info("leading: starting leader-only runnables", "count", len(leaderOnly))
+			term, _ := errgroup.WithContext(lead)
+			for _, r := range leaderOnly {
+				m.launch(lead, term, r, fatal)
+			}
+			err := term.Wait()
+			m.log.Info("leader-only runnables stopped", "leading", m.elector.IsLeader())
 			return err
 		})
-	}
+		if err != nil && !isContextError(err) {
+			fatal.record(fmt.Errorf("reconcile: leader election: %w", err))
+		}
+		return err
+	})
 }
+
+// launch runs r in g under ctx; its error, if fatal, is recorded.
+func (m *Manager) launch(ctx context.Context, g *errgroup.Group, r *managed, fatal *firstError) {
+	r.setRunning(true)
+	g.Go(func() error {
+		defer r.setRunning(false)
+		m.log.Info("runnable starting", "runnable", r.name, "leaderOnly", r.leaderOnly)
+		err := m.runGuarded(ctx, r)
+		if err == nil || (ctx.Err() != nil && isContextError(err)) {
+			m.log.Info("runnable stopped", "runnable", r.name)
+			return nil
+		}
+		err = fmt.Errorf("reconcile: runnable %q: %w", r.name, err)
+		m.log.Error("runnable failed", "runnable", r.name, "err", err)
+		fatal.record(err)
+		return err
+	})
+}
+
+// IsLeader reports whether leader-only runnables may run: true while the
+// elector leads, and always true without an elector.
+func (m *Manager) IsLeader() bool { return m.elector == nil || m.elector.IsLeader() }
 
 // runGuarded runs r, turning a panic into an error.
 func (m *Manager) runGuarded(ctx context.Context, r *managed) (err error) {

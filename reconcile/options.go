@@ -55,6 +55,10 @@ type Options[T any] struct {
 	Indexes map[string]IndexFunc[T]
 	// Sources wake keys besides the primary store's changes.
 	Sources []Source
+	// WithoutLeaderElection lets the controller run in every replica of a
+	// Manager that has an elector (for controllers that only observe);
+	// by default a controller runs only in the leader.
+	WithoutLeaderElection bool
 }
 
 const (

@@ -1,0 +1,136 @@
+package reconcile
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/store"
+	"github.com/stretchr/testify/require"
+)
+
+// replica is one process of a replicated deployment: a manager with an
+// elector and one leader-only controller.
+type replica struct {
+	name    string
+	mgr     *Manager
+	ctrl    *Controller[*item]
+	cancel  context.CancelFunc
+	done    chan error
+	mu      sync.Mutex
+	handled []string
+}
+
+func newReplica(t *testing.T, name string, leases store.Store[lock.Record], s store.Store[*item]) *replica {
+	t.Helper()
+	r := &replica{name: name, done: make(chan error, 1)}
+	lease, err := lock.NewLease(leases, "leader", lock.LeaseOptions{Holder: name, TTL: 3 * time.Second})
+	require.NoError(t, err)
+	el, err := lock.NewElector(lease, lock.ElectorOptions{})
+	require.NoError(t, err)
+	r.mgr, err = NewManager(ManagerOptions{Elector: el})
+	require.NoError(t, err)
+	r.ctrl, err = New(s, Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		r.mu.Lock()
+		r.handled = append(r.handled, req.Key)
+		r.mu.Unlock()
+		return Result{}, nil
+	}), Options[*item]{Name: "items"})
+	require.NoError(t, err)
+	require.True(t, r.ctrl.NeedsLeaderElection())
+	require.NoError(t, r.mgr.Add(r.ctrl))
+	return r
+}
+
+func (r *replica) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- r.mgr.Run(ctx) }()
+}
+
+func (r *replica) stop(t *testing.T) {
+	r.cancel()
+	require.NoError(t, <-r.done)
+}
+
+func (r *replica) count(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, k := range r.handled {
+		if k == key {
+			n++
+		}
+	}
+	return n
+}
+
+func probe(t *testing.T, m *Manager) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Readyz().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	return strings.TrimSpace(rec.Body.String())
+}
+
+// Leader-only controllers run only in the leader; when the leader stops,
+// another replica takes over at once (the lease is released) and its
+// controller reconciles, and followers report ready with their leadership.
+func TestManagerRunsLeaderOnlyControllersInTheLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := store.NewMemory[lock.Record]()
+		s := store.NewMemory[*item]()
+		put(t, s, "a", &item{})
+		r1 := newReplica(t, "r1", leases, s)
+		r2 := newReplica(t, "r2", leases, s)
+		r1.start()
+		synctest.Wait()
+		r2.start()
+		synctest.Wait()
+		require.True(t, r1.mgr.IsLeader())
+		require.False(t, r2.mgr.IsLeader())
+		require.Equal(t, 1, r1.count("a"))
+		require.Zero(t, r2.count("a"), "a follower reconciled")
+		require.Equal(t, "ok\nleader: true", probe(t, r1.mgr))
+		require.Equal(t, "ok\nleader: false", probe(t, r2.mgr), "a follower is ready")
+
+		r1.stop(t)
+		synctest.Wait()
+		require.True(t, r2.mgr.IsLeader(), "the release did not hand over at once")
+		rev := put(t, s, "b", &item{})
+		require.NoError(t, r2.ctrl.WaitForRevision(context.Background(), rev))
+		require.Equal(t, 1, r2.count("b"))
+		require.Equal(t, 1, r2.count("a"), "a new leader reconciles every key")
+		r2.stop(t)
+	})
+}
+
+// A leader that loses its lease (another holder's record replaces it) stops
+// its controller at once, and runs it again when it wins a later term.
+func TestManagerRestartsControllerOnNextTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := store.NewMemory[lock.Record]()
+		s := store.NewMemory[*item]()
+		put(t, s, "a", &item{})
+		r1 := newReplica(t, "r1", leases, s)
+		r1.start()
+		synctest.Wait()
+		require.True(t, r1.mgr.IsLeader())
+
+		// Someone deletes the lease record: r1's next renewal fails and it
+		// steps down, then campaigns and wins again.
+		obj, err := leases.Get(context.Background(), "leader")
+		require.NoError(t, err)
+		_, err = leases.Delete(context.Background(), "leader", obj.Revision)
+		require.NoError(t, err)
+		<-time.After(5 * time.Second)
+		synctest.Wait()
+		require.True(t, r1.mgr.IsLeader(), "the replica did not lead again")
+		require.Equal(t, 2, r1.count("a"), "the controller did not run again in the new term")
+		r1.stop(t)
+	})
+}
