@@ -16,7 +16,10 @@
 // store.Guard that holds only while the term is current: writes made on
 // behalf of the lock carry Lock.Guard, and the store rejects those of a
 // deposed holder with store.ErrGuardFailed. Guards are checked by the store
-// that holds the lease record, so fenced writes go to that store.
+// that holds the lease record, so fenced writes go to that store: keep the
+// lease and the objects of other types in views of one byte store
+// (store.NewView), or use a backend whose typed stores share one keyspace
+// (etcd).
 //
 // # Leader election
 //
