@@ -19,19 +19,27 @@ func UniformDelays(n int, max time.Duration, seed uint64) []time.Duration {
 	return delays
 }
 
-// DelayResult is what one run of scenario S4 measured.
+// DelayResult is what one run of scenario S4 measured. Lateness is a key's
+// hand-out time minus (its AddAfter call time + its delay).
 type DelayResult struct {
-	Completion time.Duration   // first AddAfter until the last key was handed out
-	Lateness   []time.Duration // per key: hand-out time − (call time + delay), sorted
+	Completion time.Duration // first AddAfter until the last key was handed out
+	AddPhase   time.Duration // first AddAfter until the last one returned
+	// Lateness holds every key's lateness, sorted.
+	Lateness []time.Duration
+	// QuietLateness holds, sorted, the lateness of the keys due after the
+	// last AddAfter returned, when only the queue and its workers were
+	// running: it separates the queue's own lateness from the time the
+	// busy producer kept other goroutines waiting for a CPU.
+	QuietLateness []time.Duration
 }
 
-// Percentile returns the p-quantile (0 ≤ p ≤ 1) of the sorted lateness,
-// by nearest rank.
-func (r DelayResult) Percentile(p float64) time.Duration {
-	if len(r.Lateness) == 0 {
+// Percentile returns the p-quantile (0 ≤ p ≤ 1) of sorted samples by
+// nearest rank, or 0 if there are none.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
 		return 0
 	}
-	return r.Lateness[int(p*float64(len(r.Lateness)-1)+0.5)]
+	return sorted[int(p*float64(len(sorted)-1)+0.5)]
 }
 
 // Delayed is scenario S4: one goroutine calls AddAfter(keys[i], delays[i])
@@ -67,13 +75,24 @@ func Delayed(q Queue, keys []string, delays []time.Duration, workers int) DelayR
 		deadline[i] = time.Since(start) + delays[i]
 		q.AddAfter(key, delays[i])
 	}
+	res := DelayResult{AddPhase: time.Since(start)}
 	<-handed
-	res := DelayResult{Completion: time.Since(start), Lateness: late}
+	res.Completion = time.Since(start)
 	q.ShutDown()
 	wg.Wait()
+
+	res.Lateness = late
+	for i, d := range deadline {
+		if d >= res.AddPhase {
+			res.QuietLateness = append(res.QuietLateness, late[i])
+		}
+	}
 	res.sort()
 	return res
 }
 
 // sort puts the lateness samples in order, as Percentile needs.
-func (r DelayResult) sort() { slices.Sort(r.Lateness) }
+func (r DelayResult) sort() {
+	slices.Sort(r.Lateness)
+	slices.Sort(r.QuietLateness)
+}

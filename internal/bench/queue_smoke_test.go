@@ -28,16 +28,16 @@ func TestKeyIndex(t *testing.T) {
 }
 
 func TestPercentile(t *testing.T) {
-	r := DelayResult{Lateness: []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	sorted := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, c := range []struct {
 		p    float64
 		want time.Duration
 	}{{0, 1}, {0.5, 6}, {0.99, 10}, {1, 10}} {
-		if got := r.Percentile(c.p); got != c.want {
+		if got := Percentile(sorted, c.p); got != c.want {
 			t.Errorf("Percentile(%v) = %v, want %v", c.p, got, c.want)
 		}
 	}
-	if got := (DelayResult{}).Percentile(0.5); got != 0 {
+	if got := Percentile(nil, 0.5); got != 0 {
 		t.Errorf("Percentile of no samples = %v, want 0", got)
 	}
 }
@@ -92,6 +92,9 @@ func TestQueueDelayed(t *testing.T) {
 		}
 		if early := r.Lateness[0]; early < 0 {
 			t.Errorf("a key was handed out %v before its delay was over", -early)
+		}
+		if len(r.QuietLateness) > len(r.Lateness) {
+			t.Errorf("%d keys due after the adds, more than the %d keys", len(r.QuietLateness), len(r.Lateness))
 		}
 	})
 }
