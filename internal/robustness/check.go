@@ -1,0 +1,49 @@
+package robustness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Operations converts a recorded history to porcupine's operations. An
+// ambiguous write keeps its lost response, if known, as metadata: the
+// visualisation shows it, the check ignores it.
+func Operations(ops []Op) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = porcupine.Operation{
+			ClientId: op.Client,
+			Input:    op.Input,
+			Call:     op.Call,
+			Output:   op.Output,
+			Return:   op.Return,
+			Metadata: op.Actual,
+		}
+	}
+	return out
+}
+
+// Check reports whether the history is linearizable under Model, with the
+// information Visualize needs. A timeout of 0 means no limit; if the limit is
+// reached the result is porcupine.Unknown.
+func Check(ops []Op, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	return porcupine.CheckOperationsVerbose(Model(), Operations(ops), timeout)
+}
+
+// Visualize writes porcupine's HTML visualisation of a checked history to a
+// new file in a new temporary directory and returns the file's path.
+func Visualize(info porcupine.LinearizationInfo, name string) (string, error) {
+	dir, err := os.MkdirTemp("", "converge-robustness-")
+	if err != nil {
+		return "", fmt.Errorf("visualisation: %w", err)
+	}
+	path := filepath.Join(dir, name+".html")
+	if err := porcupine.VisualizePath(Model(), info, path); err != nil {
+		return "", fmt.Errorf("visualisation: %w", err)
+	}
+	return path, nil
+}

@@ -1,0 +1,94 @@
+package robustness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/converge-go/converge/store"
+)
+
+// CheckCompaction compacts s (which must be a Compactor; otherwise the error
+// matches errors.ErrUnsupported) halfway through its history and checks the
+// contract of watches around the compaction point c: a Watch after any
+// revision below c, including 0, fails with store.ErrCompacted, at once or as
+// the watch's Err before any event; a Watch after c delivers exactly the
+// events after c that the run's watcher received (events, which must cover
+// revisions 1 to final). Contract violations match ErrCompaction.
+//
+// ctx bounds the whole check: a watch that neither delivers nor ends is
+// reported when ctx ends.
+func CheckCompaction(ctx context.Context, s store.Store[Value], events []store.Event[Value], final int64) error {
+	c, ok := s.(Compactor)
+	if !ok {
+		return fmt.Errorf("%w: store %T cannot compact", errors.ErrUnsupported, s)
+	}
+	if final < 2 {
+		return fmt.Errorf("%w: nothing to compact at revision %d", ErrConfig, final)
+	}
+	at := final / 2
+	if err := c.Compact(ctx, at); err != nil {
+		return fmt.Errorf("compact to revision %d: %w", at, err)
+	}
+	for _, after := range []int64{0, at - 1} {
+		if err := expectCompacted(ctx, s, after); err != nil {
+			return err
+		}
+	}
+	var want []store.Event[Value]
+	for _, ev := range events {
+		if ev.Object.Revision > at {
+			want = append(want, ev)
+		}
+	}
+	return expectEvents(ctx, s, at, want)
+}
+
+// expectCompacted checks that a watch after revision after fails with
+// store.ErrCompacted.
+func expectCompacted(ctx context.Context, s store.Store[Value], after int64) error {
+	w, err := s.Watch(ctx, KeyPrefix, after)
+	if err != nil {
+		if errors.Is(err, store.ErrCompacted) {
+			return nil
+		}
+		return fmt.Errorf("%w: watch after compacted revision %d failed with %w, want store.ErrCompacted", ErrCompaction, after, err)
+	}
+	defer w.Stop()
+	select {
+	case ev, ok := <-w.Events():
+		if ok {
+			return fmt.Errorf("%w: watch after compacted revision %d delivered %v %q at revision %d", ErrCompaction, after, ev.Type, ev.Object.Key, ev.Object.Revision)
+		}
+		if err := w.Err(); !errors.Is(err, store.ErrCompacted) {
+			return fmt.Errorf("%w: watch after compacted revision %d ended with %v, want store.ErrCompacted", ErrCompaction, after, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%w: watch after compacted revision %d neither failed nor delivered: %w", ErrCompaction, after, ctx.Err())
+	}
+}
+
+// expectEvents checks that a watch after revision after delivers want, in
+// order, and nothing else before want's last revision.
+func expectEvents(ctx context.Context, s store.Store[Value], after int64, want []store.Event[Value]) error {
+	w, err := s.Watch(ctx, KeyPrefix, after)
+	if err != nil {
+		return fmt.Errorf("%w: watch after the compaction point %d: %w", ErrCompaction, after, err)
+	}
+	defer w.Stop()
+	for i, exp := range want {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				return fmt.Errorf("%w: watch after the compaction point %d ended after %d of %d events: %v", ErrCompaction, after, i, len(want), w.Err())
+			}
+			if ev != exp {
+				return fmt.Errorf("%w: watch after the compaction point %d delivered %+v as event %d, want %+v", ErrCompaction, after, ev, i, exp)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("%w: watch after the compaction point %d stalled after %d of %d events: %w", ErrCompaction, after, i, len(want), ctx.Err())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package robustness
+
+import "fmt"
+
+// Config shapes a run.
+type Config struct {
+	// Clients is the number of concurrent clients (at least 1).
+	Clients int
+	// Keys is the number of keys they share (1 to MaxKeys).
+	Keys int
+	// Ops is the number of recorded operations across all clients (at
+	// least Clients).
+	Ops int
+	// Seed seeds the clients' choices and the faults.
+	Seed uint64
+	// FailBeforeCommit and FailAfterCommit are the probabilities that a
+	// write fails before reaching the store, or reaches it and loses its
+	// response (see Faults).
+	FailBeforeCommit float64
+	FailAfterCommit  float64
+	// DisconnectEvery makes the watcher stop and resume its watch after
+	// every so many events (0: never).
+	DisconnectEvery int
+}
+
+// DefaultConfig is the run the tests use by default: 8 clients on 4 keys,
+// 2,000 operations, 5% of writes failing before commit and 5% after, the
+// watch disconnected every 50 events.
+func DefaultConfig(seed uint64) Config {
+	return Config{
+		Clients:          8,
+		Keys:             4,
+		Ops:              2000,
+		Seed:             seed,
+		FailBeforeCommit: 0.05,
+		FailAfterCommit:  0.05,
+		DisconnectEvery:  50,
+	}
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Clients < 1:
+		return fmt.Errorf("%w: %d clients, want at least 1", ErrConfig, c.Clients)
+	case c.Keys < 1 || c.Keys > MaxKeys:
+		return fmt.Errorf("%w: %d keys, want 1 to %d", ErrConfig, c.Keys, MaxKeys)
+	case c.Ops < c.Clients:
+		return fmt.Errorf("%w: %d operations for %d clients, want at least one each", ErrConfig, c.Ops, c.Clients)
+	case c.DisconnectEvery < 0:
+		return fmt.Errorf("%w: disconnect every %d events, want 0 or more", ErrConfig, c.DisconnectEvery)
+	}
+	return checkProbabilities(c.FailBeforeCommit, c.FailAfterCommit)
+}

@@ -1,0 +1,160 @@
+package robustness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Backend is a store under test: one factory function, and optionally a way
+// to restart it.
+type Backend struct {
+	// Name names the backend in test names and messages.
+	Name string
+	// Open returns a new, empty store. It should register its cleanup with
+	// t.Cleanup.
+	Open func(t testing.TB) (store.Store[Value], error)
+	// Restart, if not nil, closes s and opens the same data again, as a
+	// process restart would, returning the new store (with its cleanup
+	// registered). Record calls it once, halfway through the run, from a
+	// client goroutine, while no call is in flight.
+	Restart func(t testing.TB, s store.Store[Value]) (store.Store[Value], error)
+}
+
+// Report is the outcome of Record.
+type Report struct {
+	Backend string
+	Config  Config
+	// Ops is the recorded history.
+	Ops []Op
+	// Watch is what the watcher received.
+	Watch WatchLog
+	// Revision is the store's revision after the last operation.
+	Revision int64
+	// Restarted reports whether the store was restarted during the run.
+	Restarted bool
+	// Store is the store after the run, for checks that need it (such as
+	// CheckCompaction). It stays open until the test's cleanup.
+	Store store.Store[Value]
+}
+
+// watchGrace bounds the wait, after the last operation, for the watcher to
+// receive the last revision: a store that never delivers it fails the run
+// instead of hanging it.
+const watchGrace = time.Minute
+
+// Record opens a store of backend b and runs cfg's workload on it: cfg.Clients
+// concurrent clients, each a Recorder over Faults over the store, perform
+// cfg.Ops operations in all on cfg.Keys keys, while a watcher watches
+// KeyPrefix from revision 0, disconnecting and resuming as cfg says. If b can
+// restart, the store is restarted halfway through. Record returns once the
+// watcher has received the store's final revision.
+//
+// It fails with ErrConfig for an invalid cfg or b, and with the store's
+// error if the store cannot be opened, restarted or watched.
+func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if b.Name == "" || b.Open == nil {
+		return nil, fmt.Errorf("%w: a backend needs a Name and an Open function", ErrConfig)
+	}
+	h, err := NewHistory(Keys(cfg.Keys))
+	if err != nil {
+		return nil, err
+	}
+	base, err := b.Open(t)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", b.Name, err)
+	}
+	rs := &restartable{cur: base}
+	faults, err := NewFaults(rs, cfg.Seed, cfg.FailBeforeCommit, cfg.FailAfterCommit)
+	if err != nil {
+		return nil, err
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	final := make(chan int64, 1)
+	var (
+		wlog    WatchLog
+		watchEr error
+		watched = make(chan struct{})
+	)
+	go func() {
+		defer close(watched)
+		wlog, watchEr = watchUntil(watchCtx, rs, KeyPrefix, cfg.DisconnectEvery, final)
+	}()
+
+	restartErr := runClients(ctx, t, b, cfg, h, faults, rs)
+
+	rev, revErr := rs.Revision(ctx)
+	if revErr == nil {
+		final <- rev
+		grace := time.AfterFunc(watchGrace, stopWatch)
+		defer grace.Stop()
+	} else {
+		stopWatch()
+	}
+	<-watched
+	if err := errors.Join(restartErr, revErr, watchEr); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
+	}
+	return &Report{
+		Backend:   b.Name,
+		Config:    cfg,
+		Ops:       h.Ops(),
+		Watch:     wlog,
+		Revision:  rev,
+		Restarted: b.Restart != nil,
+		Store:     rs,
+	}, nil
+}
+
+// runClients runs the clients to completion, restarting the store halfway if
+// the backend can, and returns the restart's error, if any.
+func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *Faults, rs *restartable) error {
+	var (
+		wg         sync.WaitGroup
+		done       atomic.Int64
+		restartErr error
+		keys       = h.Keys()
+		start      = make(chan struct{})
+	)
+	for i := range cfg.Clients {
+		n := cfg.Ops / cfg.Clients
+		if i < cfg.Ops%cfg.Clients {
+			n++
+		}
+		c := newClient(i, h.Client(faults), keys, cfg.Seed)
+		wg.Go(func() {
+			<-start
+			for range n {
+				c.step(ctx)
+				// Let other clients in between operations, so that
+				// even a store as fast as Memory sees them interleave.
+				runtime.Gosched()
+				if done.Add(1) == int64(cfg.Ops/2) && b.Restart != nil {
+					rs.restart(func(old store.Store[Value]) store.Store[Value] {
+						s, err := b.Restart(t, old)
+						if err != nil {
+							restartErr = fmt.Errorf("restart: %w", err)
+							return old
+						}
+						return s
+					})
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return restartErr
+}
