@@ -14,7 +14,7 @@ import (
 // earlier sub-tests left under other prefixes must not show, and this
 // store's revisions start wherever the cluster's counter is.
 func TestConformance(t *testing.T) {
-	client := newClient(t, nil, endpoint(startServer(t, nil)))
+	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	n := 0
 	newStore := func(t *testing.T) store.Store[*storetest.Value] {
 		n++

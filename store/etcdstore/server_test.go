@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,10 +34,41 @@ func memberConfig(name, dir string) *embed.Config {
 	return cfg
 }
 
-// startServer starts a one-member embedded etcd, closed at cleanup, after
+// member is an embedded etcd member.
+type member struct {
+	*embed.Etcd
+	stop func()
+}
+
+// Stop closes the member; it is safe to call more than once.
+func (m *member) Stop() { m.stop() }
+
+// Endpoint returns the client URL the member listens on.
+func (m *member) Endpoint() string {
+	scheme := "http"
+	if m.Config().ClientTLSInfo.CertFile != "" {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://%s", scheme, m.Clients[0].Addr())
+}
+
+// start starts a member with cfg, stopped at cleanup (after the clients
+// registered later), without waiting for it to be ready.
+func start(t testing.TB, cfg *embed.Config) *member {
+	t.Helper()
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("start etcd member %s: %v", cfg.Name, err)
+	}
+	m := &member{Etcd: e, stop: sync.OnceFunc(e.Close)}
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// startServer starts a one-member embedded etcd, stopped at cleanup, after
 // the clients registered later. configure, if not nil, adjusts the
 // configuration first.
-func startServer(t testing.TB, configure func(*embed.Config)) *embed.Etcd {
+func startServer(t testing.TB, configure func(*embed.Config)) *member {
 	t.Helper()
 	cfg := memberConfig("solo", t.TempDir())
 	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
@@ -46,16 +78,12 @@ func startServer(t testing.TB, configure func(*embed.Config)) *embed.Etcd {
 	if configure != nil {
 		configure(cfg)
 	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	waitReady(t, e)
-	return e
+	m := start(t, cfg)
+	waitReady(t, m)
+	return m
 }
 
-func waitReady(t testing.TB, e *embed.Etcd) {
+func waitReady(t testing.TB, e *member) {
 	t.Helper()
 	timer := time.NewTimer(startupLimit)
 	defer timer.Stop()
@@ -66,15 +94,6 @@ func waitReady(t testing.TB, e *embed.Etcd) {
 	case <-timer.C:
 		t.Fatalf("etcd not ready within %v", startupLimit)
 	}
-}
-
-// endpoint returns the client URL a member listens on.
-func endpoint(e *embed.Etcd) string {
-	scheme := "http"
-	if e.Config().ClientTLSInfo.CertFile != "" {
-		scheme = "https"
-	}
-	return fmt.Sprintf("%s://%s", scheme, e.Clients[0].Addr())
 }
 
 // newClient returns a client of endpoints, closed at cleanup (before the

@@ -24,9 +24,10 @@ type Store[T any] struct {
 var _ store.Store[int] = (*Store[int])(nil)
 
 // New returns a Store over client whose keys live under prefix. The prefix
-// must be a valid key (see store.ValidateKey) that ends with "/", so that one
-// Store's keys can never be a prefix of another's; its length plus
-// store.MaxKeyLen bounds the longest etcd key the Store writes.
+// must be a valid key (see store.ValidateKey) that ends with "/", so that a
+// Store on "app/" never sees the keys of one on "app2/" (nested prefixes such
+// as "app/" and "app/sub/" do overlap: avoid them). The etcd keys written are
+// the prefix followed by the Store's key.
 //
 // New sends no request: an unreachable cluster shows as store.ErrUnavailable
 // on the first call. It fails with an error matching store.ErrInvalid if

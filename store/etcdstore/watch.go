@@ -39,8 +39,7 @@ func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store
 		out:    make(chan store.Event[T]),
 		done:   make(chan struct{}),
 	}
-	wch := s.client.Watch(wctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithRev(after+1), clientv3.WithPrevKV())
-	go w.run(wch)
+	go w.run(prefix, after)
 	return w, nil
 }
 
@@ -77,10 +76,15 @@ func (w *watcher[T]) Stop() {
 	<-w.done
 }
 
-func (w *watcher[T]) run(wch clientv3.WatchChan) {
+// run opens the etcd watch and forwards it. Opening waits for a connection
+// to a member, so it happens here: Watch never blocks, and Stop or the
+// caller's context end a watch that is still waiting to open.
+func (w *watcher[T]) run(prefix string, after int64) {
 	defer close(w.done)
 	defer close(w.out)
 	defer w.cancel()
+	wch := w.s.client.Watch(w.ctx, w.s.prefix+prefix,
+		clientv3.WithPrefix(), clientv3.WithRev(after+1), clientv3.WithPrevKV())
 	w.err = w.forward(wch)
 }
 
