@@ -4,7 +4,7 @@ import "time"
 
 // The queue keeps one timer, armed for the earliest deadline in the delay
 // heap. When it fires, every key whose deadline has passed moves to the
-// ready heap (or is marked dirty if it is processing), and the timer is
+// ready queue (or is marked dirty if it is processing), and the timer is
 // re-armed for the next deadline.
 
 // arm sets the timer to fire at deadline. q.mu is held.

@@ -40,6 +40,12 @@ func (m *model) key(k int, priority int) *modelKey {
 		mk = &modelKey{priority: priority}
 		m.keys[k] = mk
 	case m.pending(mk):
+		if priority > mk.priority && mk.waiting {
+			// A waiting key whose priority rises moves to the back of
+			// its new priority's line.
+			m.ready = slices.DeleteFunc(m.ready, func(x int) bool { return x == k })
+			m.ready = append(m.ready, k)
+		}
 		mk.priority = max(mk.priority, priority)
 	default:
 		mk.priority = priority

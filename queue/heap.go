@@ -1,43 +1,22 @@
 package queue
 
-// itemHeap is a binary min-heap of items. The ready heap orders by (at, seq):
-// virtual time, then arrival (or, without aging, by priority, then arrival).
-// The delay heap orders by (deadline, seq). Each
-// item records its position in each heap, so removal and re-ordering are
-// O(log n).
+// itemHeap is the delay heap: a binary min-heap of items ordered by
+// (deadline, pos), pos being the order of the delays. Each item records its
+// index in the heap, so removal and re-ordering are O(log n).
 type itemHeap[K comparable] struct {
-	items      []*item[K]
-	byDeadline bool // the delay heap
-	byPriority bool // a ready heap without aging: priority, then arrival
+	items []*item[K]
 }
 
 func (h *itemHeap[K]) Len() int { return len(h.items) }
 
 func (h *itemHeap[K]) less(a, b *item[K]) bool {
-	if h.byDeadline {
-		if a.deadline != b.deadline {
-			return a.deadline < b.deadline
-		}
-		return a.seq < b.seq
+	if a.deadline != b.deadline {
+		return a.deadline < b.deadline
 	}
-	if h.byPriority {
-		if a.priority != b.priority {
-			return a.priority > b.priority
-		}
-		return a.seq < b.seq
-	}
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	return a.seq < b.seq
+	return a.pos < b.pos
 }
 
-func (h *itemHeap[K]) index(it *item[K]) *int32 {
-	if h.byDeadline {
-		return &it.delayIdx
-	}
-	return &it.readyIdx
-}
+func (h *itemHeap[K]) index(it *item[K]) *int32 { return &it.delayIdx }
 
 func (h *itemHeap[K]) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]

@@ -63,9 +63,9 @@ type Queue[K comparable] struct {
 	items   map[K]*item[K]
 	peak    int // high-water mark of len(items) since the map was made
 	free    []*item[K]
-	ready   itemHeap[K]
+	ready   readyQueue[K]
 	delayed itemHeap[K]
-	seq     uint64
+	seq     uint64 // orders delays that share a deadline
 
 	processing int // keys handed out and not Done
 	dirty      int // processing keys that were added again
@@ -96,7 +96,9 @@ type Queue[K comparable] struct {
 // and the start time of a processing one.
 type item[K comparable] struct {
 	key K
-	seq uint64 // arrival order, for FIFO within a priority
+	// pos is, while waiting, the key's absolute position in its priority's
+	// ring; while delayed, the order of its delay among equal deadlines.
+	pos uint64
 	// at is, while waiting, the key's virtual position: the hand-out count
 	// when it became ready minus its priority's aging offset (see offset);
 	// while processing, the time it was handed out (ns since the epoch).
@@ -105,18 +107,17 @@ type item[K comparable] struct {
 	// epoch); while waiting, with Metrics configured, when it became ready.
 	deadline   int64
 	priority   int
-	readyIdx   int32 // position in the ready heap, or -1
 	delayIdx   int32 // position in the delay heap, or -1
+	waiting    bool  // in the ready queue
 	processing bool
 	dirty      bool // added while processing: ready again at Done
 }
 
-func (it *item[K]) waiting() bool { return it.readyIdx >= 0 }
 func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 
 // pending reports whether the key will be handed out again: it is waiting,
 // delayed or dirty.
-func (it *item[K]) pending() bool { return it.waiting() || it.delayed() || it.dirty }
+func (it *item[K]) pending() bool { return it.waiting || it.delayed() || it.dirty }
 
 // New returns an empty queue configured by cfg.
 func New[K comparable](cfg Config[K]) *Queue[K] {
@@ -128,7 +129,6 @@ func New[K comparable](cfg Config[K]) *Queue[K] {
 		closed:  make(chan struct{}),
 		drained: make(chan struct{}),
 	}
-	q.delayed.byDeadline = true
 	q.ready.byPriority = cfg.AgingAfter < 0
 	if q.limiter == nil {
 		q.limiter = DefaultRateLimiter[K]()
@@ -206,7 +206,7 @@ func (q *Queue[K]) addNow(it *item[K]) {
 			it.dirty = true
 			q.dirty++
 		}
-	case it.waiting():
+	case it.waiting:
 		// Already ready; a raised priority was applied by setPriority.
 	default:
 		q.makeReady(it)
@@ -215,7 +215,7 @@ func (q *Queue[K]) addNow(it *item[K]) {
 
 // addDelayed sets or advances the key's deadline.
 func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
-	if it.waiting() || it.dirty {
+	if it.waiting || it.dirty {
 		return // it will be handed out sooner than the delay
 	}
 	now := q.now()
@@ -229,7 +229,7 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 	} else {
 		it.deadline = deadline
 		q.seq++
-		it.seq = q.seq
+		it.pos = q.seq
 		q.delayed.push(it)
 	}
 	if q.timerAt == 0 || deadline < q.timerAt {
@@ -238,10 +238,8 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 }
 
 // makeReady puts a key that is neither waiting nor processing in the ready
-// heap and wakes one waiting Get. It reads the clock only for Metrics.
+// queue and wakes one waiting Get. It reads the clock only for Metrics.
 func (q *Queue[K]) makeReady(it *item[K]) {
-	q.seq++
-	it.seq = q.seq
 	it.at = int64(q.handed) - q.offset(it.priority)
 	q.ready.push(it)
 	if q.metrics != nil {
@@ -256,7 +254,7 @@ func (q *Queue[K]) makeReady(it *item[K]) {
 // virtual position (hand-outs when ready − offset) serves higher priorities
 // first, FIFO within a priority, and lets a key that has waited through
 // enough hand-outs overtake newer keys of higher priority. Without aging
-// the offset is 0, and the ready heap orders by priority first.
+// the offset is 0, and the ready queue orders by priority first.
 func (q *Queue[K]) offset(priority int) int64 {
 	if q.aging == 0 {
 		return 0
@@ -264,25 +262,20 @@ func (q *Queue[K]) offset(priority int) int64 {
 	return saturatingMul(int64(priority), q.aging)
 }
 
-// readyPosition returns the hand-out count when a waiting key became ready
-// (approximate only for priorities so large that priority × aging
-// saturates).
-func (q *Queue[K]) readyPosition(it *item[K]) int64 { return it.at + q.offset(it.priority) }
-
-// setPriority changes a pending key's priority, re-ordering it if it is
-// waiting.
+// setPriority changes a pending key's priority. A waiting key moves to the
+// back of its new priority's line, as if it had just become ready.
 func (q *Queue[K]) setPriority(it *item[K], priority int) {
 	if priority == it.priority {
 		return
 	}
-	if !it.waiting() {
+	if !it.waiting {
 		it.priority = priority
 		return
 	}
-	pos := q.readyPosition(it)
+	q.ready.remove(it)
 	it.priority = priority
-	it.at = pos - q.offset(priority)
-	q.ready.fix(int(it.readyIdx))
+	it.at = int64(q.handed) - q.offset(priority)
+	q.ready.push(it)
 }
 
 func saturatingMul(a, b int64) int64 {
@@ -309,7 +302,7 @@ func (q *Queue[K]) newItem(key K, priority int) *item[K] {
 	} else {
 		it = new(item[K])
 	}
-	*it = item[K]{key: key, priority: priority, readyIdx: -1, delayIdx: -1}
+	*it = item[K]{key: key, priority: priority, delayIdx: -1}
 	q.items[key] = it
 	q.peak = max(q.peak, len(q.items))
 	return it
@@ -321,15 +314,16 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	delete(q.items, it.key)
 	var zero item[K]
 	*it = zero
-	// Keep as many records for reuse as there are live keys (at least
-	// minFreeItems), so that a steady churn of keys allocates nothing.
-	if len(q.free) < max(minFreeItems, len(q.items)) {
+	// Keep records for reuse up to the high-water mark of live keys (at
+	// least minFreeItems), so that keys coming and going allocate nothing.
+	if len(q.free) < max(minFreeItems, q.peak) {
 		q.free = append(q.free, it)
 	}
-	// Maps do not shrink when emptied: after a burst, rebuild a map that
-	// is mostly empty, and trim the records kept for reuse, so that their
-	// memory goes back to the heap.
-	if q.peak > shrinkThreshold && len(q.items) < q.peak/8 {
+	// Maps do not shrink when emptied: once a large burst has drained,
+	// rebuild the mostly empty map and trim the records kept for reuse, so
+	// that their memory goes back to the heap. Smaller maps are kept as
+	// they are, since rebuilding them would cost more than they hold.
+	if q.peak > mapShrinkThreshold && len(q.items) < q.peak/8 {
 		m := make(map[K]*item[K], len(q.items))
 		for k, v := range q.items {
 			m[k] = v
@@ -343,6 +337,10 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 		}
 	}
 }
+
+// mapShrinkThreshold is the high-water mark of keys above which the key map
+// and the records kept for reuse are rebuilt small after a burst drains.
+const mapShrinkThreshold = 1 << 16
 
 // minFreeItems is how many recycled records are kept for reuse even when
 // few keys are live.
@@ -498,8 +496,8 @@ func (q *Queue[K]) Remove(key K) {
 		it.dirty = false
 		q.dirty--
 	}
-	if it.waiting() {
-		q.ready.remove(int(it.readyIdx))
+	if it.waiting {
+		q.ready.remove(it)
 		if q.metrics != nil {
 			q.metrics.Depth(q.ready.Len())
 		}

@@ -63,7 +63,7 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 		case it.processing:
 			x.State = Processing
 			x.Since = q.at(it.at)
-		case it.waiting():
+		case it.waiting:
 			x.State = Waiting
 		default:
 			x.State = Delayed
@@ -86,13 +86,7 @@ func (q *Queue[K]) at(ns int64) time.Time { return q.epoch.Add(time.Duration(ns)
 // sortedItems lists every item: waiting in hand-out order, then delayed by
 // deadline, then processing by start. q.mu is held.
 func (q *Queue[K]) sortedItems() []*item[K] {
-	waiting := slices.Clone(q.ready.items)
-	slices.SortFunc(waiting, func(a, b *item[K]) int {
-		if q.ready.less(a, b) {
-			return -1
-		}
-		return 1 // no two ready items compare equal: seq is unique
-	})
+	waiting := q.ready.items()
 	delayed := make([]*item[K], 0, q.delayed.Len())
 	var processing []*item[K]
 	for _, it := range q.items {
@@ -104,7 +98,7 @@ func (q *Queue[K]) sortedItems() []*item[K] {
 		}
 	}
 	slices.SortFunc(delayed, func(a, b *item[K]) int {
-		return cmp.Or(cmp.Compare(a.deadline, b.deadline), cmp.Compare(a.seq, b.seq))
+		return cmp.Or(cmp.Compare(a.deadline, b.deadline), cmp.Compare(a.pos, b.pos))
 	})
 	slices.SortFunc(processing, func(a, b *item[K]) int { return cmp.Compare(a.at, b.at) })
 	return slices.Concat(waiting, delayed, processing)
