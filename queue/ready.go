@@ -18,6 +18,7 @@ import (
 // matching the item's, and skipped when it reaches the head.
 type readyQueue[K comparable] struct {
 	levels     []*level[K] // by priority, highest first
+	last       *level[K]   // the level used last: usually the only one
 	live       int         // waiting keys (valid slots)
 	byPriority bool        // no aging: strict priority order
 }
@@ -37,6 +38,14 @@ func (r *readyQueue[K]) Len() int { return r.live }
 
 // level returns the level of priority p, creating it if needed.
 func (r *readyQueue[K]) level(p int) *level[K] {
+	if r.last != nil && r.last.priority == p {
+		return r.last
+	}
+	r.last = r.find(p)
+	return r.last
+}
+
+func (r *readyQueue[K]) find(p int) *level[K] {
 	i, found := slices.BinarySearchFunc(r.levels, p, func(l *level[K], p int) int { return cmp.Compare(p, l.priority) })
 	if found {
 		return r.levels[i]
