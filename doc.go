@@ -25,14 +25,23 @@
 //
 //   - [github.com/converge-go/converge/queue]: the deduplicating workqueue. A key
 //     is waiting or being processed, never both, so one key is never handled by
-//     two workers at once; delayed adds, per-key backoff and priorities.
+//     two workers at once; delayed adds on one timer, per-key backoff,
+//     priorities with aging, a drain that reports what it left behind.
 //   - [github.com/converge-go/converge/store]: the source of truth. A versioned
-//     key-value Store with compare-and-swap writes and watches that resume
-//     from a revision; an in-memory store, and nested modules for bbolt and etcd.
-//   - lock: per-key locks, leases and leader election with fencing tokens,
-//     over any Store.
-//   - reconcile: Reconciler, Controller (sources, cache, queue, workers) and a
-//     Manager to run several controllers under one context.
+//     key-value Store with compare-and-swap writes, guards (fencing) and
+//     watches that resume from a revision; the in-memory store, typed views
+//     over a byte store, and store/storetest, the conformance suite. Nested
+//     modules add bbolt (store/boltstore) and etcd (store/etcdstore).
+//   - [github.com/converge-go/converge/lock]: per-key locks, leases with
+//     fencing tokens over any Store, and leader election.
+//   - [github.com/converge-go/converge/reconcile]: Reconciler, Controller
+//     (cache, sources, queue, workers; keeps healing while its store is
+//     down), Resource with generation bookkeeping, and Manager to run several
+//     controllers with health endpoints and leader election.
+//     reconcile/reconciletest tests reconcilers on a fake clock with
+//     injected faults.
 //
-// Start with the queue's worker-loop example, then the store's contract.
+// Start with the example of package reconcile, then the queue's worker loop
+// and the store's contract. go run ./examples/replicaset shows the whole loop
+// on real processes.
 package converge
