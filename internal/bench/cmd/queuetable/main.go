@@ -1,8 +1,12 @@
-// Command queuetable turns the output of the queue benchmarks into the
-// Markdown table of internal/bench/README.md. It reads `go test -bench`
-// output on standard input and prints, for every scenario, one row per
-// metric and one column per implementation (the median over -count runs),
-// followed by client-go's value divided by converge's.
+// Command queuetable turns the output of the queue and end-to-end
+// benchmarks into the Markdown tables of internal/bench/README.md. It reads
+// `go test -bench` output on standard input and prints, for every scenario,
+// one row per metric and one column per implementation (the median over
+// -count runs), followed by client-go's value divided by converge's, so
+// that a ratio above 1 means converge is smaller or faster. For rates
+// (units ending in "/s", where higher is better) the ratio is inverted,
+// converge's value divided by client-go's, so that above 1 still means
+// converge is better.
 //
 //	go test -run '^$' -bench Queue -benchmem -count 5 | go run ./cmd/queuetable
 package main
@@ -147,15 +151,22 @@ func (res *results) display(scenario, unit string) (string, float64) {
 	return "ms/op", 1e6
 }
 
-// ratio returns the baseline's median divided by the subject's, or a dash.
+// ratio returns the baseline's median divided by the subject's (the
+// other way round for a rate), or a dash.
 func (res *results) ratio(scenario, unit string) string {
 	b, okB := median(res.samples[scenario+"/"+baseline][unit])
 	s, okS := median(res.samples[scenario+"/"+subject][unit])
+	if isRate(unit) {
+		b, s = s, b
+	}
 	if !okB || !okS || s == 0 {
 		return "—"
 	}
 	return strconv.FormatFloat(b/s, 'f', 2, 64) + "×"
 }
+
+// isRate reports whether unit is a rate (per second), where higher is better.
+func isRate(unit string) bool { return strings.HasSuffix(unit, "/s") }
 
 // format prints v with about three significant digits, or a dash.
 func format(v float64, ok bool) string {

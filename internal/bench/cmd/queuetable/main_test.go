@@ -56,3 +56,30 @@ func TestTrimProcs(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteRate(t *testing.T) {
+	const in = `BenchmarkE2E/store-only-2  3  50000000 ns/op  2000000 reconciles/s  2.50 allocs/reconcile
+BenchmarkE2E/converge-2  1  100000000 ns/op  1000000 reconciles/s  5 allocs/reconcile
+BenchmarkE2E/client-go-2  1  200000000 ns/op  500000 reconciles/s  10 allocs/reconcile
+`
+	res, err := parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := res.write(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := `#### E2E
+
+| metric | store-only | converge | client-go | client-go ÷ converge |
+|---|--:|--:|--:|---|
+| ms/op | 50 | 100 | 200 | 2.00× |
+| reconciles/s | 2000000 | 1000000 | 500000 | 2.00× |
+| allocs/reconcile | 2.50 | 5 | 10 | 2.00× |
+
+`
+	if got := out.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
