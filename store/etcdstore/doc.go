@@ -49,6 +49,13 @@
 // transaction. A watcher that does not read holds nothing back: the etcd
 // client buffers its pending events in memory.
 //
+// # Locks
+//
+// Locker implements lock.Locker natively on an etcd election
+// (clientv3/concurrency): a lease kept alive by the client, a leader key
+// bound to it, and the key's CreateRevision as the fencing token, so that
+// lock.Elector runs on etcd without polling a lease record.
+//
 // # Errors
 //
 // Errors match the store package's values under errors.Is. A cancelled

@@ -1,0 +1,244 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/store"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// DefaultLockTTL is the TTL of a Locker's etcd lease unless WithLockTTL
+// says otherwise.
+const DefaultLockTTL = 10 * time.Second
+
+// Locker is a lock.Locker on a native etcd election (clientv3/concurrency):
+// each Acquire grants a lease that the client keeps alive, campaigns with a
+// key bound to it under the election's prefix, and holds the lock once its
+// key is the oldest there. The fencing token is that key's CreateRevision;
+// Lock.Guard names the key, relative to the Store's prefix, so writes made
+// through the Store (or any Store on the same client prefix) with the guard
+// fail with store.ErrGuardFailed once the term is over: after Release, or
+// after the lease expired or was revoked, the key is gone.
+//
+// A Lock's context is cancelled, with a cause matching lock.ErrLost, when
+// its lease is no longer being kept alive (the client saw it expire, or
+// could not renew it within the TTL), when its key is deleted by anyone
+// else, or when the watch on its key fails (its member lost the cluster's
+// leader): in each case the holder can no longer be sure. Between the
+// lease's expiry on the cluster and the client noticing, the guard is what
+// keeps a deposed holder's writes out.
+type Locker struct {
+	client *clientv3.Client
+	prefix string // the election's etcd prefix, without the trailing "/"
+	store  string // the Store's prefix, trimmed from guard keys
+	ttl    int    // seconds
+}
+
+var _ lock.Locker = (*Locker)(nil)
+
+// LockerOption configures NewLocker.
+type LockerOption func(*lockerConfig)
+
+type lockerConfig struct{ ttl time.Duration }
+
+// WithLockTTL sets the TTL of each term's etcd lease, rounded up to whole
+// seconds (at least one second). A holder that stops renewing (a crash, a
+// partition) keeps the lock for up to the TTL; shorter TTLs hand over
+// faster and renew more often.
+func WithLockTTL(ttl time.Duration) LockerOption {
+	return func(c *lockerConfig) { c.ttl = ttl }
+}
+
+// NewLocker returns a Locker on the election named name under the Store's
+// prefix: its keys are the Store's prefix, name, "/" and a lease ID. It
+// fails with store.ErrInvalid if s is nil, name is not a valid key or leaves
+// no room for the lease ID within store.MaxKeyLen, or an option is out of
+// range.
+func NewLocker[T any](s *Store[T], name string, opts ...LockerOption) (*Locker, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil store", store.ErrInvalid)
+	}
+	if err := store.ValidateKey(name); err != nil {
+		return nil, fmt.Errorf("etcdstore: election name: %w", err)
+	}
+	const leaseKeyLen = 1 + 16 // "/" and a lease ID in hex
+	if len(name)+leaseKeyLen > store.MaxKeyLen {
+		return nil, fmt.Errorf("%w: election name of %d bytes leaves no room for a lease ID", store.ErrInvalid, len(name))
+	}
+	cfg := lockerConfig{ttl: DefaultLockTTL}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil locker option", store.ErrInvalid)
+		}
+		o(&cfg)
+	}
+	if cfg.ttl < time.Second || cfg.ttl > math.MaxInt32*time.Second {
+		return nil, fmt.Errorf("%w: lock TTL %v, want 1s to %v", store.ErrInvalid, cfg.ttl, math.MaxInt32*time.Second)
+	}
+	return &Locker{
+		client: s.client,
+		prefix: s.prefix + name,
+		store:  s.prefix,
+		ttl:    int((cfg.ttl + time.Second - 1) / time.Second),
+	}, nil
+}
+
+// Acquire blocks until this process leads the election, or returns ctx's
+// error once ctx ends (a failure to reach the cluster matches
+// store.ErrUnavailable). The Lock outlives ctx; its lease is kept alive
+// until Release or loss. A failed Acquire leaves no key and no lease.
+func (l *Locker) Acquire(ctx context.Context) (lock.Lock, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: nil context", store.ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	grant, err := l.client.Grant(clientv3.WithRequireLeader(ctx), int64(l.ttl))
+	if err != nil {
+		return nil, requestError(ctx, err, "lock %q: grant lease", l.prefix)
+	}
+	session, err := concurrency.NewSession(l.client, concurrency.WithLease(grant.ID),
+		concurrency.WithTTL(l.ttl), concurrency.WithContext(context.WithoutCancel(ctx)))
+	if err != nil {
+		l.revoke(grant.ID)
+		return nil, requestError(ctx, err, "lock %q: keep lease alive", l.prefix)
+	}
+	election := concurrency.NewElection(session, l.prefix)
+	if err := election.Campaign(clientv3.WithRequireLeader(ctx), ""); err != nil {
+		session.Orphan()
+		l.revoke(grant.ID)
+		return nil, requestError(ctx, err, "lock %q: campaign", l.prefix)
+	}
+	return l.startTerm(ctx, session, election), nil
+}
+
+// revoke revokes a lease of a failed Acquire, best effort: if the cluster
+// cannot be reached the lease expires after the TTL.
+func (l *Locker) revoke(id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(l.client.Ctx(), time.Duration(l.ttl)*time.Second)
+	defer cancel()
+	_, _ = l.client.Revoke(ctx, id)
+}
+
+// term is one term of holding a Locker.
+type term struct {
+	locker   *Locker
+	session  *concurrency.Session
+	election *concurrency.Election
+	key      string // the leader key, relative to the Store's prefix
+	token    int64
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	exited chan struct{} // closed when the monitor goroutine returns
+
+	releaseMu sync.Mutex
+	released  bool
+}
+
+var _ lock.Lock = (*term)(nil)
+
+func (l *Locker) startTerm(ctx context.Context, session *concurrency.Session, election *concurrency.Election) *term {
+	t := &term{
+		locker:   l,
+		session:  session,
+		election: election,
+		key:      election.Key()[len(l.store):],
+		token:    election.Rev(),
+		exited:   make(chan struct{}),
+	}
+	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	go t.monitor()
+	return t
+}
+
+// monitor cancels the term's context with lock.ErrLost when its lease is
+// no longer kept alive, its key is deleted, or the watch on its key fails.
+// It opens the watch itself, as opening waits for a connection.
+func (t *term) monitor() {
+	defer close(t.exited)
+	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(t.ctx))
+	defer stop()
+	wch := t.locker.client.Watch(wctx, t.locker.store+t.key, clientv3.WithRev(t.token+1))
+	for {
+		select {
+		case <-t.session.Done():
+			t.cancel(fmt.Errorf("%w: %q: etcd lease no longer kept alive", lock.ErrLost, t.key))
+			return
+		case resp, ok := <-wch:
+			if t.ctx.Err() != nil {
+				return // released
+			}
+			if !ok {
+				t.cancel(fmt.Errorf("%w: %q: watch on the leader key closed by the client", lock.ErrLost, t.key))
+				return
+			}
+			if err := resp.Err(); err != nil {
+				t.cancel(fmt.Errorf("%w: %q: watch on the leader key failed: %w", lock.ErrLost, t.key, err))
+				return
+			}
+			for _, ev := range resp.Events {
+				if ev.Type == clientv3.EventTypeDelete {
+					t.cancel(fmt.Errorf("%w: %q: leader key deleted at revision %d", lock.ErrLost, t.key, ev.Kv.ModRevision))
+					return
+				}
+			}
+		case <-t.ctx.Done():
+			return
+		}
+	}
+}
+
+// Context is cancelled when the term is lost or released; its cause matches
+// lock.ErrLost or lock.ErrReleased.
+func (t *term) Context() context.Context { return t.ctx }
+
+// Token is the CreateRevision of the term's leader key.
+func (t *term) Token() int64 { return t.token }
+
+// Guard holds while the term's leader key exists with the term's
+// CreateRevision.
+func (t *term) Guard() store.Guard {
+	return store.Guard{Key: t.key, Revision: t.token, Created: true}
+}
+
+// Release cancels the term's context, deletes its leader key if it is
+// still the term's, and revokes its lease, so that the next contender takes
+// over at once. If that fails (the error matches store.ErrUnavailable or is
+// ctx's), Release may be called again; otherwise the lease expires within
+// the TTL. Once it has succeeded, further calls return nil.
+func (t *term) Release(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", store.ErrInvalid)
+	}
+	t.releaseMu.Lock()
+	defer t.releaseMu.Unlock()
+	if t.released {
+		return nil
+	}
+	t.cancel(fmt.Errorf("%w: %q", lock.ErrReleased, t.key))
+	<-t.exited
+	// Resign deletes the key only if it still has the term's
+	// CreateRevision; revoking the lease would delete it too, and stops
+	// the keep-alive.
+	resignErr := t.election.Resign(clientv3.WithRequireLeader(ctx))
+	t.session.Orphan()
+	_, err := t.locker.client.Revoke(clientv3.WithRequireLeader(ctx), t.session.Lease())
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		err = nil // expired or revoked already: the key is gone
+	}
+	if err != nil {
+		return requestError(ctx, errors.Join(resignErr, err), "release lock %q", t.key)
+	}
+	t.released = true
+	return nil
+}
