@@ -1,4 +1,9 @@
-package main
+// Package replicaset is the controller of the replicaset example, in a
+// package of its own so that other examples can reuse it: the stored
+// resource (Spec, Status, ReplicaSet), the reconciler and its controller,
+// the Supervisor that runs pods as child processes, and the pod mode those
+// processes run (RunPod).
+package replicaset
 
 import "github.com/converge-go/converge/reconcile"
 

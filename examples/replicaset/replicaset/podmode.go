@@ -1,4 +1,4 @@
-package main
+package replicaset
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 // of the demo: the Supervisor starts pods that way.
 const PodEnv = "CONVERGE_REPLICASET_POD"
 
-// runPod is the pod mode. With a command, the process becomes that command
+// RunPod is the pod mode. With a command, the process becomes that command
 // (execve keeps the pid the supervisor watches). Without one, it blocks until
 // SIGTERM or SIGINT and exits 0; SIGKILL ends it like any process. It
 // returns the exit code.
-func runPod(command []string) int {
+func RunPod(command []string) int {
 	if len(command) > 0 {
 		path, err := exec.LookPath(command[0])
 		if err != nil {

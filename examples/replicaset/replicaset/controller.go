@@ -1,4 +1,4 @@
-package main
+package replicaset
 
 import (
 	"context"
@@ -126,6 +126,9 @@ type ControllerConfig struct {
 	Exits <-chan string
 	// Logger receives the controller's logs.
 	Logger *slog.Logger
+	// Prefix limits the replica sets the controller watches to the keys
+	// under it ("" for all), for a store that holds other records too.
+	Prefix string
 }
 
 // NewController returns the replica set controller over s, with timings
@@ -138,5 +141,6 @@ func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile
 		GracePeriod: 5 * time.Second,
 		Logger:      cfg.Logger,
 		Sources:     []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
+		Prefix:      cfg.Prefix,
 	})
 }

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/store/etcdstore"
+)
+
+// DefaultTTL is the lease TTL when Config.TTL is zero.
+const DefaultTTL = 2 * time.Second
+
+// Names of the demo.
+const (
+	replicaCount = 3
+	// etcdPrefix holds the lease record and the replica sets: one prefix,
+	// so that the lease's guard fences the replica set writes.
+	etcdPrefix = "converge-failover/"
+	leaseKey   = "leases/replicaset-controller"
+	rsPrefix   = "replicasets/"
+	demoKey    = rsPrefix + "web"
+)
+
+// Config configures the demo.
+type Config struct {
+	// TTL is the lease TTL (0: DefaultTTL). The leader renews every TTL/3
+	// and gives up after 2*TTL/3 without a successful renewal.
+	TTL time.Duration
+	// Pods is the pod count the demo starts with (0: 3); after the
+	// takeover it scales to Pods+2.
+	Pods int
+	// Executable is the binary pods run in pod mode (replicaset.PodEnv).
+	Executable string
+	// Out receives the narration and the summary.
+	Out io.Writer
+	// Logger receives the replicas' logs (nil: discarded).
+	Logger *slog.Logger
+	// Timeout bounds each wait for convergence (0: 15s); the wait for the
+	// takeover gets the TTL on top.
+	Timeout time.Duration
+}
+
+// Report is what happened, for the summary and for tests.
+type Report struct {
+	// Start is when the demo started.
+	Start time.Time
+	// TTL is the lease TTL used.
+	TTL time.Duration
+	// Terms lists every term of leadership, in start order.
+	Terms []Term
+	// Phases are the converged states: before the crash, right after the
+	// takeover, after the scale-up.
+	Phases []PhaseResult
+	// Crash describes the crash and the takeover.
+	Crash CrashResult
+	// LateWrite describes the crashed leader's late write.
+	LateWrite LateWriteResult
+	// Stats counts the pods; StartedPIDs lists them all.
+	Stats       replicaset.Stats
+	StartedPIDs []int
+	// Leftover lists the started pods whose process or process group still
+	// exists after shutdown: empty unless the shutdown guarantee broke.
+	Leftover []int
+	// GoroutinesBefore and GoroutinesAfter count the goroutines before the
+	// demo and once it has shut down.
+	GoroutinesBefore, GoroutinesAfter int
+}
+
+// PhaseResult is the state at the end of one step, once converged.
+type PhaseResult struct {
+	Name string
+	// Leader is the replica that led when the step converged.
+	Leader string
+	// Want is the replica count of the spec; Pods the pids running.
+	Want int
+	Pods []int
+	// Generation and ObservedGeneration are read from etcd.
+	Generation, ObservedGeneration int64
+	// Started counts the pods started during the step.
+	Started int
+	Took    time.Duration
+}
+
+// CrashResult describes the leader's crash and the takeover.
+type CrashResult struct {
+	// Old is the crashed leader's term; New the term that took over.
+	Old, New Term
+	// At is when the crash began.
+	At time.Time
+	// RecordKept reports that the lease record of the crashed term was
+	// still in etcd once the crashed replica had stopped: it was not
+	// released, so the takeover had to wait out the TTL.
+	RecordKept bool
+	// Handover is the time from the crash to the new term.
+	Handover time.Duration
+}
+
+// LateWriteResult describes the write made with the crashed term's guard.
+type LateWriteResult struct {
+	// Term is the crashed leader's term, whose guard the write carried.
+	Term Term
+	// Err is the write's error: it matches store.ErrGuardFailed.
+	Err error
+	// Unchanged reports that the replica set was left as it was.
+	Unchanged bool
+}
+
+// Run runs the demo: it starts an embedded etcd, the shared pod supervisor
+// and three replicas, plays the scenario, shuts everything down, checks that
+// no pod and no goroutine is left, and writes a summary. It returns an error
+// if a step did not happen in time or a guarantee broke; the report holds
+// what happened up to then.
+func Run(ctx context.Context, cfg Config) (rep Report, err error) {
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.TTL < 0 || cfg.Pods < 0 || cfg.Timeout < 0 {
+		return rep, fmt.Errorf("negative TTL (%v), pods (%d) or timeout (%v)", cfg.TTL, cfg.Pods, cfg.Timeout)
+	}
+	if cfg.Pods == 0 {
+		cfg.Pods = 3
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	rep.TTL = cfg.TTL
+	rep.GoroutinesBefore = runtime.NumGoroutine()
+	say := newNarrator(cfg.Out)
+	rep.Start = say.start
+
+	err = runDemo(ctx, cfg, say, &rep)
+
+	rep.GoroutinesAfter = settleGoroutines(ctx, rep.GoroutinesBefore, 5*time.Second)
+	if rep.GoroutinesAfter > rep.GoroutinesBefore {
+		err = errors.Join(err, fmt.Errorf("goroutines left: %d after the demo, %d before", rep.GoroutinesAfter, rep.GoroutinesBefore))
+	} else {
+		say.say("goroutines back to %d, as before the demo", rep.GoroutinesAfter)
+	}
+	summarize(cfg.Out, &rep, err)
+	return rep, err
+}
+
+// runDemo does the demo's work between the goroutine counts: everything it
+// starts is stopped when it returns, etcd last.
+func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err error) {
+	dir, err := os.MkdirTemp("", "converge-failover-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	member, err := startEtcd(dir)
+	if err != nil {
+		return err
+	}
+	defer member.Close() // after every client: defers run last in, first out
+	endpoint := etcdEndpoint(member)
+
+	operator, err := newClient(endpoint)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, operator.Close()) }()
+	objects, err := etcdstore.New[*replicaset.ReplicaSet](operator, etcdPrefix)
+	if err != nil {
+		return err
+	}
+	leases, err := etcdstore.New[lock.Record](operator, etcdPrefix)
+	if err != nil {
+		return err
+	}
+
+	sup := replicaset.NewSupervisor(replicaset.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.podEvent})
+	defer sup.Close()
+	ts := &terms{onStart: say.termStarted, onEnd: say.termEnded}
+	deps := replicaDeps{endpoint: endpoint, ttl: cfg.TTL, pods: sup, terms: ts, wrote: say.statusWritten, logger: cfg.Logger}
+
+	say.say("failover demo: etcd member at %s (embedded, data in %s), lease TTL %v", endpoint, dir, cfg.TTL)
+	say.say("%d replicas of the manager, each with its own etcd client, campaign on %s%s; pods are child processes of this program, shared by the replicas", replicaCount, etcdPrefix, leaseKey)
+	replicas := make(map[string]*replica, replicaCount)
+	defer func() {
+		for _, r := range replicas {
+			err = errors.Join(err, r.stop())
+		}
+	}()
+	for i := range replicaCount {
+		name := fmt.Sprintf("replica-%d", i+1)
+		r, err := newReplica(name, deps)
+		if err != nil {
+			return err
+		}
+		replicas[name] = r
+	}
+	for _, r := range replicas {
+		r.start(ctx)
+	}
+
+	s := &scenario{cfg: cfg, say: say, objects: objects, leases: leases, endpoint: endpoint, sup: sup, terms: ts, replicas: replicas, rep: rep}
+	err = s.play(ctx)
+
+	say.say("== shutdown: the followers stop, then the leader (releasing the lease), then every pod")
+	err = errors.Join(err, s.stopReplicas())
+	rep.Terms = ts.all()
+	if a, b, found := overlap(rep.Terms); found {
+		err = errors.Join(err, fmt.Errorf("two leaders at once: %s (token %d) and %s (token %d)", a.Replica, a.Token, b.Replica, b.Token))
+	}
+	sup.Close()
+	rep.Stats = sup.Stats()
+	rep.StartedPIDs = sup.Started()
+	rep.Leftover = sup.Leftovers()
+	if len(rep.Leftover) > 0 {
+		err = errors.Join(err, fmt.Errorf("pods left running after shutdown: %v", rep.Leftover))
+	} else {
+		say.say("no pod left: all %d pids started are gone", len(rep.StartedPIDs))
+	}
+	return err
+}
+
+// settleGoroutines waits up to limit for the goroutine count to fall to
+// want (goroutines of closed connections take a moment to return) and
+// returns the last count.
+func settleGoroutines(ctx context.Context, want int, limit time.Duration) int {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := runtime.NumGoroutine()
+		if n <= want {
+			return n
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return n
+		case <-ctx.Done():
+			return n
+		}
+	}
+}

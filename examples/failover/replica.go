@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/etcdstore"
+)
+
+// replica is one replica of the replicated controller, as a separate
+// process would run it: its own etcd client, a lease on the prefix shared
+// with the replica sets, an elector, and a manager that runs the replica set
+// controller while the elector leads. The pods are not the replica's: they
+// belong to the supervisor all replicas share, as pods belong to the
+// machine they run on, so that a new leader adopts what the old one started.
+type replica struct {
+	name   string
+	client *clientv3.Client
+	mgr    *reconcile.Manager
+
+	closeClient func() error // closes client once
+	crashed     atomic.Bool  // set by crash: every store call fails
+	cancel      context.CancelFunc
+	done        chan error // receives Run's result
+	stopOnce    sync.Once
+	stopErr     error
+}
+
+// replicaDeps is what the replicas share.
+type replicaDeps struct {
+	endpoint string
+	ttl      time.Duration
+	pods     *replicaset.Supervisor
+	terms    *terms
+	wrote    func(Term, store.Object[*replicaset.ReplicaSet])
+	logger   *slog.Logger
+}
+
+// newReplica connects replica name to etcd and builds its manager.
+func newReplica(name string, d replicaDeps) (r *replica, err error) {
+	client, err := newClient(d.endpoint)
+	if err != nil {
+		return nil, err
+	}
+	r = &replica{name: name, client: client, closeClient: sync.OnceValue(client.Close), done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			_ = r.closeClient()
+		}
+	}()
+	log := d.logger.With("replica", name)
+
+	// The lease record and the replica sets share one etcd prefix, so the
+	// lease's guard is a compare etcd checks in each replica set write.
+	// Both go through crashable, which cuts the replica off when it crashes.
+	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
+	if err != nil {
+		return nil, err
+	}
+	rawObjects, err := etcdstore.New[*replicaset.ReplicaSet](client, etcdPrefix)
+	if err != nil {
+		return nil, err
+	}
+	leases := crashable[lock.Record]{Store: rawLeases, crashed: &r.crashed}
+	objects := crashable[*replicaset.ReplicaSet]{Store: rawObjects, crashed: &r.crashed}
+	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	elector, err := lock.NewElector(&termLocker{Locker: lease, replica: name, terms: d.terms}, lock.ElectorOptions{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ctrl, err := replicaset.NewController(&fencedStore{Store: objects, wrote: d.wrote}, replicaset.ControllerConfig{
+		Pods:   d.pods,
+		Exits:  d.pods.Exits(),
+		Logger: log,
+		Prefix: rsPrefix,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !ctrl.NeedsLeaderElection() {
+		return nil, errors.New("the replica set controller is not leader-only")
+	}
+	r.mgr, err = reconcile.NewManager(reconcile.ManagerOptions{Logger: log, Elector: elector, ShutdownTimeout: 10 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.mgr.Add(ctrl); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// start runs the replica's manager until crash or stop.
+func (r *replica) start(ctx context.Context) {
+	ctx, r.cancel = context.WithCancel(ctx)
+	go func() { r.done <- r.mgr.Run(ctx) }()
+}
+
+// crash ends the replica as a crash would: first every store call it makes
+// fails at once, so its lease is neither renewed nor released (the
+// elector's attempt to release it fails) and nothing it writes reaches
+// etcd; then its manager stops and its client closes. The lease record stays
+// in etcd until the others take it over after the TTL. It returns once the
+// manager has stopped.
+func (r *replica) crash() error {
+	return r.shutdown(true)
+}
+
+// stop stops the replica cleanly: its manager stops and, if it leads,
+// releases the lease; then its client closes. It may be called more than
+// once, and after crash.
+func (r *replica) stop() error {
+	return r.shutdown(false)
+}
+
+func (r *replica) shutdown(crash bool) error {
+	r.stopOnce.Do(func() {
+		r.crashed.Store(crash)
+		var runErr error
+		if r.cancel != nil {
+			r.cancel()
+			runErr = <-r.done
+		}
+		closeErr := r.closeClient()
+		if runErr != nil {
+			runErr = fmt.Errorf("%s: manager: %w", r.name, runErr)
+		}
+		if closeErr != nil {
+			closeErr = fmt.Errorf("%s: close etcd client: %w", r.name, closeErr)
+		}
+		r.stopErr = errors.Join(runErr, closeErr)
+	})
+	return r.stopErr
+}
