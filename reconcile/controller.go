@@ -49,8 +49,11 @@ type Controller[T any] struct {
 	tombstones map[string]store.Object[T]
 	// last records each key's latest reconcile, for introspection.
 	last map[string]lastReconcile
-	// progress is closed and replaced whenever pending shrinks.
+	// progress is closed when pending shrinks; nil while no one waits.
 	progress chan struct{}
+	// keep is observe's reusable buffer (only the cache's goroutine calls
+	// observe).
+	keep []bool
 
 	workersMu  sync.Mutex
 	workers    []context.CancelFunc
@@ -87,7 +90,6 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		pending:    make(map[string]int64),
 		tombstones: make(map[string]store.Object[T]),
 		last:       make(map[string]lastReconcile),
-		progress:   make(chan struct{}),
 		wantWorker: opts.Workers,
 	}
 	c.queue.Store(c.newQueue())
@@ -115,39 +117,62 @@ func (c *Controller[T]) Name() string { return c.opts.Name }
 // Lister reads the controller's cache.
 func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 
-// observe is the cache's change callback (the cache's lock is held): it
-// records tombstones and pending revisions and queues the key.
-func (c *Controller[T]) observe(old, cur *store.Object[T], initial bool) {
-	var key string
-	var rev int64
-	if cur != nil {
-		key, rev = cur.Key, cur.Revision
-	} else {
-		key, rev = old.Key, old.Revision
-	}
-	for _, p := range c.opts.Predicates {
-		if !p(old, cur) {
-			c.mu.Lock()
-			if cur == nil {
-				delete(c.tombstones, key)
-			}
-			c.mu.Unlock()
-			return
-		}
+// observe is the cache's change callback: it records tombstones and
+// pending revisions for a batch of changes under one lock, then queues
+// their keys. Predicates run before, outside the lock.
+func (c *Controller[T]) observe(changes []change[T]) {
+	keep := c.keep[:0]
+	for i := range changes {
+		keep = append(keep, c.admit(&changes[i]))
 	}
 	c.mu.Lock()
-	if cur == nil {
-		c.tombstones[key] = *old
-	} else {
-		delete(c.tombstones, key)
+	for i := range changes {
+		ch := &changes[i]
+		key := ch.key()
+		if !ch.HasCur && !keep[i] {
+			delete(c.tombstones, key) // a filtered deletion needs no cleanup
+		}
+		if !keep[i] {
+			continue
+		}
+		if ch.HasCur {
+			if len(c.tombstones) > 0 {
+				delete(c.tombstones, key)
+			}
+		} else {
+			c.tombstones[key] = ch.Old
+		}
+		if rev := ch.revision(); rev > c.pending[key] {
+			c.pending[key] = rev
+		}
 	}
-	c.pending[key] = max(c.pending[key], rev)
 	c.mu.Unlock()
-	prio := queue.PriorityNormal
-	if initial {
-		prio = queue.PriorityLow
+	q := c.q()
+	for i := range changes {
+		if !keep[i] {
+			continue
+		}
+		prio := queue.PriorityNormal
+		if changes[i].Initial {
+			prio = queue.PriorityLow
+		}
+		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
 	}
-	c.q().AddWith(key, queue.AddOptions{Priority: prio})
+	c.keep = keep[:0]
+}
+
+// admit reports whether every predicate lets the change through.
+func (c *Controller[T]) admit(ch *change[T]) bool {
+	if len(c.opts.Predicates) == 0 {
+		return true
+	}
+	old, cur := ch.pointers()
+	for _, p := range c.opts.Predicates {
+		if !p(old, cur) {
+			return false
+		}
+	}
+	return true
 }
 
 // Enqueue asks for key to be reconciled, as a source would.

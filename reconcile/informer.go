@@ -22,25 +22,69 @@ type informer[T any] struct {
 	store  store.Store[T]
 	prefix string
 	log    *slog.Logger
-	// onChange is called, with the informer's lock held, for every change
-	// applied to the cache: old is nil for a new key, cur nil for a removed
-	// one. initial is true for the objects of the first list.
-	onChange func(old, cur *store.Object[T], initial bool)
+	// onChange is called with the changes applied to the cache, in store
+	// order, batch by batch, from the informer's goroutine and without its
+	// lock held. See change for what each carries. The slice is reused
+	// once onChange returns.
+	onChange func(changes []change[T])
 
 	minBackoff, maxBackoff time.Duration
 
 	mu       sync.RWMutex
 	objects  map[string]store.Object[T]
 	indexes  map[string]*index[T]
-	revision int64         // the store revision the cache reflects
-	advanced chan struct{} // closed and replaced when revision grows
-	listed   bool
-	synced   chan struct{} // closed after the first successful list
-	fresh    chan struct{} // closed after the list that follows relist
-	down     error         // why the cache is not following the store, or nil
+	revision int64 // the store revision the cache's contents reflect
+	// published is the revision whose changes have all been passed to
+	// onChange; waiters watch it, so that nothing is reported as reflected
+	// before it has been queued.
+	published int64
+	advanced  chan struct{} // closed when published grows; nil if no one waits
+
+	changes []change[T] // reused buffer of the changes of one batch
+	listed  bool
+	synced  chan struct{} // closed after the first successful list
+	fresh   chan struct{} // closed after the list that follows relist
+	down    error         // why the cache is not following the store, or nil
 }
 
-func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, onChange func(old, cur *store.Object[T], initial bool)) *informer[T] {
+// change is one change of the cache. Old holds the previous object if
+// HadOld; Cur the new one if HasCur (a removal has no Cur, and Old then
+// carries the last value at the revision of the removal). Initial marks the
+// objects of the first list.
+type change[T any] struct {
+	Old, Cur       store.Object[T]
+	HadOld, HasCur bool
+	Initial        bool
+}
+
+// key and revision of the change.
+func (c *change[T]) key() string {
+	if c.HasCur {
+		return c.Cur.Key
+	}
+	return c.Old.Key
+}
+
+func (c *change[T]) revision() int64 {
+	if c.HasCur {
+		return c.Cur.Revision
+	}
+	return c.Old.Revision
+}
+
+// pointers returns the change as the old/new pointers of predicates and
+// mappers (nil for absent).
+func (c *change[T]) pointers() (old, cur *store.Object[T]) {
+	if c.HadOld {
+		old = &c.Old
+	}
+	if c.HasCur {
+		cur = &c.Cur
+	}
+	return old, cur
+}
+
+func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, onChange func(changes []change[T])) *informer[T] {
 	return &informer[T]{
 		store:      s,
 		prefix:     prefix,
@@ -51,7 +95,6 @@ func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, onCha
 		objects:    make(map[string]store.Object[T]),
 		indexes:    make(map[string]*index[T]),
 		synced:     make(chan struct{}),
-		advanced:   make(chan struct{}),
 		down:       errors.New("not listed yet"),
 	}
 }
@@ -122,8 +165,24 @@ func (in *informer[T]) follow(ctx context.Context) (connected bool, _ error) {
 	}
 	defer w.Stop()
 	in.setDown(nil)
+	batch := make([]store.Event[T], 0, maxBatch)
 	for ev := range w.Events() {
-		in.apply(ev)
+		// Apply what has already arrived in one go: one lock for many
+		// events, so that the cache keeps up with busy writers.
+		batch = append(batch[:0], ev)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case ev, ok := <-w.Events():
+				if !ok {
+					break more
+				}
+				batch = append(batch, ev)
+			default:
+				break more
+			}
+		}
+		in.apply(batch)
 	}
 	if err := w.Err(); err != nil {
 		return true, fmt.Errorf("watch: %w", err)
@@ -131,36 +190,39 @@ func (in *informer[T]) follow(ctx context.Context) (connected bool, _ error) {
 	return true, fmt.Errorf("watch: %w: ended without an error", store.ErrUnavailable)
 }
 
+// maxBatch bounds the watch events applied under one lock.
+const maxBatch = 256
+
 // replace installs a list: keys new or at another revision are reported as
 // changed, keys absent from the list as removed, the rest not at all.
 func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	in.mu.Lock()
-	defer in.mu.Unlock()
 	initial := !in.isSynced()
+	changes := in.changes[:0]
 	seen := make(map[string]struct{}, len(objs))
 	for i := range objs {
-		obj := objs[i]
+		obj := &objs[i]
 		seen[obj.Key] = struct{}{}
 		old, ok := in.objects[obj.Key]
 		if ok && old.Revision == obj.Revision {
 			continue
 		}
-		in.set(obj)
-		if ok {
-			in.onChange(&old, &obj, initial)
-		} else {
-			in.onChange(nil, &obj, initial)
-		}
+		in.set(*obj)
+		changes = append(changes, change[T]{Old: old, HadOld: ok, Cur: *obj, HasCur: true, Initial: initial})
 	}
 	for key, old := range in.objects {
 		if _, ok := seen[key]; !ok {
 			in.remove(key)
 			old.Revision = rev
-			in.onChange(&old, nil, initial)
+			changes = append(changes, change[T]{Old: old, HadOld: true, Initial: initial})
 		}
 	}
-	in.advance(rev)
+	in.revision = max(in.revision, rev)
 	in.listed = true
+	in.mu.Unlock()
+
+	in.report(changes, rev)
+	in.mu.Lock()
 	if initial {
 		close(in.synced)
 	}
@@ -168,51 +230,68 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 		close(in.fresh)
 		in.fresh = nil
 	}
+	in.mu.Unlock()
 }
 
-// apply installs one watch event.
-func (in *informer[T]) apply(ev store.Event[T]) {
+// apply installs a batch of watch events.
+func (in *informer[T]) apply(events []store.Event[T]) {
+	in.mu.Lock()
+	changes := in.changes[:0]
+	for i := range events {
+		obj := &events[i].Object
+		if obj.Revision <= in.revision {
+			continue // already reflected (a resumed watch may overlap a list)
+		}
+		in.revision = obj.Revision
+		old, had := in.objects[obj.Key]
+		if events[i].Type == store.Deleted {
+			if !had {
+				continue
+			}
+			in.remove(obj.Key)
+			old.Revision = obj.Revision // the last value, at the revision of the delete
+			changes = append(changes, change[T]{Old: old, HadOld: true})
+			continue
+		}
+		in.set(*obj)
+		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: *obj, HasCur: true})
+	}
+	rev := in.revision
+	in.mu.Unlock()
+	in.report(changes, rev)
+}
+
+// report passes changes to onChange, then publishes rev. Only the
+// informer's goroutine calls it, so changes reach onChange in store order.
+func (in *informer[T]) report(changes []change[T], rev int64) {
+	if len(changes) > 0 {
+		in.onChange(changes)
+	}
+	clear(changes)
+	if cap(changes) > 4*maxBatch {
+		changes = nil // do not keep a re-list's worth of memory
+	}
+	in.mu.Lock()
+	in.changes = changes[:0]
+	if rev > in.published {
+		in.published = rev
+		if in.advanced != nil {
+			close(in.advanced)
+			in.advanced = nil
+		}
+	}
+	in.mu.Unlock()
+}
+
+// revisionChanged returns the published revision and a channel closed
+// when it grows.
+func (in *informer[T]) revisionChanged() (int64, <-chan struct{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	obj := ev.Object
-	if obj.Revision <= in.revision {
-		return // already reflected (a resumed watch may overlap a list)
+	if in.advanced == nil {
+		in.advanced = make(chan struct{})
 	}
-	in.advance(obj.Revision)
-	old, had := in.objects[obj.Key]
-	var oldp *store.Object[T]
-	if had {
-		oldp = &old
-	}
-	if ev.Type == store.Deleted {
-		if !had {
-			return
-		}
-		in.remove(obj.Key)
-		old.Revision = obj.Revision // the last value, at the revision of the delete
-		in.onChange(&old, nil, false)
-		return
-	}
-	in.set(obj)
-	in.onChange(oldp, &obj, false)
-}
-
-// advance moves the cache's revision forward and wakes its waiters. in.mu
-// is held.
-func (in *informer[T]) advance(rev int64) {
-	if rev <= in.revision {
-		return
-	}
-	in.revision = rev
-	close(in.advanced)
-	in.advanced = make(chan struct{})
-}
-
-// revisionChanged returns the revision and a channel closed when it grows.
-func (in *informer[T]) revisionChanged() (int64, <-chan struct{}) {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.revision, in.advanced
+	return in.published, in.advanced
 }
 
 func (in *informer[T]) set(obj store.Object[T]) {
@@ -265,10 +344,12 @@ func (in *informer[T]) get(key string) (store.Object[T], bool) {
 	return obj, ok
 }
 
+// currentRevision returns the revision whose changes have all been
+// reported.
 func (in *informer[T]) currentRevision() int64 {
 	in.mu.RLock()
 	defer in.mu.RUnlock()
-	return in.revision
+	return in.published
 }
 
 // backoff returns the wait before retry n (from 1): exponential from

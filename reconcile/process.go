@@ -20,11 +20,10 @@ const conflictRetry = time.Second
 // process reconciles one key and decides what happens to it next.
 func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key string) {
 	req, pendingRev := c.request(key)
-	id := c.ids.Add(1)
-	ctx = context.WithValue(ctx, infoKey{}, &info{
+	ctx = &reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
-		attempt: req.Attempt, id: id, base: c.opts.Logger,
-	})
+		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
+	}}
 	if c.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -38,13 +37,11 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 	switch outcome {
 	case Success:
 		q.Forget(key)
-		c.complete(req, pendingRev)
 		if res.RequeueAfter > 0 {
 			q.AddAfter(key, res.RequeueAfter)
 		}
 	case TerminalFailure:
 		q.Forget(key)
-		c.complete(req, pendingRev)
 		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
 	case Conflict:
 		// Reconcile again at once if the cache already holds a newer
@@ -67,7 +64,7 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 		}
 		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 	}
-	c.record(key, outcome, err, start, elapsed, req.Object.Revision)
+	c.finish(req, pendingRev, outcome, err, start, elapsed)
 	if c.opts.Metrics != nil {
 		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
 	}
@@ -101,10 +98,11 @@ func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, e
 }
 
 func classify(err error) Outcome {
+	if err == nil {
+		return Success
+	}
 	var pe *PanicError
 	switch {
-	case err == nil:
-		return Success
 	case errors.As(err, &pe):
 		return Panicked
 	case errors.Is(err, ErrTerminal):
@@ -115,39 +113,38 @@ func classify(err error) Outcome {
 	return Failure
 }
 
-// complete records that req's key was reconciled up to pendingRev: the
-// pending entry goes if no newer change arrived meanwhile, and a reconciled
-// deletion drops its tombstone (unless the key was deleted again since).
+// finish records a reconcile's outcome, under one lock: a success or a
+// terminal failure completes the changes up to pendingRev (the pending
+// entry goes if no newer change arrived meanwhile) and, for a deletion,
+// drops its tombstone (unless the key was deleted again since) and its
+// history; every outcome is kept for introspection.
 //
-// Lock order: the cache's callback takes c.mu under the cache's lock, so
-// nothing here may read the cache while holding c.mu.
-func (c *Controller[T]) complete(req Request[T], pendingRev int64) {
+// Lock order: the cache's callback takes c.mu, so nothing here may take the
+// cache's lock while holding c.mu.
+func (c *Controller[T]) finish(req Request[T], pendingRev int64, outcome Outcome, err error, start time.Time, elapsed time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rev, ok := c.pending[req.Key]; ok && rev <= pendingRev {
-		delete(c.pending, req.Key)
-		close(c.progress)
-		c.progress = make(chan struct{})
+	if outcome == Success || outcome == TerminalFailure {
+		if rev, ok := c.pending[req.Key]; ok && rev <= pendingRev {
+			delete(c.pending, req.Key)
+			if c.progress != nil {
+				close(c.progress)
+				c.progress = nil
+			}
+		}
+		if tomb, ok := c.tombstones[req.Key]; ok && req.Deleted && tomb.Revision == req.Object.Revision {
+			delete(c.tombstones, req.Key)
+		}
 	}
-	if tomb, ok := c.tombstones[req.Key]; ok && req.Deleted && tomb.Revision == req.Object.Revision {
-		delete(c.tombstones, req.Key)
-	}
-}
-
-// record keeps the key's latest outcome for introspection.
-func (c *Controller[T]) record(key string, outcome Outcome, err error, start time.Time, elapsed time.Duration, rev int64) {
-	_, cached := c.cache.get(key) // before c.mu: see complete
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if outcome == Success && !cached {
-		delete(c.last, key) // deleted and cleaned up: forget it
+	if outcome == Success && req.Deleted {
+		delete(c.last, req.Key) // deleted and cleaned up: forget it
 		return
 	}
-	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: rev}
+	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: req.Object.Revision}
 	if err != nil {
 		r.err = err.Error()
 	}
-	c.last[key] = r
+	c.last[req.Key] = r
 }
 
 func (c *Controller[T]) logFailure(ctx context.Context, level slog.Level, msg string, err error, args ...any) {
@@ -174,6 +171,21 @@ type info struct {
 }
 
 type infoKey struct{}
+
+// reconcileContext carries a reconcile's info in one allocation (instead of
+// a context.WithValue and the info it points to).
+type reconcileContext struct {
+	context.Context
+	info info
+}
+
+// Value returns the reconcile's info for infoKey, else defers to the parent.
+func (c *reconcileContext) Value(key any) any {
+	if key == (infoKey{}) {
+		return &c.info
+	}
+	return c.Context.Value(key)
+}
 
 // ID returns the reconcile ID carried by a Reconcile call's context (unique
 // within the controller; "" outside a reconcile).

@@ -75,9 +75,11 @@ func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), func(old, cur *store.Object[C], _ bool) {
-		for _, key := range s.mapper(old, cur) {
-			enqueue(key)
+	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), func(changes []change[C]) {
+		for i := range changes {
+			for _, key := range s.mapper(changes[i].pointers()) {
+				enqueue(key)
+			}
 		}
 	})
 	s.in.Store(in)

@@ -103,6 +103,9 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	for {
 		cacheRev, advanced := c.cache.revisionChanged() // before c.mu: see complete
 		c.mu.Lock()
+		if c.progress == nil {
+			c.progress = make(chan struct{})
+		}
 		progress := c.progress
 		done := cacheRev >= rev
 		if done {
