@@ -251,7 +251,7 @@ func TestMemoryWatchContextCancel(t *testing.T) {
 		defer m.Close()
 		w, err := m.Watch(ctx, "", 0)
 		require.NoError(t, err)
-		time.Sleep(time.Minute) // fake time: the deadline passes
+		<-time.After(time.Minute) // fake time: the deadline passes
 		_, err = drain(w)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 	})
