@@ -15,11 +15,13 @@
 //
 // # Shared commits
 //
-// Concurrent writers share commits through bbolt's DB.Batch: several writes
-// are applied in one transaction and synced once. A write whose condition
-// fails (a revision conflict, a failed guard, an existing key) is reported to
-// its own caller only; it neither fails nor repeats the other writes of the
-// batch. A writer that is alone commits at once, without waiting for company.
+// Concurrent writers share commits (group commit): the writes that queue up
+// while one transaction commits are applied together in the next, and
+// synced once, so the batch grows with the number of writers and no write
+// waits for a timer. A write whose condition fails (a revision conflict, a
+// failed guard, an existing key) is reported to its own caller only; it
+// neither fails nor repeats the other writes of the batch, and if a shared
+// transaction fails as a whole, each of its writes is committed alone.
 //
 // # Watch
 //

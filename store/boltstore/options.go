@@ -19,11 +19,6 @@ const (
 	DefaultWatchBuffer = 1024
 	// DefaultLockTimeout bounds the wait for a file held by another Store.
 	DefaultLockTimeout = time.Second
-	// DefaultBatchDelay is how long a batch of concurrent writes waits for
-	// more writes before it commits (bbolt's DB.MaxBatchDelay; bbolt's own
-	// default is 10ms). Short, because writers that come back from a shared
-	// commit arrive within microseconds of each other; see BenchmarkCreate.
-	DefaultBatchDelay = 50 * time.Microsecond
 )
 
 // Option configures Open. Options are checked by Open: an out-of-range value
@@ -35,7 +30,6 @@ type config struct {
 	maxValueSize int
 	watchBuffer  int
 	lockTimeout  time.Duration
-	batchDelay   time.Duration
 }
 
 // WithHistory sets how many of the most recent revisions are kept for watches
@@ -64,20 +58,12 @@ func WithLockTimeout(d time.Duration) Option {
 	return func(c *config) { c.lockTimeout = d }
 }
 
-// WithBatchDelay sets how long a batch of concurrent writes waits for more
-// writes before committing (more than 0). Longer delays share more commits
-// under heavy concurrency at the cost of latency.
-func WithBatchDelay(d time.Duration) Option {
-	return func(c *config) { c.batchDelay = d }
-}
-
 func newConfig(opts []Option) (config, error) {
 	c := config{
 		history:      DefaultHistory,
 		maxValueSize: store.DefaultMaxValueSize,
 		watchBuffer:  DefaultWatchBuffer,
 		lockTimeout:  DefaultLockTimeout,
-		batchDelay:   DefaultBatchDelay,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -91,8 +77,6 @@ func newConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("%w: watch buffer of %d events, want at least 1", store.ErrInvalid, c.watchBuffer)
 	case c.lockTimeout <= 0:
 		return c, fmt.Errorf("%w: lock timeout %v, want more than 0", store.ErrInvalid, c.lockTimeout)
-	case c.batchDelay <= 0:
-		return c, fmt.Errorf("%w: batch delay %v, want more than 0", store.ErrInvalid, c.batchDelay)
 	}
 	return c, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/converge-go/converge/store"
@@ -33,10 +32,7 @@ type Store[T any] struct {
 	closeMu sync.RWMutex
 	closed  bool
 
-	// writers counts writes in flight and crowded records that the last
-	// write was not alone; see run.
-	writers atomic.Int32
-	crowded atomic.Bool
+	committer *committer
 	// watches counts running watch goroutines; Close waits for them.
 	watches sync.WaitGroup
 }
@@ -72,16 +68,16 @@ func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store
 	if err != nil {
 		return nil, openError(path, cfg, err)
 	}
-	db.MaxBatchDelay = cfg.batchDelay
 	rev, err := prepare(db, cfg.history)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
 	}
 	return &Store[T]{
-		db:    db,
-		codec: codec,
-		cfg:   cfg,
-		hub:   newHub(rev),
+		db:        db,
+		codec:     codec,
+		cfg:       cfg,
+		hub:       newHub(rev),
+		committer: &committer{db: db},
 	}, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
@@ -236,7 +235,6 @@ func TestOptionsAreValidated(t *testing.T) {
 		boltstore.WithMaxValueSize(1 << 31),
 		boltstore.WithWatchBuffer(0),
 		boltstore.WithLockTimeout(0),
-		boltstore.WithBatchDelay(-time.Second),
 	} {
 		if _, err := boltstore.Open[*item](path, opt); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("Open with a bad option: %v, want ErrInvalid", err)

@@ -108,16 +108,16 @@ func (s *Store[T]) encode(key string, value T) ([]byte, error) {
 }
 
 // commit applies op in a bbolt transaction, shared with concurrent writes
-// when there are any.
+// when there are any (see committer).
 //
-// DB.Batch may run the function several times, in transactions that are
-// rolled back, and fails the whole shared transaction if the function returns
-// an error. So a condition that does not hold is not an error of the
-// function: apply records it in the result, which each run overwrites, and
-// the function returns nil so that the other writes of the batch commit. Only
-// the run whose transaction commits matters: its result is the one seen after
-// Batch returns, and its commit handler, which bbolt calls only for committed
-// transactions, hands the event to the watchers.
+// The function may run several times, in transactions that are rolled
+// back, and a shared transaction fails whole if the function returns an
+// error. So a condition that does not hold is not an error of the function:
+// apply records it in the result, which each run overwrites, and the
+// function returns nil so that the other writes of the transaction commit.
+// Only the run whose transaction commits matters: its result is the one
+// seen afterwards, and its commit handler, which bbolt calls only for
+// committed transactions, hands the event to the watchers.
 func (s *Store[T]) commit(op writeOp) (writeResult, error) {
 	var res writeResult
 	fn := func(tx *bolt.Tx) error {
@@ -129,29 +129,10 @@ func (s *Store[T]) commit(op writeOp) (writeResult, error) {
 		tx.OnCommit(func() { s.hub.committed(ev) })
 		return nil
 	}
-	if err := s.run(fn); err != nil {
+	if err := s.committer.run(fn); err != nil {
 		return writeResult{}, dbError(err)
 	}
 	return res, nil
-}
-
-// run runs fn in a transaction of its own if this write is alone, else as
-// part of a DB.Batch, which waits up to the batch delay for company. A write
-// counts as alone when no other is in flight and none was at the last write:
-// writers that come back together from a shared commit arrive one after the
-// other, and the first must not take a transaction of its own ahead of the
-// batch the others are forming.
-func (s *Store[T]) run(fn func(*bolt.Tx) error) error {
-	n := s.writers.Add(1)
-	defer s.writers.Add(-1)
-	if n > 1 {
-		s.crowded.Store(true)
-		return s.db.Batch(fn)
-	}
-	if s.crowded.Swap(false) {
-		return s.db.Batch(fn)
-	}
-	return s.db.Update(fn)
 }
 
 // apply performs op in tx: checks its guards and its condition, then writes
