@@ -110,11 +110,11 @@ func brokenMemory(name string, wrap func(store.Store[robustness.Value]) store.St
 // visualisation of the violation is written.
 func expectIllegal(t *testing.T, r *robustness.Report) {
 	t.Helper()
-	res, info := robustness.Check(r.Ops, 0)
+	res, info := robustness.Check(r.Ops, r.Start, 0)
 	if res != porcupine.Illegal {
 		t.Fatalf("%s: history of a broken store checked %s, want %s", r.Backend, res, porcupine.Illegal)
 	}
-	path, err := robustness.Visualize(info, r.Backend)
+	path, err := robustness.Visualize(info, r.Start, r.Backend)
 	if err != nil {
 		t.Fatalf("Visualize: %v", err)
 	}
@@ -135,7 +135,7 @@ func TestCheckerCatchesLostWrite(t *testing.T) {
 	}
 	expectIllegal(t, r)
 	// The lost writes never reach the watch either.
-	if err := robustness.ValidateWatch(r.Ops, r.Watch.Events, r.Revision, robustness.Keys(r.Config.Keys)); !errors.Is(err, robustness.ErrWatch) {
+	if err := robustness.ValidateWatch(r.Ops, r.Watch.Events, r.Start, r.Revision, robustness.Keys(r.Config.Keys)); !errors.Is(err, robustness.ErrWatch) {
 		t.Errorf("ValidateWatch of a store that loses writes: %v, want ErrWatch", err)
 	}
 }

@@ -27,22 +27,24 @@ func Operations(ops []Op) []porcupine.Operation {
 	return out
 }
 
-// Check reports whether the history is linearizable under Model, with the
+// Check reports whether the history, run on a store whose revision was
+// start before it (Report.Start), is linearizable under Model, with the
 // information Visualize needs. A timeout of 0 means no limit; if the limit is
 // reached the result is porcupine.Unknown.
-func Check(ops []Op, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
-	return porcupine.CheckOperationsVerbose(Model(), Operations(ops), timeout)
+func Check(ops []Op, start int64, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
+	return porcupine.CheckOperationsVerbose(Model(start), Operations(ops), timeout)
 }
 
-// Visualize writes porcupine's HTML visualisation of a checked history to a
-// new file in a new temporary directory and returns the file's path.
-func Visualize(info porcupine.LinearizationInfo, name string) (string, error) {
+// Visualize writes porcupine's HTML visualisation of a history checked from
+// revision start to a new file in a new temporary directory and returns the
+// file's path.
+func Visualize(info porcupine.LinearizationInfo, start int64, name string) (string, error) {
 	dir, err := os.MkdirTemp("", "converge-robustness-")
 	if err != nil {
 		return "", fmt.Errorf("visualisation: %w", err)
 	}
 	path := filepath.Join(dir, name+".html")
-	if err := porcupine.VisualizePath(Model(), info, path); err != nil {
+	if err := porcupine.VisualizePath(Model(start), info, path); err != nil {
 		return "", fmt.Errorf("visualisation: %w", err)
 	}
 	return path, nil

@@ -14,7 +14,8 @@ import (
 // revision below c, including 0, fails with store.ErrCompacted, at once or as
 // the watch's Err before any event; a Watch after c delivers exactly the
 // events after c that the run's watcher received (events, which must cover
-// revisions 1 to final). Contract violations match ErrCompaction.
+// every revision after c up to final). Contract violations match
+// ErrCompaction.
 //
 // ctx bounds the whole check: a watch that neither delivers nor ends is
 // reported when ctx ends.

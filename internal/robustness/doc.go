@@ -9,7 +9,9 @@
 //
 // A backend is one factory function (Backend.Open) returning an empty
 // store.Store[Value]; Backend.Restart optionally closes a store and opens it
-// again on the same data. Record runs the workload and the watcher over it
+// again on the same data, and Backend.Disrupt optionally injects a fault the
+// store must ride out while the clients keep calling (the tests crash the
+// leader of an embedded 3-member etcd cluster). Record runs the workload and the watcher over it
 // and returns a Report; Check, ValidateWatch and CheckCompaction judge the
 // report. Verify does all of it for one test.
 //
@@ -17,7 +19,12 @@
 //
 // The model (Model) is a compare-and-swap register per key plus the store's
 // global revision: every successful write takes exactly the next revision,
-// across all keys. Partitioning the history by key would make the search
+// across all keys, starting after the store's revision when the run began
+// (Report.Start: 0 for store.Memory and boltstore, 1 for a new etcd
+// cluster, whose first write is revision 2). Record runs every history on a
+// store that nothing else writes, so the property is not relaxed for any
+// backend: etcd's cluster-wide revision is contiguous too, across leader
+// elections, as long as only the run writes to the cluster. Partitioning the history by key would make the search
 // cheaper but would lose that cross-key property: two writes to different
 // keys could then claim the same revision, or revisions could be handed out
 // against real-time order, and no partition would notice. Record therefore

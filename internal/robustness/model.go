@@ -25,10 +25,12 @@ type KeyState struct {
 // Model returns the porcupine model of a store.Store restricted to Get,
 // Create, Update and Delete over at most MaxKeys keys, with one global
 // revision: every successful write returns exactly the revision after the
-// last one. The history is checked unpartitioned (see the package doc).
-func Model() porcupine.Model {
+// last one, the first the revision after start (the store's revision before
+// the history, Report.Start). The history is checked unpartitioned (see the
+// package doc).
+func Model(start int64) porcupine.Model {
 	return porcupine.Model{
-		Init: func() any { return State{} },
+		Init: func() any { return State{Rev: start} },
 		Step: func(state, input, output any) (bool, any) {
 			return Step(state.(State), input.(Input), output.(Output))
 		},

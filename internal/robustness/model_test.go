@@ -116,13 +116,52 @@ func TestModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := robustness.Check(tt.ops, 0)
+			got, _ := robustness.Check(tt.ops, 0, 0)
 			want := porcupine.Illegal
 			if tt.legal {
 				want = porcupine.Ok
 			}
 			if got != want {
 				t.Errorf("Check = %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestModelStart pins the model's start revision: a store whose revision
+// was 1 before the history (a new etcd cluster) must number its first write
+// 2, and then every write the next revision, as from 0.
+func TestModelStart(t *testing.T) {
+	tests := []struct {
+		name  string
+		start int64
+		ops   []robustness.Op
+		legal bool
+	}{
+		{"first write after the start", 1, []robustness.Op{
+			op(0, 0, 1, create(0, v1), ok(v1, 2, 2)),
+			op(1, 2, 3, create(1, v2), ok(v2, 3, 3)),
+		}, true},
+		{"first write at the start", 1, []robustness.Op{
+			op(0, 0, 1, create(0, v1), ok(v1, 1, 1)),
+		}, false},
+		{"a revision skipped after the start", 1, []robustness.Op{
+			op(0, 0, 1, create(0, v1), ok(v1, 2, 2)),
+			op(1, 2, 3, create(1, v2), ok(v2, 4, 4)),
+		}, false},
+		{"a revision skipped before the first write", 0, []robustness.Op{
+			op(0, 0, 1, create(0, v1), ok(v1, 2, 2)),
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := robustness.Check(tt.ops, tt.start, 0)
+			want := porcupine.Illegal
+			if tt.legal {
+				want = porcupine.Ok
+			}
+			if got != want {
+				t.Errorf("Check from revision %d = %s, want %s", tt.start, got, want)
 			}
 		})
 	}

@@ -26,6 +26,14 @@ type Backend struct {
 	// registered). Record calls it once, halfway through the run, from a
 	// client goroutine, while no call is in flight.
 	Restart func(t testing.TB, s store.Store[Value]) (store.Store[Value], error)
+	// Disrupt, if not nil, injects a fault into the backend that the store
+	// must ride out, such as stopping the leader of a cluster. Record calls
+	// it once, halfway through the run, from a client goroutine, while the
+	// other clients keep calling: calls in flight and calls made until the
+	// store recovers may fail with store.ErrUnavailable (ambiguous writes,
+	// failed reads), and everything the store acknowledges must still be
+	// linearizable and appear in the watch.
+	Disrupt func(t testing.TB) error
 }
 
 // Report is the outcome of Record.
@@ -36,10 +44,19 @@ type Report struct {
 	Ops []Op
 	// Watch is what the watcher received.
 	Watch WatchLog
+	// Start is the store's revision when the run began, before any
+	// operation: 0 for a store that numbers its first write 1, as
+	// store.Memory and boltstore do; etcd numbers a new cluster's first
+	// write 2. The model starts there: the first write must take Start+1.
+	Start int64
 	// Revision is the store's revision after the last operation.
 	Revision int64
 	// Restarted reports whether the store was restarted during the run.
 	Restarted bool
+	// Disrupted reports whether Backend.Disrupt was called, and
+	// DisruptedAt when it returned, on the history's clock (Op.Call).
+	Disrupted   bool
+	DisruptedAt int64
 	// Store is the store after the run, for checks that need it (such as
 	// CheckCompaction). It stays open until the test's cleanup.
 	Store store.Store[Value]
@@ -53,12 +70,15 @@ const watchGrace = time.Minute
 // Record opens a store of backend b and runs cfg's workload on it: cfg.Clients
 // concurrent clients, each a Recorder over Faults over the store, perform
 // cfg.Ops operations in all on cfg.Keys keys, while a watcher watches
-// KeyPrefix from revision 0, disconnecting and resuming as cfg says. If b can
-// restart, the store is restarted halfway through. Record returns once the
-// watcher has received the store's final revision.
+// KeyPrefix from the store's revision at the start, disconnecting and
+// resuming as cfg says. If b can restart, the store is restarted halfway
+// through; if b can be disrupted, it is disrupted there, without pausing
+// the clients. Record returns once the watcher has received the store's
+// final revision.
 //
 // It fails with ErrConfig for an invalid cfg or b, and with the store's
-// error if the store cannot be opened, restarted or watched.
+// error if the store cannot be opened, read, restarted, disrupted or
+// watched.
 func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -73,6 +93,10 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	base, err := b.Open(t)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", b.Name, err)
+	}
+	start, err := base.Revision(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: revision at the start: %w", b.Name, err)
 	}
 	rs := &restartable{cur: base}
 	faults, err := NewFaults(rs, cfg.Seed, cfg.FailBeforeCommit, cfg.FailAfterCommit)
@@ -90,10 +114,10 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	)
 	go func() {
 		defer close(watched)
-		wlog, watchEr = watchUntil(watchCtx, rs, KeyPrefix, cfg.DisconnectEvery, final)
+		wlog, watchEr = watchUntil(watchCtx, rs, KeyPrefix, start, cfg.DisconnectEvery, final)
 	}()
 
-	restartErr := runClients(ctx, t, b, cfg, h, faults, rs)
+	mid, midErr := runClients(ctx, t, b, cfg, h, faults, rs)
 
 	rev, revErr := rs.Revision(ctx)
 	if revErr == nil {
@@ -104,30 +128,54 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		stopWatch()
 	}
 	<-watched
-	if err := errors.Join(restartErr, revErr, watchEr); err != nil {
+	if err := errors.Join(midErr, revErr, watchEr); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
 	return &Report{
-		Backend:   b.Name,
-		Config:    cfg,
-		Ops:       h.Ops(),
-		Watch:     wlog,
-		Revision:  rev,
-		Restarted: b.Restart != nil,
-		Store:     rs,
+		Backend:     b.Name,
+		Config:      cfg,
+		Ops:         h.Ops(),
+		Watch:       wlog,
+		Start:       start,
+		Revision:    rev,
+		Restarted:   b.Restart != nil,
+		Disrupted:   b.Disrupt != nil,
+		DisruptedAt: mid,
+		Store:       rs,
 	}, nil
 }
 
-// runClients runs the clients to completion, restarting the store halfway if
-// the backend can, and returns the restart's error, if any.
-func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *Faults, rs *restartable) error {
+// runClients runs the clients to completion, restarting and disrupting the
+// store halfway if the backend can, and returns when the disruption ended
+// (on the history's clock, 0 if none) and the restart's or the
+// disruption's error, if any.
+func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *Faults, rs *restartable) (int64, error) {
 	var (
-		wg         sync.WaitGroup
-		done       atomic.Int64
-		restartErr error
-		keys       = h.Keys()
-		start      = make(chan struct{})
+		wg     sync.WaitGroup
+		done   atomic.Int64
+		midErr error
+		mid    int64
+		keys   = h.Keys()
+		start  = make(chan struct{})
 	)
+	halfway := func() {
+		if b.Restart != nil {
+			rs.restart(func(old store.Store[Value]) store.Store[Value] {
+				s, err := b.Restart(t, old)
+				if err != nil {
+					midErr = fmt.Errorf("restart: %w", err)
+					return old
+				}
+				return s
+			})
+		}
+		if b.Disrupt != nil {
+			if err := b.Disrupt(t); err != nil {
+				midErr = errors.Join(midErr, fmt.Errorf("disrupt: %w", err))
+			}
+			mid = h.now()
+		}
+	}
 	for i := range cfg.Clients {
 		n := cfg.Ops / cfg.Clients
 		if i < cfg.Ops%cfg.Clients {
@@ -141,20 +189,13 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 				// Let other clients in between operations, so that
 				// even a store as fast as Memory sees them interleave.
 				runtime.Gosched()
-				if done.Add(1) == int64(cfg.Ops/2) && b.Restart != nil {
-					rs.restart(func(old store.Store[Value]) store.Store[Value] {
-						s, err := b.Restart(t, old)
-						if err != nil {
-							restartErr = fmt.Errorf("restart: %w", err)
-							return old
-						}
-						return s
-					})
+				if done.Add(1) == int64(cfg.Ops/2) {
+					halfway()
 				}
 			}
 		})
 	}
 	close(start)
 	wg.Wait()
-	return restartErr
+	return mid, midErr
 }

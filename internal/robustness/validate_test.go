@@ -28,7 +28,7 @@ func smallRun(t *testing.T) *robustness.Report {
 func TestValidateWatchCatchesTampering(t *testing.T) {
 	r := smallRun(t)
 	keys := robustness.Keys(r.Config.Keys)
-	if err := robustness.ValidateWatch(r.Ops, r.Watch.Events, r.Revision, keys); err != nil {
+	if err := robustness.ValidateWatch(r.Ops, r.Watch.Events, r.Start, r.Revision, keys); err != nil {
 		t.Fatalf("untouched run: %v", err)
 	}
 	evs := r.Watch.Events
@@ -69,7 +69,7 @@ func TestValidateWatchCatchesTampering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := robustness.ValidateWatch(r.Ops, tt.events, r.Revision, keys); !errors.Is(err, robustness.ErrWatch) {
+			if err := robustness.ValidateWatch(r.Ops, tt.events, r.Start, r.Revision, keys); !errors.Is(err, robustness.ErrWatch) {
 				t.Errorf("ValidateWatch = %v, want ErrWatch", err)
 			}
 		})
@@ -97,7 +97,7 @@ func TestValidateWatchAmbiguousWrites(t *testing.T) {
 		t.Fatal("run has no ambiguous write that committed")
 	}
 	t.Logf("%d ambiguous writes committed, %d did not", committed, notCommitted)
-	if err := robustness.ValidateWatch(blind, r.Watch.Events, r.Revision, keys); err != nil {
+	if err := robustness.ValidateWatch(blind, r.Watch.Events, r.Start, r.Revision, keys); err != nil {
 		t.Errorf("with lost responses forgotten: %v", err)
 	}
 	// With them known, dropping the event of an ambiguous write that
@@ -109,7 +109,7 @@ func TestValidateWatchAmbiguousWrites(t *testing.T) {
 		for _, op := range r.Ops {
 			if op.Actual != nil && op.Actual.Result == robustness.ResultOK && op.Input.Value == ev.Object.Value {
 				evs := slices.Delete(slices.Clone(r.Watch.Events), i, i+1)
-				if err := robustness.ValidateWatch(r.Ops, evs, r.Revision, keys); !errors.Is(err, robustness.ErrWatch) {
+				if err := robustness.ValidateWatch(r.Ops, evs, r.Start, r.Revision, keys); !errors.Is(err, robustness.ErrWatch) {
 					t.Errorf("without the event of a committed ambiguous write: %v, want ErrWatch", err)
 				}
 				return
@@ -117,4 +117,41 @@ func TestValidateWatchAmbiguousWrites(t *testing.T) {
 		}
 	}
 	t.Fatal("no event of a committed ambiguous Create or Update in the run")
+}
+
+// TestValidateWatchStart checks that the watch is validated after the
+// store's start revision: the same run with every revision shifted by one
+// validates from revision 1, and the unshifted events do not (revision 1 is
+// then before the start).
+func TestValidateWatchStart(t *testing.T) {
+	r := smallRun(t)
+	keys := robustness.Keys(r.Config.Keys)
+	if err := robustness.ValidateWatch(r.Ops, r.Watch.Events, r.Start+1, r.Revision, keys); !errors.Is(err, robustness.ErrWatch) {
+		t.Errorf("events from revision %d validated after revision %d: %v, want ErrWatch", r.Start+1, r.Start+1, err)
+	}
+	shift := func(rev int64) int64 {
+		if rev == 0 {
+			return 0
+		}
+		return rev + 1
+	}
+	ops := slices.Clone(r.Ops)
+	for i := range ops {
+		o := &ops[i]
+		o.Input.Rev = shift(o.Input.Rev)
+		o.Output.Rev, o.Output.CreateRev = shift(o.Output.Rev), shift(o.Output.CreateRev)
+		if o.Actual != nil {
+			a := *o.Actual
+			a.Rev, a.CreateRev = shift(a.Rev), shift(a.CreateRev)
+			o.Actual = &a
+		}
+	}
+	evs := slices.Clone(r.Watch.Events)
+	for i := range evs {
+		evs[i].Object.Revision = shift(evs[i].Object.Revision)
+		evs[i].Object.CreateRevision = shift(evs[i].Object.CreateRevision)
+	}
+	if err := robustness.ValidateWatch(ops, evs, r.Start+1, r.Revision+1, keys); err != nil {
+		t.Errorf("run shifted by one revision: %v", err)
+	}
 }

@@ -11,13 +11,14 @@ import (
 const maxWatchProblems = 20
 
 // ValidateWatch checks the events a watcher received during a run (all keys
-// of the run's store, from revision 0, across reconnections) against the
-// recorded history and the store's final revision. The store must have been
-// written only by the recorded clients. It checks that the events are:
+// of the run's store, after revision start, across reconnections) against
+// the recorded history and the store's revisions before and after the run
+// (Report.Start and Report.Revision). The store must have been written only
+// by the recorded clients. It checks that the events are:
 //
 //   - ordered and unique: revisions strictly increase;
-//   - complete: they cover every revision from 1 to final, so no change was
-//     missed across reconnections;
+//   - complete: they cover every revision from start+1 to final, so no
+//     change was missed across reconnections;
 //   - a valid change log: replayed in order, each Created finds its key
 //     absent, each Updated and Deleted finds it present, and revisions,
 //     create revisions and deleted values agree with the replay;
@@ -29,9 +30,9 @@ const maxWatchProblems = 20
 //     failed, never appears.
 //
 // The error matches ErrWatch and lists the first problems found.
-func ValidateWatch(ops []Op, events []store.Event[Value], final int64, keys []string) error {
+func ValidateWatch(ops []Op, events []store.Event[Value], start, final int64, keys []string) error {
 	v := newWatchValidator(ops, keys)
-	v.check(events, final)
+	v.check(events, start, final)
 	if len(v.problems) == 0 {
 		return nil
 	}
@@ -101,9 +102,9 @@ func (v *watchValidator) problem(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Errorf(format, args...))
 }
 
-func (v *watchValidator) check(events []store.Event[Value], final int64) {
+func (v *watchValidator) check(events []store.Event[Value], start, final int64) {
 	replay := make(map[string]store.Object[Value])
-	var last int64
+	last := start
 	for _, ev := range events {
 		rev := ev.Object.Revision
 		if rev <= last {

@@ -59,10 +59,10 @@ func Verify(ctx context.Context, t testing.TB, b Backend, cfg Config) *Report {
 		t.Fatalf("record: %v", err)
 	}
 	s := r.Count()
-	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed before commit, %d ambiguous of which %d committed), %d watch events, %d disconnects, %d resumes, restarted %v, final revision %d",
-		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.Ambiguous, s.AmbiguousCommitted, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Revision)
+	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed before commit, %d ambiguous of which %d committed), %d watch events, %d disconnects, %d resumes, restarted %v, disrupted %v, revisions %d to %d",
+		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.Ambiguous, s.AmbiguousCommitted, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Disrupted, r.Start, r.Revision)
 	CheckLinearizable(t, r)
-	if err := ValidateWatch(r.Ops, r.Watch.Events, r.Revision, Keys(cfg.Keys)); err != nil {
+	if err := ValidateWatch(r.Ops, r.Watch.Events, r.Start, r.Revision, Keys(cfg.Keys)); err != nil {
 		t.Errorf("watch: %v", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, checkGrace)
@@ -81,12 +81,12 @@ func Verify(ctx context.Context, t testing.TB, b Backend, cfg Config) *Report {
 func CheckLinearizable(t testing.TB, r *Report) {
 	t.Helper()
 	start := time.Now()
-	res, info := Check(r.Ops, 0)
+	res, info := Check(r.Ops, r.Start, 0)
 	t.Logf("%s seed %d: linearizability checked in %v: %s", r.Backend, r.Config.Seed, time.Since(start).Round(time.Millisecond), res)
 	if res == porcupine.Ok {
 		return
 	}
-	path, err := Visualize(info, r.Backend)
+	path, err := Visualize(info, r.Start, r.Backend)
 	if err != nil {
 		t.Errorf("%s seed %d: history is %s; %v", r.Backend, r.Config.Seed, res, err)
 		return

@@ -24,15 +24,15 @@ type WatchLog struct {
 // store that ends every watch at once fails the run instead of spinning.
 const maxIdleResumes = 3
 
-// watchUntil watches prefix on s from revision 0 until it has received the
-// event of the revision sent on final (or final is 0), stopping and resuming
+// watchUntil watches prefix on s after revision start until it has received
+// the event of the revision sent on final (or final is start), stopping and resuming
 // the watch after every disconnectEvery events (never, if 0). A watch that
 // ends with store.ErrLagging or store.ErrUnavailable is resumed after the
 // last event received; any other end is an error.
-func watchUntil(ctx context.Context, s store.Store[Value], prefix string, disconnectEvery int, final <-chan int64) (WatchLog, error) {
+func watchUntil(ctx context.Context, s store.Store[Value], prefix string, start int64, disconnectEvery int, final <-chan int64) (WatchLog, error) {
 	var (
 		log    WatchLog
-		last   int64
+		last         = start
 		target int64 = -1
 		idle   int
 	)
