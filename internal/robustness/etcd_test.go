@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -82,62 +81,14 @@ func etcdBackend(n int) (robustness.Backend, *etcdCluster) {
 }
 
 // checkEtcdCompaction runs robustness.CheckCompaction on the run's etcd
-// store, with one exception: etcdstore's Compact(rev) compacts etcd at
-// rev+1 (etcd keeps the revision it compacts at readable), which also
-// discards the value that a Delete at rev+1 removed, so a watch after rev
-// ends with store.ErrCompacted at that Delete: etcd can no longer give the
-// previous value, which a Deleted event carries. That is etcdstore's
-// failure, reported; here it is accepted, and logged, only when the first
-// event after the compaction point is such a Delete and the watch after
-// rev ends exactly so, and the watch after rev+1 must then deliver every
-// later event.
+// store.
 func checkEtcdCompaction(t *testing.T, c *etcdCluster, r *robustness.Report) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), etcdPatience)
 	defer cancel()
-	err := robustness.CheckCompaction(ctx, c.store, r.Watch.Events, r.Revision)
-	if err == nil {
-		return
-	}
-	at := r.Revision / 2 // CheckCompaction's compaction point
-	i := slices.IndexFunc(r.Watch.Events, func(ev store.Event[robustness.Value]) bool { return ev.Object.Revision > at })
-	if !errors.Is(err, robustness.ErrCompaction) || i < 0 || r.Watch.Events[i].Type != store.Deleted || r.Watch.Events[i].Object.Revision != at+1 {
+	if err := robustness.CheckCompaction(ctx, c.store, r.Watch.Events, r.Revision); err != nil {
 		t.Errorf("compaction: %v", err)
-		return
 	}
-	t.Logf("compaction: known etcdstore issue, the Delete right after the compaction point lost its value: %v", err)
-	if got, err := watchAll(ctx, c.store, at, 1); len(got) != 0 || !errors.Is(err, store.ErrCompacted) {
-		t.Errorf("compaction: watch after %d delivered %d events and ended with %v, want store.ErrCompacted", at, len(got), err)
-	}
-	want := r.Watch.Events[i+1:]
-	got, err := watchAll(ctx, c.store, at+1, len(want))
-	if err != nil || !slices.Equal(got, want) {
-		t.Errorf("compaction: watch after %d delivered %d events (%v), want the %d recorded", at+1, len(got), err, len(want))
-	}
-}
-
-// watchAll watches the workload's keys after revision after until n events
-// arrived or the watch ended, and returns the events and why it ended
-// early.
-func watchAll(ctx context.Context, s store.Store[robustness.Value], after int64, n int) ([]store.Event[robustness.Value], error) {
-	w, err := s.Watch(ctx, robustness.KeyPrefix, after)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
-	var got []store.Event[robustness.Value]
-	for len(got) < n {
-		select {
-		case ev, ok := <-w.Events():
-			if !ok {
-				return got, w.Err()
-			}
-			got = append(got, ev)
-		case <-ctx.Done():
-			return got, ctx.Err()
-		}
-	}
-	return got, nil
 }
 
 // clusterStore is etcdstore on a cluster whose Compact returns only once

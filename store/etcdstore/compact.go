@@ -10,18 +10,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Compact discards the cluster's history up to and including rev, for every
-// key of the cluster (etcd compacts the whole keyspace, not a prefix):
-// afterwards a Watch after a revision below rev fails with
-// store.ErrCompacted, and a Watch after rev or later works. It waits until
-// the compaction is applied.
+// Compact discards the cluster's history before rev, for every key of the
+// cluster (etcd compacts the whole keyspace, not a prefix): afterwards a
+// Watch after a revision below rev fails with store.ErrCompacted, and a
+// Watch after rev or later works, including the previous values its
+// deletions carry. It waits until the member that serves it has applied
+// the compaction; other members of a cluster apply it on their own, and
+// until they do a Watch they serve may still deliver the older history.
 //
-// etcd keeps the current revision whatever it compacts: when rev is the
-// cluster's current revision, the history is compacted up to rev-1 only, so
-// a Watch after rev-1 still delivers the write at rev. A rev that was
-// already compacted is a no-op; a rev ahead of the cluster's revision fails
-// with store.ErrInvalid. Production clusters usually compact by themselves
-// (etcd's --auto-compaction-retention); this is for tests and tools.
+// A rev that was already compacted is a no-op; a rev ahead of the
+// cluster's revision fails with store.ErrInvalid. Production clusters
+// usually compact by themselves (etcd's --auto-compaction-retention); this
+// is for tests and tools.
 func (s *Store[T]) Compact(ctx context.Context, rev int64) error {
 	if err := store.ValidateRevision(rev); err != nil {
 		return err
@@ -36,10 +36,11 @@ func (s *Store[T]) Compact(ctx context.Context, rev int64) error {
 	if rev == 0 {
 		return nil
 	}
-	// etcd's Compact(r) keeps revision r itself readable; the store's
-	// contract discards rev, so compact at rev+1 when it exists.
-	target := min(rev+1, cur)
-	_, err = s.client.Compact(clientv3.WithRequireLeader(ctx), target, clientv3.WithCompactPhysical())
+	// etcd's Compact(rev) keeps revision rev readable, and with it the
+	// value each key had at rev, which a deletion after rev reports as its
+	// previous value. Watch refuses to start before rev itself (see
+	// watcher.run), which is the store's contract.
+	_, err = s.client.Compact(clientv3.WithRequireLeader(ctx), rev, clientv3.WithCompactPhysical())
 	if errors.Is(err, rpctypes.ErrCompacted) {
 		return nil
 	}

@@ -283,8 +283,9 @@ func TestUnavailable(t *testing.T) {
 }
 
 // TestCompact covers Compact's edges: a future revision is refused, a
-// revision already compacted is a no-op, and compacting at the current
-// revision keeps that revision's write watchable.
+// revision already compacted is a no-op, a watch from before the compacted
+// revision fails while one from it works, and a deletion after the
+// compacted revision still carries the value the key had before it.
 func TestCompact(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
@@ -308,9 +309,17 @@ func TestCompact(t *testing.T) {
 	require.NoError(t, s.Compact(ctx, b.Revision))
 	w, err = s.Watch(ctx, "", a.Revision)
 	require.NoError(t, err)
+	require.ErrorIs(t, watchEnd(t, w), store.ErrCompacted)
+	w.Stop()
+	w, err = s.Watch(ctx, "", b.Revision)
+	require.NoError(t, err)
 	defer w.Stop()
-	require.Equal(t, store.Event[*item]{Type: store.Created, Object: b}, nextEvent(t, w),
-		"the current revision stays watchable")
+	drev, err := s.Delete(ctx, "a", a.Revision)
+	require.NoError(t, err)
+	ev := nextEvent(t, w)
+	require.Equal(t, store.Deleted, ev.Type)
+	require.Equal(t, drev, ev.Object.Revision)
+	require.Equal(t, 1, ev.Object.Value.N, "the deletion lost the value compacted history held")
 }
 
 // nextEvent returns the watch's next event, failing if the watch ends or

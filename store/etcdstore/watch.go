@@ -2,11 +2,13 @@ package etcdstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 
 	"github.com/converge-go/converge/store"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -83,6 +85,16 @@ func (w *watcher[T]) run(prefix string, after int64) {
 	defer close(w.done)
 	defer close(w.out)
 	defer w.cancel()
+	if after > 0 {
+		// etcd would start a watch at a compaction's own revision; the
+		// store's contract is that history up to it is gone. A read at
+		// after fails exactly when after is compacted.
+		_, err := w.s.client.Get(w.ctx, w.s.prefix, clientv3.WithRev(after), clientv3.WithCountOnly())
+		if err != nil && !errors.Is(err, rpctypes.ErrFutureRev) {
+			w.err = requestError(w.parent, err, "watch after revision %d", after)
+			return
+		}
+	}
 	wch := w.s.client.Watch(w.ctx, w.s.prefix+prefix,
 		clientv3.WithPrefix(), clientv3.WithRev(after+1), clientv3.WithPrevKV())
 	w.err = w.forward(wch)
