@@ -12,10 +12,10 @@ import (
 // go test -run '^$' -bench . -benchmem ./queue
 // (internal/bench/README.md compares them with client-go and controller-runtime):
 //
-//	BenchmarkAddGetDone-2     181 ns/op    0 B/op   0 allocs/op
-//	BenchmarkAddDuplicate-2    32 ns/op    0 B/op   0 allocs/op
-//	BenchmarkParallel-2       232 ns/op   32 B/op   0 allocs/op
-//	BenchmarkAddAfter-2       165 ns/op    1 B/op   0 allocs/op
+//	BenchmarkAddGetDone-2      89 ns/op    0 B/op   0 allocs/op
+//	BenchmarkAddDuplicate-2    15 ns/op    0 B/op   0 allocs/op
+//	BenchmarkParallel-2       190 ns/op    2 B/op   0 allocs/op
+//	BenchmarkAddAfter-2        71 ns/op    0 B/op   0 allocs/op
 //
 // BenchmarkAddGetDone measures one Add, Get and Done of a distinct key on
 // one goroutine.
