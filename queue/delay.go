@@ -36,7 +36,7 @@ func (q *Queue[K]) rearm() {
 // fire runs on the timer's goroutine.
 func (q *Queue[K]) fire() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlockAndWake()
 	q.timerAt = 0
 	if q.shuttingDown {
 		return

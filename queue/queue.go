@@ -72,6 +72,9 @@ type Queue[K comparable] struct {
 
 	waiters     []chan struct{}
 	freeWaiters []chan struct{}
+	// toWake is the Get that makeReady chose to wake; it is woken by
+	// unlockAndWake once q.mu is released.
+	toWake chan struct{}
 
 	timer   *time.Timer
 	timerAt int64 // deadline the timer is armed for; 0 when disarmed
@@ -172,7 +175,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 		}
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlockAndWake()
 	if q.shuttingDown {
 		return
 	}
@@ -246,7 +249,24 @@ func (q *Queue[K]) makeReady(it *item[K]) {
 		it.deadline = q.now()
 		q.metrics.Depth(q.ready.Len())
 	}
-	q.wakeOne()
+	if len(q.waiters) > 0 {
+		if q.toWake != nil {
+			q.toWake <- struct{}{} // a second key in one critical section
+		}
+		q.toWake = q.popWaiter()
+	}
+}
+
+// unlockAndWake releases q.mu, then wakes the Get that makeReady chose, so
+// that the woken Get does not run into a lock its waker still holds. Every
+// method that may call makeReady unlocks through it.
+func (q *Queue[K]) unlockAndWake() {
+	w := q.toWake
+	q.toWake = nil
+	q.mu.Unlock()
+	if w != nil {
+		w <- struct{}{}
+	}
 }
 
 // offset is how much earlier than its ready position a key of this priority
@@ -416,14 +436,19 @@ func (q *Queue[K]) waiter() chan struct{} {
 
 // wakeOne wakes the longest-waiting Get. q.mu is held.
 func (q *Queue[K]) wakeOne() {
-	if len(q.waiters) == 0 {
-		return
+	if len(q.waiters) > 0 {
+		q.popWaiter() <- struct{}{}
 	}
+}
+
+// popWaiter removes and returns the longest-waiting Get's channel; there
+// must be one. q.mu is held.
+func (q *Queue[K]) popWaiter() chan struct{} {
 	w := q.waiters[0]
 	copy(q.waiters, q.waiters[1:])
 	q.waiters[len(q.waiters)-1] = nil
 	q.waiters = q.waiters[:len(q.waiters)-1]
-	w <- struct{}{}
+	return w
 }
 
 // wakeAll wakes every waiting Get so that it re-checks the queue's state.
@@ -452,7 +477,7 @@ func (q *Queue[K]) cancelWait(w chan struct{}) {
 // key that is not processing does nothing.
 func (q *Queue[K]) Done(key K) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	defer q.unlockAndWake()
 	it, ok := q.items[key]
 	if !ok || !it.processing {
 		return

@@ -127,7 +127,7 @@ func TestCancelledWaiterPassesWakeupOn(t *testing.T) {
 		q.mu.Lock()
 		q.addLocked("a")
 		cancel()
-		q.mu.Unlock()
+		q.unlockAndWake()
 		err := <-first
 		if err == nil {
 			// The first waiter took the key; give it back to the second.
