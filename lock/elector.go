@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/converge-go/converge/internal/ctxtime"
 )
 
 // Defaults of ElectorOptions.
@@ -90,7 +92,7 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error)
 		}
 		if err != nil {
 			e.opts.Logger.Warn("campaign failed; retrying", "err", err)
-			if sleep(ctx, e.opts.RetryDelay) != nil {
+			if ctxtime.Sleep(ctx, e.opts.RetryDelay) != nil {
 				return nil
 			}
 			continue

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -205,13 +206,13 @@ func (l *Lease) await(ctx context.Context, rev int64, due time.Duration) error {
 		return ctx.Err()
 	}
 	if rev == 0 {
-		return sleep(ctx, due)
+		return ctxtime.Sleep(ctx, due)
 	}
 	until := time.Now().Add(due)
 	w, err := l.store.Watch(ctx, l.key, rev)
 	if err != nil {
 		l.log.Debug("cannot watch the lease record; polling", "err", err)
-		return sleep(ctx, min(due, l.pollInterval()))
+		return ctxtime.Sleep(ctx, min(due, l.pollInterval()))
 	}
 	defer w.Stop()
 	timer := time.NewTimer(due)
@@ -221,7 +222,7 @@ func (l *Lease) await(ctx context.Context, rev int64, due time.Duration) error {
 		case ev, ok := <-w.Events():
 			if !ok {
 				l.log.Debug("lease record watch ended; polling", "err", w.Err())
-				return sleep(ctx, min(time.Until(until), l.pollInterval()))
+				return ctxtime.Sleep(ctx, min(time.Until(until), l.pollInterval()))
 			}
 			if ev.Object.Key == l.key {
 				return nil
@@ -243,16 +244,4 @@ func (l *Lease) pollInterval() time.Duration {
 // retryDelay is the wait after a failed store call before the next try.
 func (l *Lease) retryDelay() time.Duration {
 	return l.clock.real(l.opts.RenewInterval / 4)
-}
-
-// sleep waits for d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

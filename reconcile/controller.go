@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 )
@@ -279,7 +280,7 @@ func (c *Controller[T]) runSource(ctx context.Context, src Source) {
 		failures++
 		d := c.cache.backoff(failures)
 		c.opts.Logger.Error("source failed; restarting", "error", err, "retry_in", d)
-		if sleep(ctx, d) != nil {
+		if ctxtime.Sleep(ctx, d) != nil {
 			return
 		}
 	}
@@ -290,7 +291,7 @@ func (c *Controller[T]) resync(ctx context.Context) {
 	for {
 		p := c.opts.ResyncPeriod
 		jitter := time.Duration(rand.Int64N(int64(p)/5+1)) - p/10
-		if sleep(ctx, p+jitter) != nil {
+		if ctxtime.Sleep(ctx, p+jitter) != nil {
 			return
 		}
 		c.EnqueueAll()

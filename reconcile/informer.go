@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -139,7 +140,7 @@ func (in *informer[T]) run(ctx context.Context) {
 		failures++
 		d := in.backoff(failures)
 		in.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
-		if sleep(ctx, d) != nil {
+		if ctxtime.Sleep(ctx, d) != nil {
 			return
 		}
 	}
@@ -360,16 +361,4 @@ func (in *informer[T]) backoff(n int) time.Duration {
 		d = in.minBackoff << (n - 1)
 	}
 	return min(in.maxBackoff, d+time.Duration(rand.Int64N(int64(d)/2+1)))
-}
-
-// sleep waits for d or ctx's end.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/converge-go/converge/internal/ctxtime"
 )
 
 // Defaults of the retry loop of Modify and CreateOrUpdate.
@@ -165,21 +167,9 @@ func retry[T any](ctx context.Context, key string, cfg modifyConfig, round func(
 		if attempt == cfg.attempts {
 			return Object[T]{}, fmt.Errorf("store: %q: gave up after %d attempts: %w", key, attempt, lastErr)
 		}
-		if err := sleep(ctx, wait/2+rand.N(wait/2+1)); err != nil {
+		if err := ctxtime.Sleep(ctx, wait/2+rand.N(wait/2+1)); err != nil {
 			return Object[T]{}, fmt.Errorf("store: %q: %w after %d attempts, last: %w", key, err, attempt, lastErr)
 		}
 		wait = min(2*wait, cfg.maxBackoff)
-	}
-}
-
-// sleep waits for d or until ctx ends, returning ctx's error in that case.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
