@@ -9,4 +9,6 @@ require (
 	golang.org/x/time v0.16.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
