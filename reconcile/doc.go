@@ -23,6 +23,16 @@
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //
+// # Running several controllers
+//
+// A Manager runs controllers and other runnables under one context, stops
+// them all on the first fatal error, and serves /healthz and /readyz. With a
+// lock.Elector it runs leader-only runnables (controllers, unless
+// Options.WithoutLeaderElection) only while this process leads, stops them
+// the moment leadership is in doubt, and runs them again at the next term;
+// writes made on behalf of the leadership carry the lease's guard, so a
+// deposed leader's late writes are rejected by the store.
+//
 // # Observability
 //
 // Logs go through log/slog; LoggerFrom(ctx) inside a reconcile carries the
