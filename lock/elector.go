@@ -64,7 +64,9 @@ func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
 
 // Run campaigns for leadership and calls lead while this process leads, with
 // a context that is cancelled the moment leadership is in doubt (the Lock's
-// context) or ctx ends. When leadership is lost, Run waits for lead to
+// context) or ctx ends, and that carries the Lock (FromContext), so that
+// work done on behalf of the leadership can fence its writes with its
+// Guard. When leadership is lost, Run waits for lead to
 // return, releases the lock and campaigns again: lead never runs twice at
 // once. Errors of Acquire are logged and retried after RetryDelay.
 //
@@ -116,12 +118,24 @@ func (e *Elector) lead(ctx context.Context, lk Lock, fn func(context.Context) er
 	defer e.release(ctx, lk)
 	e.opts.Logger.Info("leading", "token", lk.Token())
 
-	leadCtx, cancel := context.WithCancelCause(lk.Context())
+	leadCtx, cancel := context.WithCancelCause(context.WithValue(lk.Context(), lockKey{}, lk))
 	defer cancel(nil)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stop()
 	err = fn(leadCtx)
 	return lk.Context().Err() != nil, err
+}
+
+// lockKey carries the current Lock in a lead context.
+type lockKey struct{}
+
+// FromContext returns the Lock held by the Elector that called lead with
+// ctx (or a context derived from it, even through context.WithoutCancel).
+// Writes made on behalf of that leadership carry its Guard, so that the
+// store rejects them once another process leads.
+func FromContext(ctx context.Context) (Lock, bool) {
+	lk, ok := ctx.Value(lockKey{}).(Lock)
+	return lk, ok
 }
 
 // release releases lk within ReleaseTimeout, logging a failure: it only

@@ -57,6 +57,14 @@ func TestElectorLeadsUntilContextEnds(t *testing.T) {
 		}()
 		leadCtx := <-leading
 		require.True(t, e.IsLeader())
+		lk, ok := FromContext(context.WithoutCancel(leadCtx))
+		require.True(t, ok, "the lead context carries the lock")
+		rec, err := m.Get(t.Context(), "leader")
+		require.NoError(t, err)
+		require.Equal(t, rec.CreateRevision, lk.Token())
+		require.Equal(t, store.Guard{Key: "leader", Revision: rec.CreateRevision, Created: true}, lk.Guard())
+		_, ok = FromContext(t.Context())
+		require.False(t, ok)
 		<-time.After(10 * testTTL)
 		require.True(t, e.IsLeader(), "a renewing leader stays leader")
 		require.NoError(t, leadCtx.Err())
@@ -65,7 +73,7 @@ func TestElectorLeadsUntilContextEnds(t *testing.T) {
 		require.NoError(t, <-done)
 		require.ErrorIs(t, leadCtx.Err(), context.Canceled)
 		require.False(t, e.IsLeader())
-		_, err := m.Get(t.Context(), "leader")
+		_, err = m.Get(t.Context(), "leader")
 		require.ErrorIs(t, err, store.ErrNotFound, "leadership released")
 	})
 }

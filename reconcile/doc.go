@@ -29,9 +29,10 @@
 // them all on the first fatal error, and serves /healthz and /readyz. With a
 // lock.Elector it runs leader-only runnables (controllers, unless
 // Options.WithoutLeaderElection) only while this process leads, stops them
-// the moment leadership is in doubt, and runs them again at the next term;
-// writes made on behalf of the leadership carry the lease's guard, so a
-// deposed leader's late writes are rejected by the store.
+// the moment leadership is in doubt, and runs them again at the next term.
+// A reconcile's context carries the term's lock (lock.FromContext): writes
+// made with its Guard are rejected by the store once another process leads,
+// so a deposed leader's late writes cannot land.
 //
 // # Observability
 //

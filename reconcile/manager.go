@@ -76,10 +76,10 @@ type ManagerOptions struct {
 	// Negative values are refused.
 	ShutdownTimeout time.Duration
 	// Elector, if set, gates leader-only runnables: they run only while it
-	// leads, with a context cancelled the moment leadership is in doubt.
-	// Writes they make on behalf of the leadership should carry the
-	// lease's guard (lock.Lock.Guard) so that a deposed leader's late
-	// writes are rejected.
+	// leads, with a context cancelled the moment leadership is in doubt and
+	// carrying the term's lock (lock.FromContext; a controller passes it on
+	// to every reconcile). Writes made on behalf of the leadership should
+	// carry its Guard so that a deposed leader's late writes are rejected.
 	Elector *lock.Elector
 }
 

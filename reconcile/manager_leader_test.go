@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type replica struct {
 	done    chan error
 	mu      sync.Mutex
 	handled []string
+	tokens  []int64 // the fencing token each reconcile ran under
 }
 
 func newReplica(t *testing.T, name string, leases store.Store[lock.Record], s store.Store[*item]) *replica {
@@ -36,8 +38,13 @@ func newReplica(t *testing.T, name string, leases store.Store[lock.Record], s st
 	r.mgr, err = NewManager(ManagerOptions{Elector: el})
 	require.NoError(t, err)
 	r.ctrl, err = New(s, Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		lk, ok := lock.FromContext(ctx)
+		if !ok {
+			return Result{}, Terminal(errors.New("reconcile without a lock in its context"))
+		}
 		r.mu.Lock()
 		r.handled = append(r.handled, req.Key)
+		r.tokens = append(r.tokens, lk.Token())
 		r.mu.Unlock()
 		return Result{}, nil
 	}), Options[*item]{Name: "items"})
@@ -105,6 +112,16 @@ func TestManagerRunsLeaderOnlyControllersInTheLeader(t *testing.T) {
 		require.NoError(t, r2.ctrl.WaitForRevision(context.Background(), rev))
 		require.Equal(t, 1, r2.count("b"))
 		require.Equal(t, 1, r2.count("a"), "a new leader reconciles every key")
+		// Every reconcile ran with its term's lock in its context, for
+		// fencing: a later term has a larger token.
+		r1.mu.Lock()
+		r2.mu.Lock()
+		require.Len(t, r1.tokens, 1)
+		require.Len(t, r2.tokens, 2)
+		require.Greater(t, r2.tokens[0], r1.tokens[0])
+		require.Equal(t, r2.tokens[0], r2.tokens[1])
+		r2.mu.Unlock()
+		r1.mu.Unlock()
 		r2.stop(t)
 	})
 }
