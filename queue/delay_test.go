@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"testing"
 	"testing/synctest"
@@ -168,4 +169,20 @@ func keysOf(items []Item[string]) []string {
 		keys = append(keys, it.Key)
 	}
 	return keys
+}
+
+// A delay of "forever" saturates instead of wrapping into the past, and
+// does not hold back keys with ordinary delays.
+func TestHugeDelayDoesNotBlockOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		start := time.Now()
+		q.AddAfter("forever", time.Duration(math.MaxInt64))
+		q.AddAfter("soon", 10*time.Millisecond)
+		k, at := getAt(t, q)
+		require.Equal(t, "soon", k)
+		require.Equal(t, 10*time.Millisecond, at.Sub(start))
+		require.Equal(t, Delayed, q.Snapshot()[0].State)
+		q.ShutDown()
+	})
 }

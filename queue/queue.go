@@ -222,7 +222,11 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 		return // it will be handed out sooner than the delay
 	}
 	now := q.now()
-	deadline := now + int64(delay)
+	// Saturate: a delay of "forever" must not wrap around to the past.
+	deadline := int64(maxDeadline)
+	if int64(delay) < maxDeadline-now {
+		deadline = now + int64(delay)
+	}
 	if it.delayed() {
 		if deadline >= it.deadline {
 			return
@@ -361,6 +365,10 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 // mapShrinkThreshold is the high-water mark of keys above which the key map
 // and the records kept for reuse are rebuilt small after a burst drains.
 const mapShrinkThreshold = 1 << 16
+
+// maxDeadline is the latest deadline the queue computes, with headroom so
+// that deadline arithmetic cannot overflow.
+const maxDeadline = math.MaxInt64 / 2
 
 // minFreeItems is how many recycled records are kept for reuse even when
 // few keys are live.

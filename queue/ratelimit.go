@@ -73,7 +73,11 @@ func (e *Exponential[K]) delay(n int) time.Duration {
 	}
 	if e.jitter > 0 {
 		extra := time.Duration(rand.Float64() * e.jitter * float64(d))
-		d = min(e.max, d+extra)
+		if extra > e.max-d {
+			d = e.max // d+extra would pass the cap, or overflow
+		} else {
+			d += extra
+		}
 	}
 	return d
 }

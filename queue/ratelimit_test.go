@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -141,4 +142,13 @@ func TestAddWithCombinesDelays(t *testing.T) {
 		q.Done("a")
 		require.Equal(t, 1, q.NumRequeues("a"))
 	})
+}
+
+// Jitter on a cap near the largest duration saturates at the cap instead
+// of overflowing into a negative delay.
+func TestExponentialJitterDoesNotOverflow(t *testing.T) {
+	e := NewExponential[string](time.Duration(math.MaxInt64/2+1), time.Duration(math.MaxInt64), 1)
+	for range 50 {
+		require.Positive(t, e.When("k"))
+	}
 }

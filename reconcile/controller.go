@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 )
@@ -234,24 +235,42 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		return nil
 	}
 	if again {
+		// The previous run's queue is gone: requeue every key, and the
+		// deletions it had seen but not reconciled, which the cache no
+		// longer holds.
 		c.EnqueueAll()
+		c.mu.Lock()
+		unfinished := make([]string, 0, len(c.pending))
+		for key := range c.pending {
+			unfinished = append(unfinished, key)
+		}
+		c.mu.Unlock()
+		for _, key := range unfinished {
+			c.q().Add(key)
+		}
 	}
 	log.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
 
-	// Reconciles run on a context that outlives ctx by the grace period.
+	// Reconciles run on a context that outlives ctx by the grace period,
+	// unless ctx carries a term of leadership (lock.FromContext): then they
+	// are cancelled the moment that term is in doubt, so that a deposed
+	// leader stops acting on the world.
 	reconCtx, cancelReconciles := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReconciles()
+	if lk, ok := lock.FromContext(ctx); ok {
+		stop := context.AfterFunc(lk.Context(), cancelReconciles)
+		defer stop()
+	}
 	c.workersMu.Lock()
 	c.workerCtx, c.reconCtx = ctx, reconCtx
 	c.scaleLocked()
 	c.workersMu.Unlock()
-	defer func() {
-		c.workersMu.Lock()
-		c.workers, c.workerCtx, c.reconCtx = nil, nil, nil
-		c.workersMu.Unlock()
-	}()
 
 	<-ctx.Done()
+	// No worker may start from here on (SetWorkers only records the count).
+	c.workersMu.Lock()
+	c.workers, c.workerCtx, c.reconCtx = nil, nil, nil
+	c.workersMu.Unlock()
 	stopIntake()
 	c.q().ShutDown()
 	done := make(chan struct{})

@@ -366,3 +366,43 @@ func TestRunAgainAfterStop(t *testing.T) {
 		stop()
 	})
 }
+
+// A deletion seen but not yet reconciled when a run ends is reconciled by
+// the next run, although the re-listed cache no longer holds the key.
+func TestUnfinishedDeletionCarriesOverToNextRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[*item]()
+		put(t, s, "a", &item{Want: 1})
+		block := make(chan struct{})
+		rec := &recorder{fn: func(ctx context.Context, req Request[*item]) (Result, error) {
+			if req.Key == "block" {
+				select {
+				case <-block:
+				case <-ctx.Done():
+				}
+			}
+			return Result{}, nil
+		}}
+		c, err := New(s, rec, Options[*item]{Name: "test", GracePeriod: time.Second})
+		require.NoError(t, err)
+		stop := start(t, c)
+		synctest.Wait()
+		put(t, s, "block", &item{})
+		synctest.Wait() // the only worker is busy with "block"
+		drev := del(t, s, "a")
+		synctest.Wait() // the deletion is in the cache and queued
+		stop()
+		close(block)
+		_, seen := rec.last("a")
+		require.True(t, seen)
+		req, _ := rec.last("a")
+		require.False(t, req.Deleted, "the deletion was reconciled in the first run")
+
+		stop = start(t, c)
+		require.NoError(t, c.WaitForRevision(context.Background(), drev))
+		req, _ = rec.last("a")
+		require.True(t, req.Deleted)
+		require.Equal(t, 1, req.Object.Value.Want, "the deletion keeps its last value")
+		stop()
+	})
+}

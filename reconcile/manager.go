@@ -276,9 +276,11 @@ func (m *Manager) start(ctx context.Context, g *errgroup.Group, runnables []*man
 		}()
 		err := m.elector.Run(ctx, func(lead context.Context) error {
 			m.log.Info("leading: starting leader-only runnables", "count", len(leaderOnly))
-			term, _ := errgroup.WithContext(lead)
+			// A failing leader-only runnable cancels the others of its
+			// term, so that the error reaches the manager.
+			term, termCtx := errgroup.WithContext(lead)
 			for _, r := range leaderOnly {
-				m.launch(lead, term, r, fatal)
+				m.launch(termCtx, term, r, fatal)
 			}
 			err := term.Wait()
 			m.log.Info("leader-only runnables stopped", "leading", m.elector.IsLeader())

@@ -151,3 +151,80 @@ func TestManagerRestartsControllerOnNextTerm(t *testing.T) {
 		r1.stop(t)
 	})
 }
+
+type failingLeaderOnly struct{}
+
+func (failingLeaderOnly) Run(context.Context) error { return errors.New("boom") }
+func (failingLeaderOnly) Name() string              { return "failing" }
+func (failingLeaderOnly) NeedsLeaderElection() bool { return true }
+
+type blockingLeaderOnly struct{}
+
+func (blockingLeaderOnly) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+func (blockingLeaderOnly) Name() string                  { return "blocking" }
+func (blockingLeaderOnly) NeedsLeaderElection() bool     { return true }
+
+// A failing leader-only runnable stops the others of its term and the whole
+// manager, whose Run returns the error (not a shutdown timeout).
+func TestManagerLeaderOnlyFailureStopsAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := store.NewMemory[lock.Record]()
+		lease, err := lock.NewLease(leases, "leader", lock.LeaseOptions{Holder: "x", TTL: 3 * time.Second})
+		require.NoError(t, err)
+		el, err := lock.NewElector(lease, lock.ElectorOptions{})
+		require.NoError(t, err)
+		m, err := NewManager(ManagerOptions{Elector: el, ShutdownTimeout: time.Minute})
+		require.NoError(t, err)
+		require.NoError(t, m.Add(blockingLeaderOnly{}))
+		require.NoError(t, m.Add(failingLeaderOnly{}))
+		start := time.Now()
+		err = m.Run(context.Background())
+		require.ErrorContains(t, err, "boom")
+		require.NotErrorIs(t, err, ErrShutdownTimeout)
+		require.Less(t, time.Since(start), time.Minute)
+	})
+}
+
+// A reconcile in flight when leadership is lost has its context cancelled
+// at once, not after the grace period: a deposed leader stops acting.
+func TestReconcilesStopWhenLeadershipIsLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := store.NewMemory[lock.Record]()
+		s := store.NewMemory[*item]()
+		put(t, s, "slow", &item{})
+		lease, err := lock.NewLease(leases, "leader", lock.LeaseOptions{Holder: "r1", TTL: 3 * time.Second})
+		require.NoError(t, err)
+		el, err := lock.NewElector(lease, lock.ElectorOptions{})
+		require.NoError(t, err)
+		m, err := NewManager(ManagerOptions{Elector: el})
+		require.NoError(t, err)
+		cancelled := make(chan time.Time, 1)
+		c, err := New(s, Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+			<-ctx.Done()
+			select {
+			case cancelled <- time.Now():
+			default:
+			}
+			return Result{}, ctx.Err()
+		}), Options[*item]{Name: "items", GracePeriod: time.Hour})
+		require.NoError(t, err)
+		require.NoError(t, m.Add(c))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		synctest.Wait()
+		require.True(t, m.IsLeader())
+
+		// Someone else's write replaces the lease record: r1 is deposed at
+		// its next renewal.
+		obj, err := leases.Get(context.Background(), "leader")
+		require.NoError(t, err)
+		_, err = leases.Delete(context.Background(), "leader", obj.Revision)
+		require.NoError(t, err)
+		lost := time.Now()
+		at := <-cancelled
+		require.Less(t, at.Sub(lost), 3*time.Second, "the reconcile outlived the leadership")
+		cancel()
+		require.NoError(t, <-done)
+	})
+}

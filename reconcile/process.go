@@ -77,14 +77,15 @@ func (c *Controller[T]) request(key string) (Request[T], int64) {
 	obj, ok := c.cache.get(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	pendingRev := c.pending[key]
 	if ok {
 		req.Object = obj
-		return req, pendingRev
+	} else {
+		req.Deleted = true
+		req.Object = c.tombstones[key] // zero if never seen
 	}
-	req.Deleted = true
-	req.Object = c.tombstones[key] // zero if never seen
-	return req, pendingRev
+	// This reconcile covers the changes up to the revision it sees, not
+	// those that reached the pending set after the cache was read.
+	return req, min(c.pending[key], req.Object.Revision)
 }
 
 // call runs the reconciler, turning a panic into a *PanicError.

@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"fmt"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -72,10 +73,22 @@ func (c *committer) run(fn func(*bolt.Tx) error) error {
 	return req.err
 }
 
+// update runs fn in a read-write transaction. A panic in fn (a codec's,
+// say) rolls the transaction back and becomes the write's error, so that it
+// cannot leave the committer stuck with every later write waiting.
+func (c *committer) update(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("boltstore: write panicked: %v", p)
+		}
+	}()
+	return c.db.Update(fn)
+}
+
 // commit runs batch in one transaction, or each write alone if that fails,
 // and wakes every write of the batch but self.
 func (c *committer) commit(batch []*commitReq, self *commitReq) {
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := c.update(func(tx *bolt.Tx) error {
 		for _, r := range batch {
 			if err := r.fn(tx); err != nil {
 				return err
@@ -85,7 +98,7 @@ func (c *committer) commit(batch []*commitReq, self *commitReq) {
 	})
 	if err != nil && len(batch) > 1 {
 		for _, r := range batch {
-			r.err = c.db.Update(r.fn)
+			r.err = c.update(r.fn)
 		}
 	} else {
 		for _, r := range batch {
