@@ -91,7 +91,9 @@ func (w *watcher[T]) run(prefix string, after int64) {
 		// after fails exactly when after is compacted.
 		_, err := w.s.client.Get(w.ctx, w.s.prefix, clientv3.WithRev(after), clientv3.WithCountOnly())
 		if err != nil && !errors.Is(err, rpctypes.ErrFutureRev) {
-			w.err = requestError(w.parent, err, "watch after revision %d", after)
+			if !w.stopped.Load() { // after Stop, the watch ends with nil
+				w.err = requestError(w.parent, err, "watch after revision %d", after)
+			}
 			return
 		}
 	}
