@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sync"
 )
 
 // View is a Store[T] over a Store[[]byte] that encodes values with a Codec.
@@ -125,16 +126,18 @@ func (v *View[T]) Watch(ctx context.Context, prefix string, after int64) (Watche
 }
 
 type viewWatcher[T any] struct {
-	inner  Watcher[[]byte]
-	events chan Event[T]
-	stop   chan struct{}
-	done   chan struct{}
-	err    error
+	inner    Watcher[[]byte]
+	events   chan Event[T]
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	err      error
 }
 
 func (w *viewWatcher[T]) run(v *View[T]) {
-	defer close(w.done)
+	// done closes before events, so that Err is set once Events is closed.
 	defer close(w.events)
+	defer close(w.done)
 	defer w.inner.Stop()
 	for raw := range w.inner.Events() {
 		obj, err := v.decode(raw.Object)
@@ -154,19 +157,19 @@ func (w *viewWatcher[T]) run(v *View[T]) {
 // Events delivers the decoded events.
 func (w *viewWatcher[T]) Events() <-chan Event[T] { return w.events }
 
-// Err says why the watch ended; valid once Events is closed.
+// Err says why the watch ended; it is nil while the watch runs.
 func (w *viewWatcher[T]) Err() error {
-	<-w.done
-	return w.err
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
 }
 
-// Stop ends the watch.
+// Stop ends the watch; it is safe to call more than once, concurrently.
 func (w *viewWatcher[T]) Stop() {
-	select {
-	case <-w.stop:
-	default:
-		close(w.stop)
-	}
+	w.stopOnce.Do(func() { close(w.stop) })
 	w.inner.Stop()
 	<-w.done
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/converge-go/converge/store"
@@ -62,4 +63,24 @@ func TestViewRefusesUndecodableValues(t *testing.T) {
 	}
 	require.Error(t, w.Err())
 	require.False(t, errors.Is(w.Err(), store.ErrUnavailable))
+}
+
+// Stop is safe to call from several goroutines at once, and a stopped
+// watch ends with a nil error.
+func TestViewWatcherStopConcurrently(t *testing.T) {
+	raw := store.NewMemory[[]byte]()
+	v := store.NewView[int](raw, nil)
+	for range 200 {
+		w, err := v.Watch(context.Background(), "", 0)
+		require.NoError(t, err)
+		require.NoError(t, w.Err(), "Err of a running watch")
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(w.Stop)
+		}
+		wg.Wait()
+		for range w.Events() {
+		}
+		require.NoError(t, w.Err())
+	}
 }

@@ -81,12 +81,26 @@ func (e *Env) Start(c Controller) {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{c: c, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- c.Run(ctx) }()
+	runErr := make(chan error, 1)
+	go func() {
+		err := c.Run(ctx)
+		runErr <- err
+		r.done <- err
+	}()
 	e.mu.Lock()
 	e.controllers = append(e.controllers, r)
 	e.mu.Unlock()
-	if err := c.WaitForSync(ctx); err != nil {
-		e.t.Fatalf("controller %s did not sync: %v", c.Name(), err)
+	synced := make(chan error, 1)
+	go func() { synced <- c.WaitForSync(ctx) }()
+	select {
+	case err := <-synced:
+		if err != nil {
+			e.t.Fatalf("controller %s did not sync: %v", c.Name(), err)
+		}
+	case err := <-runErr:
+		cancel()
+		<-synced
+		e.t.Fatalf("controller %s: Run returned %v before its cache synced", c.Name(), err)
 	}
 }
 
@@ -120,7 +134,9 @@ func (e *Env) stopAll() {
 	e.mu.Unlock()
 	for _, r := range rs {
 		r.cancel()
-		<-r.done
+		if err := <-r.done; err != nil {
+			e.t.Errorf("controller %s: Run returned %v", r.c.Name(), err)
+		}
 	}
 }
 

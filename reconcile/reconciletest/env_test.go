@@ -218,3 +218,17 @@ func TestExclusiveReportsOverlap(t *testing.T) {
 		require.Len(t, rt.errors, 1)
 	})
 }
+
+// A stopped fault watcher ends with a nil error, like the stores it wraps;
+// a broken one with ErrUnavailable.
+func TestFaultWatcherStopEndsWithNil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(store.NewMemory[*counter](), Faults{})
+		w, err := s.Watch(context.Background(), "", 0)
+		require.NoError(t, err)
+		w.Stop()
+		for range w.Events() {
+		}
+		require.NoError(t, w.Err())
+	})
+}

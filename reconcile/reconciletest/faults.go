@@ -214,10 +214,15 @@ func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store
 		limit = n/2 + s.rng.IntN(n+1)
 		s.mu.Unlock()
 	}
-	w := &faultWatcher[T]{inner: inner, limit: limit, events: make(chan store.Event[T]), broken: make(chan struct{}), done: make(chan struct{})}
+	w := &faultWatcher[T]{inner: inner, limit: limit, events: make(chan store.Event[T]),
+		broken: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
 	s.mu.Lock()
 	s.watchers[w] = struct{}{}
+	down := s.down // an outage that began while the watch was opened
 	s.mu.Unlock()
+	if down {
+		w.breakOff()
+	}
 	go w.forward(func() {
 		s.mu.Lock()
 		delete(s.watchers, w)
@@ -227,13 +232,15 @@ func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store
 }
 
 type faultWatcher[T any] struct {
-	inner  store.Watcher[T]
-	limit  int // events before breaking; -1 for never
-	events chan store.Event[T]
-	broken chan struct{}
-	once   sync.Once
-	done   chan struct{}
-	err    error
+	inner    store.Watcher[T]
+	limit    int // events before breaking; -1 for never
+	events   chan store.Event[T]
+	broken   chan struct{} // closed to inject a break
+	once     sync.Once
+	stopped  chan struct{} // closed by Stop: the watch ends with nil
+	stopOnce sync.Once
+	done     chan struct{}
+	err      error
 }
 
 func (w *faultWatcher[T]) forward(unregister func()) {
@@ -261,9 +268,13 @@ func (w *faultWatcher[T]) forward(unregister func()) {
 			case <-w.broken:
 				w.err = brokenErr
 				return
+			case <-w.stopped:
+				return
 			}
 		case <-w.broken:
 			w.err = brokenErr
+			return
+		case <-w.stopped:
 			return
 		}
 	}
@@ -280,8 +291,8 @@ func (w *faultWatcher[T]) Err() error {
 	return w.err
 }
 
-// Stop ends the watch.
+// Stop ends the watch, with a nil Err.
 func (w *faultWatcher[T]) Stop() {
-	w.breakOff()
+	w.stopOnce.Do(func() { close(w.stopped) })
 	<-w.done
 }

@@ -58,7 +58,11 @@ func WithLockTTL(ttl time.Duration) LockerOption {
 }
 
 // NewLocker returns a Locker on the election named name under the Store's
-// prefix: its keys are the Store's prefix, name, "/" and a lease ID. It
+// prefix: its keys are the Store's prefix, name, "/" and a lease ID. Those
+// keys hold no value of T, so keep them out of what the Store's users list
+// and watch: put objects and elections under different sub-prefixes (for
+// example objects under "objects/" and the election "locks/leader"); a List
+// or Watch that reaches an election key fails to decode it. It
 // fails with store.ErrInvalid if s is nil, name is not a valid key or leaves
 // no room for the lease ID within store.MaxKeyLen, or an option is out of
 // range.
@@ -113,12 +117,30 @@ func (l *Locker) Acquire(ctx context.Context) (lock.Lock, error) {
 		return nil, requestError(ctx, err, "lock %q: keep lease alive", l.prefix)
 	}
 	election := concurrency.NewElection(session, l.prefix)
-	if err := election.Campaign(clientv3.WithRequireLeader(ctx), ""); err != nil {
+	// Campaign cleans up after a cancelled context with a request that
+	// waits for the cluster: run it aside, so that Acquire returns as soon
+	// as ctx ends even when the cluster is unreachable, and clean up when
+	// the campaign gives up.
+	campaigned := make(chan error, 1)
+	go func() { campaigned <- election.Campaign(clientv3.WithRequireLeader(ctx), "") }()
+	giveUp := func() {
 		session.Orphan()
 		l.revoke(grant.ID)
-		return nil, requestError(ctx, err, "lock %q: campaign", l.prefix)
 	}
-	return l.startTerm(ctx, session, election), nil
+	select {
+	case err := <-campaigned:
+		if err != nil {
+			giveUp()
+			return nil, requestError(ctx, err, "lock %q: campaign", l.prefix)
+		}
+		return l.startTerm(ctx, session, election), nil
+	case <-ctx.Done():
+		go func() {
+			<-campaigned // whether it won or not, this Acquire gave up
+			giveUp()
+		}()
+		return nil, ctx.Err()
+	}
 }
 
 // revoke revokes a lease of a failed Acquire, best effort: if the cluster
