@@ -82,8 +82,10 @@ func (w *watcher[T]) Stop() {
 // to a member, so it happens here: Watch never blocks, and Stop or the
 // caller's context end a watch that is still waiting to open.
 func (w *watcher[T]) run(prefix string, after int64) {
-	defer close(w.done)
+	// done closes before out: Err must hold the reason once Events is
+	// closed.
 	defer close(w.out)
+	defer close(w.done)
 	defer w.cancel()
 	if after > 0 {
 		// etcd would start a watch at a compaction's own revision; the
