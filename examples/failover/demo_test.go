@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/converge-go/converge/examples/internal/demo"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +25,7 @@ func TestDemo(t *testing.T) {
 	const ttl = time.Second
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	var out syncBuffer
+	var out demo.SyncBuffer
 	cfg := Config{
 		TTL:        ttl,
 		Executable: exe,
@@ -42,7 +41,7 @@ func TestDemo(t *testing.T) {
 		}
 	}()
 	require.NoError(t, err)
-	assertNoProcessLeft(t, rep.StartedPIDs)
+	demo.AssertNoProcessLeft(t, rep.StartedPIDs)
 	assert.Empty(t, rep.Leftover)
 	assert.Contains(t, out.String(), "result:     ok")
 
@@ -93,33 +92,4 @@ func TestDemo(t *testing.T) {
 	assert.ErrorIs(t, l.Err, store.ErrGuardFailed)
 	assert.True(t, l.Unchanged)
 	assert.LessOrEqual(t, rep.GoroutinesAfter, rep.GoroutinesBefore)
-}
-
-// syncBuffer is a bytes.Buffer that the narrator and the logger can share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// assertNoProcessLeft checks, independently of the demo's own check, that
-// no pod process or process group survives.
-func assertNoProcessLeft(t *testing.T, pids []int) {
-	t.Helper()
-	require.NotEmpty(t, pids)
-	for _, pid := range pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pod %d still exists", pid)
-		assert.ErrorIs(t, syscall.Kill(-pid, 0), syscall.ESRCH, "process group of pod %d still exists", pid)
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/demo"
+
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
@@ -226,27 +228,7 @@ func converged(rs *replicaset.ReplicaSet, running []replicaset.Pod) bool {
 		slices.Equal(rs.Status.Pods, pids)
 }
 
-// waitFor checks cond every 10ms until it holds, returns an error, ctx
-// ends or limit passes.
+// waitFor waits, within limit, for cond (see demo.WaitFor).
 func (s *scenario) waitFor(ctx context.Context, what string, limit time.Duration, cond func() (bool, error)) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return fmt.Errorf("waiting for %s: gave up after %v", what, limit)
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
+	return demo.WaitFor(ctx, what, limit, cond)
 }

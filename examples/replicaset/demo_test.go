@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"slices"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/converge-go/converge/examples/internal/demo"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +22,7 @@ func runDemo(t *testing.T, cfg Config) Report {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	var out syncBuffer
+	var out demo.SyncBuffer
 	cfg.Executable, cfg.Out = exe, &out
 	cfg.Logger = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // hang guard only
@@ -33,37 +32,8 @@ func runDemo(t *testing.T, cfg Config) Report {
 		t.Logf("demo output:\n%s", out.String())
 	}
 	require.NoError(t, err)
-	assertNoProcessLeft(t, rep.StartedPIDs)
+	demo.AssertNoProcessLeft(t, rep.StartedPIDs)
 	return rep
-}
-
-// syncBuffer is a bytes.Buffer that the narrator and the logger can share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// assertNoProcessLeft checks, independently of the demo's own check, that
-// no pod process or process group survives.
-func assertNoProcessLeft(t *testing.T, pids []int) {
-	t.Helper()
-	require.NotEmpty(t, pids)
-	for _, pid := range pids {
-		assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "pod %d still exists", pid)
-		assert.ErrorIs(t, syscall.Kill(-pid, 0), syscall.ESRCH, "process group of pod %d still exists", pid)
-	}
 }
 
 func TestDemo(t *testing.T) {

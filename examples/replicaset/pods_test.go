@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +20,7 @@ func newTestSupervisor(t *testing.T, grace time.Duration) (*Supervisor, <-chan P
 	s := NewSupervisor(SupervisorConfig{Executable: exe, StopGrace: grace, OnEvent: func(ev PodEvent) { events <- ev }})
 	t.Cleanup(func() {
 		s.Close()
-		assertNoProcessLeft(t, s.Started())
+		demo.AssertNoProcessLeft(t, s.Started())
 	})
 	return s, events
 }
@@ -85,5 +86,5 @@ func TestSupervisorCloseStopsEverything(t *testing.T) {
 	s.Close()
 	assert.Empty(t, s.Running("web"))
 	assert.Equal(t, Stats{Started: 3, Stopped: 3}, s.Stats())
-	assertNoProcessLeft(t, s.Started())
+	demo.AssertNoProcessLeft(t, s.Started())
 }

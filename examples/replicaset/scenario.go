@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/demo"
+
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
 )
@@ -197,27 +199,8 @@ func converged(rs *ReplicaSet, running []Pod) bool {
 		slices.Equal(rs.Status.Pods, pids)
 }
 
-// waitFor checks cond every 10ms until it holds, returns an error, ctx
-// ends or the configured timeout passes.
+// waitFor waits, within the configured timeout, for cond (see
+// demo.WaitFor).
 func (s *scenario) waitFor(ctx context.Context, what string, cond func() (bool, error)) error {
-	deadline := time.NewTimer(s.cfg.Timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return fmt.Errorf("waiting for %s: gave up after %v", what, s.cfg.Timeout)
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
+	return demo.WaitFor(ctx, what, s.cfg.Timeout, cond)
 }
