@@ -50,6 +50,11 @@ const (
 	Updated
 	// Deleted: the key was removed; the event carries its last value.
 	Deleted
+	// Progress records no change: every change up to Object.Revision under
+	// the watch's prefix has been delivered before it. A watch sends one
+	// only in answer to ProgressRequester.RequestProgress, so a caller that
+	// never asks never sees one. Its Object has no Key and no Value.
+	Progress
 )
 
 // String returns "Created", "Updated" or "Deleted".
@@ -61,11 +66,14 @@ func (t EventType) String() string {
 		return "Updated"
 	case Deleted:
 		return "Deleted"
+	case Progress:
+		return "Progress"
 	}
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }
 
-// Event is one change delivered by a watch.
+// Event is one change delivered by a watch (or, for Progress, a report of
+// how far the watch has delivered).
 type Event[T any] struct {
 	Type EventType
 	// Object is the object after the change. For Deleted, Object holds the
@@ -133,4 +141,25 @@ type Watcher[T any] interface {
 	// Stop ends the watch and releases its resources; it is safe to call
 	// more than once and after the watch has ended.
 	Stop()
+}
+
+// ProgressRequester is implemented by a Watcher that can confirm how far it
+// has delivered. Every watch of this module's backends implements it; a
+// consumer checks for it with a type assertion and falls back (to a re-list,
+// or to Store.Revision as a liveness probe) when it is missing.
+//
+// Several events may share a revision (one etcd transaction writes many
+// keys), so the revision of the last event received does not prove that
+// revision complete; a Progress event does.
+type ProgressRequester interface {
+	// RequestProgress asks the watch to send, on Events, an event of type
+	// Progress whose Object.Revision R is at least the store's revision at
+	// the time of the request, after every change up to R under the watch's
+	// prefix. It does not wait for the answer. A watch that cannot reach its
+	// store does not answer until it can, so a request left unanswered for
+	// long is a sign of an outage even while the watch itself stays open.
+	// Requests may be coalesced: one Progress event can answer several. It
+	// returns an error (ErrInvalid for a nil ctx, ErrUnavailable or the
+	// context's error) only when the request could not be made.
+	RequestProgress(ctx context.Context) error
 }
