@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +27,23 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // When the store becomes unreachable, the controller keeps its cache and
 // keeps reconciling: other sources, resyncs and requeues still fire, with
 // the last desired state it saw; status writes fail and back off; Health
-// reports it degraded. When the store returns, the cache catches up (resuming
-// its watch, or re-listing if the history it needs was compacted) and wakes
-// exactly the keys that changed meanwhile.
+// reports it degraded. An unreachable store is detected within two
+// Options.HeartbeatInterval (4 seconds by default), even one whose watch
+// stays open and silent: each interval the controller asks its watch for a
+// progress report (store.ProgressRequester) and gives the watch up when one
+// stays unanswered with nothing else heard. Health stays degraded until the
+// store serves again (a list, an event or a progress report), and the
+// retries back off further while it does not. When the store returns, the
+// cache catches up (resuming its watch, or re-listing if the history it
+// needs was compacted) and wakes exactly the keys that changed meanwhile.
+//
+// Every key of a multi-key transaction (several keys at one revision)
+// reaches the cache and is reconciled; a watch resumed in the middle of a
+// revision neither skips nor repeats a key of it. A Deleted request for a
+// key the cache held carries the key's last value. A failed reconcile's
+// retry survives the end of a run (a term of leadership) and is made by the
+// next one. Per-key records (pending changes, tombstones, last outcomes)
+// go once the key is reconciled and gone: memory follows the keys alive.
 type Controller[T any] struct {
 	opts  Options[T]
 	rec   Reconciler[T]
@@ -43,19 +58,21 @@ type Controller[T any] struct {
 
 	// mu guards the per-key bookkeeping below.
 	mu sync.Mutex
-	// pending holds, for each queued key, the revision of the latest change
-	// not yet reconciled; WaitForRevision waits for it to empty up to R.
-	pending map[string]int64
-	// tombstones keep the last value of deleted keys until their deletion
-	// is reconciled.
-	tombstones map[string]store.Object[T]
-	// last records each key's latest reconcile, for introspection.
+	// pending holds, for each key with changes not yet reconciled, which
+	// ones; WaitForRevision waits until no key's first is at or below R.
+	pending map[string]pendingChange
+	// conflicted holds the keys whose last status write conflicted while
+	// the cache did not yet hold the newer object: its arrival wakes them,
+	// whatever the predicates say.
+	conflicted map[string]struct{}
+	// last records each key's latest reconcile, for introspection. A key's
+	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile
 	// progress is closed when pending shrinks; nil while no one waits.
 	progress chan struct{}
-	// keep is observe's reusable buffer (only the cache's goroutine calls
-	// observe).
-	keep []bool
+	// verdicts is observe's reusable buffer (only the cache's goroutine
+	// calls observe).
+	verdicts []verdict
 
 	workersMu  sync.Mutex
 	workers    []context.CancelFunc
@@ -64,6 +81,28 @@ type Controller[T any] struct {
 	workerWG   sync.WaitGroup
 	wantWorker int
 }
+
+// pendingChange records the changes of one key that no successful or
+// terminal reconcile has covered yet. A reconcile covers the changes up to
+// the revision of the object it was given; changes that arrive meanwhile
+// stay pending, starting at the first of them.
+type pendingChange struct {
+	first    int64 // revision of the oldest change not yet covered
+	latest   int64 // revision of the newest change
+	covering int64 // revision the in-flight reconcile was given
+	next     int64 // the first change newer than covering, seen while in flight
+	inflight bool
+	touched  bool // a change arrived while in flight (the key will be handed out again)
+}
+
+// verdict is what observe does with one change.
+type verdict uint8
+
+const (
+	drop verdict = iota // filtered out by a predicate
+	wake                // filtered out, but wakes a conflicted key
+	keep                // queued and waited for
+)
 
 type lastReconcile struct {
 	outcome  Outcome
@@ -76,10 +115,10 @@ type lastReconcile struct {
 // New returns a controller reconciling the objects of s with rec. It
 // validates opts (errors match ErrInvalidOptions).
 func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controller[T], error) {
-	if s == nil {
+	if isNil(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
 	}
-	if rec == nil {
+	if isNil(rec) {
 		return nil, fmt.Errorf("%w: nil reconciler", ErrInvalidOptions)
 	}
 	if err := opts.validate(); err != nil {
@@ -89,13 +128,14 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	c := &Controller[T]{
 		opts:       opts,
 		rec:        rec,
-		pending:    make(map[string]int64),
-		tombstones: make(map[string]store.Object[T]),
+		pending:    make(map[string]pendingChange),
+		conflicted: make(map[string]struct{}),
 		last:       make(map[string]lastReconcile),
 		wantWorker: opts.Workers,
 	}
 	c.queue.Store(c.newQueue())
-	c.cache = newInformer(s, opts.Prefix, opts.Logger, c.observe)
+	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
+	c.cache.keepTombstones()
 	for name, fn := range opts.Indexes {
 		c.cache.indexes[name] = newIndex(fn)
 	}
@@ -119,39 +159,61 @@ func (c *Controller[T]) Name() string { return c.opts.Name }
 // Lister reads the controller's cache.
 func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 
-// observe is the cache's change callback: it records tombstones and
-// pending revisions for a batch of changes under one lock, then queues
-// their keys. Predicates run before, outside the lock.
+// observe is the cache's change callback: it records pending changes for
+// a batch under one lock, then queues their keys. Predicates run before,
+// outside the lock. The cache keeps the tombstone of every removed key, so
+// a Deleted request always carries the last value; a deletion that no
+// predicate lets through and nothing waits for needs none.
 func (c *Controller[T]) observe(changes []change[T]) {
-	keep := c.keep[:0]
+	verdicts := c.verdicts[:0]
 	for i := range changes {
-		keep = append(keep, c.admit(&changes[i]))
+		v := drop
+		if c.admit(&changes[i]) {
+			v = keep
+		}
+		verdicts = append(verdicts, v)
 	}
+	var unwanted []int // filtered deletions whose tombstones can go
 	c.mu.Lock()
 	for i := range changes {
 		ch := &changes[i]
 		key := ch.key()
-		if !ch.HasCur && !keep[i] {
-			delete(c.tombstones, key) // a filtered deletion needs no cleanup
-		}
-		if !keep[i] {
+		if verdicts[i] == drop {
+			if _, ok := c.conflicted[key]; ok {
+				// A reconcile whose write conflicted waits for this
+				// newer object: wake it, whatever the predicates say.
+				delete(c.conflicted, key)
+				verdicts[i] = wake
+			} else if _, ok := c.pending[key]; !ok && !ch.HasCur {
+				unwanted = append(unwanted, i)
+			}
 			continue
 		}
-		if ch.HasCur {
-			if len(c.tombstones) > 0 {
-				delete(c.tombstones, key)
-			}
+		if verdicts[i] != keep {
+			continue
+		}
+		rev := ch.revision()
+		p, ok := c.pending[key]
+		if !ok {
+			p = pendingChange{first: rev, latest: rev}
 		} else {
-			c.tombstones[key] = ch.Old
+			p.latest = max(p.latest, rev)
+			if p.inflight {
+				p.touched = true
+				if rev > p.covering && p.next == 0 {
+					p.next = rev
+				}
+			}
 		}
-		if rev := ch.revision(); rev > c.pending[key] {
-			c.pending[key] = rev
-		}
+		c.pending[key] = p
 	}
 	c.mu.Unlock()
+	for _, i := range unwanted {
+		c.cache.forgetTombstone(changes[i].key(), changes[i].revision())
+	}
 	q := c.q()
 	for i := range changes {
-		if !keep[i] {
+		if verdicts[i] == drop {
 			continue
 		}
 		prio := queue.PriorityNormal
@@ -160,7 +222,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		}
 		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
 	}
-	c.keep = keep[:0]
+	c.verdicts = verdicts[:0]
 }
 
 // admit reports whether every predicate lets the change through.
@@ -210,13 +272,17 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	defer c.running.Store(false)
 	var synced <-chan struct{} = c.cache.synced
 	again := c.runs.Add(1) > 1
+	var carried []queue.Item[string]
 	if again {
+		// The previous run's queue still holds the keys it had not handed
+		// out, retries with their deadlines included: carry them over.
+		carried = c.q().Snapshot()
 		// Act on nothing older than this run: wait for a fresh list.
 		c.queue.Store(c.newQueue())
 		synced = c.cache.relist()
 	}
 	log := c.opts.Logger
-	intake, stopIntake := context.WithCancel(context.WithValue(ctx, loggerKey{}, log))
+	intake, stopIntake := context.WithCancel(context.WithValue(context.WithValue(ctx, loggerKey{}, log), heartbeatKey{}, c.opts.HeartbeatInterval))
 	var sources sync.WaitGroup
 	sources.Go(func() { c.cache.run(intake) })
 	for _, src := range c.opts.Sources {
@@ -248,6 +314,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		for _, key := range unfinished {
 			c.q().Add(key)
 		}
+		c.carryOver(carried)
 	}
 	log.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
 
@@ -286,6 +353,34 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// carryOver queues the keys a previous run's queue still held (waiting or
+// dirty keys at once, retries at their deadlines) and every key whose last
+// reconcile failed (its retry may have been asked of a queue already shut
+// down). A retry is thus never lost to a change of term, whatever woke its
+// key.
+func (c *Controller[T]) carryOver(items []queue.Item[string]) {
+	q := c.q()
+	for _, it := range items {
+		switch {
+		case it.State == queue.Waiting, it.Dirty:
+			q.AddWith(it.Key, queue.AddOptions{Priority: it.Priority})
+		case !it.Until.IsZero():
+			q.AddAfter(it.Key, time.Until(it.Until))
+		}
+	}
+	c.mu.Lock()
+	var owed []string
+	for key, r := range c.last {
+		if r.outcome != Success && r.outcome != TerminalFailure {
+			owed = append(owed, key)
+		}
+	}
+	c.mu.Unlock()
+	for _, key := range owed {
+		q.Add(key)
+	}
 }
 
 // runSource runs one source until intake ends, restarting it after errors.
@@ -355,4 +450,17 @@ func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[strin
 		c.process(reconCtx, q, key)
 		q.Done(key)
 	}
+}
+
+// isNil reports whether v is nil or an interface holding a nil pointer,
+// func, map, channel or slice.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
 }

@@ -1,24 +1,29 @@
 package reconcile
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"time"
 
-	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
 // informer keeps a cache of one store's objects under a prefix, fed by List
-// then Watch. On a broken watch it resumes from the last revision it saw;
-// if that revision is compacted, it re-lists and reports exactly the keys
-// that changed or vanished meanwhile. While the store is unreachable it keeps
-// its cache and retries with backoff: the cache is never cleared and never
-// invents an object.
+// then Watch. On a broken watch it resumes from the last revision it knows
+// complete; if that revision is compacted, it re-lists and reports exactly
+// the keys that changed or vanished meanwhile. While the store is
+// unreachable it keeps its cache and retries with backoff: the cache is
+// never cleared and never invents an object.
+//
+// Several keys may share a revision (one etcd transaction writes many), so
+// the informer tracks two revisions: revision, the newest it has applied,
+// and complete, the newest whose every change it has applied. A watch
+// resumes after complete and skips the keys already applied at revision, so
+// that resuming in the middle of a revision neither skips nor repeats an
+// event. complete catches up with revision when a newer revision arrives or
+// the watch answers a progress request (store.ProgressRequester).
 type informer[T any] struct {
 	store  store.Store[T]
 	prefix string
@@ -30,11 +35,23 @@ type informer[T any] struct {
 	onChange func(changes []change[T])
 
 	minBackoff, maxBackoff time.Duration
+	// heartbeat is how often a quiet watch is asked for progress; a request
+	// unanswered for a whole heartbeat, with nothing else heard, ends the
+	// watch as unreachable.
+	heartbeat time.Duration
+	// wantProgress asks the running watch for a progress report (capacity 1:
+	// requests coalesce).
+	wantProgress chan struct{}
 
 	mu       sync.RWMutex
 	objects  map[string]store.Object[T]
 	indexes  map[string]*index[T]
-	revision int64 // the store revision the cache's contents reflect
+	revision int64               // the newest revision applied
+	complete int64               // the newest revision whose every change is applied
+	revKeys  map[string]struct{} // keys applied at revision, while revision > complete
+	// tombstones, if not nil, keep the last value of removed keys (at the
+	// revision of the removal) until forgetTombstone.
+	tombstones map[string]store.Object[T]
 	// published is the revision whose changes have all been passed to
 	// onChange; waiters watch it, so that nothing is reported as reflected
 	// before it has been queued.
@@ -85,18 +102,21 @@ func (c *change[T]) pointers() (old, cur *store.Object[T]) {
 	return old, cur
 }
 
-func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, onChange func(changes []change[T])) *informer[T] {
+func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, heartbeat time.Duration, onChange func(changes []change[T])) *informer[T] {
 	return &informer[T]{
-		store:      s,
-		prefix:     prefix,
-		log:        log,
-		onChange:   onChange,
-		minBackoff: 100 * time.Millisecond,
-		maxBackoff: 10 * time.Second,
-		objects:    make(map[string]store.Object[T]),
-		indexes:    make(map[string]*index[T]),
-		synced:     make(chan struct{}),
-		down:       errors.New("not listed yet"),
+		store:        s,
+		prefix:       prefix,
+		log:          log,
+		onChange:     onChange,
+		minBackoff:   100 * time.Millisecond,
+		maxBackoff:   10 * time.Second,
+		heartbeat:    heartbeat,
+		wantProgress: make(chan struct{}, 1),
+		objects:      make(map[string]store.Object[T]),
+		indexes:      make(map[string]*index[T]),
+		revKeys:      make(map[string]struct{}),
+		synced:       make(chan struct{}),
+		down:         errors.New("not listed yet"),
 	}
 }
 
@@ -112,87 +132,6 @@ func (in *informer[T]) relist() <-chan struct{} {
 	}
 	return in.fresh
 }
-
-// run follows the store until ctx ends.
-func (in *informer[T]) run(ctx context.Context) {
-	failures := 0
-	for ctx.Err() == nil {
-		connected, err := in.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if connected {
-			failures = 0
-		}
-		in.setDown(err)
-		if errors.Is(err, store.ErrCompacted) {
-			// The resume point is gone: re-list at once.
-			in.mu.Lock()
-			in.listed = false
-			in.mu.Unlock()
-			in.log.Info("watch history compacted; re-listing", "error", err)
-			continue
-		}
-		if errors.Is(err, store.ErrLagging) {
-			// Fell behind but nothing is lost: resume at once.
-			continue
-		}
-		failures++
-		d := in.backoff(failures)
-		in.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
-		if ctxtime.Sleep(ctx, d) != nil {
-			return
-		}
-	}
-}
-
-// follow lists if needed, then watches until the watch ends, returning
-// whether it got as far as watching, and why it ended.
-func (in *informer[T]) follow(ctx context.Context) (connected bool, _ error) {
-	in.mu.RLock()
-	listed, rev := in.listed, in.revision
-	in.mu.RUnlock()
-	if !listed {
-		objs, listRev, err := in.store.List(ctx, in.prefix)
-		if err != nil {
-			return false, fmt.Errorf("list: %w", err)
-		}
-		in.replace(objs, listRev)
-		rev = listRev
-	}
-	w, err := in.store.Watch(ctx, in.prefix, rev)
-	if err != nil {
-		return false, fmt.Errorf("watch: %w", err)
-	}
-	defer w.Stop()
-	in.setDown(nil)
-	batch := make([]store.Event[T], 0, maxBatch)
-	for ev := range w.Events() {
-		// Apply what has already arrived in one go: one lock for many
-		// events, so that the cache keeps up with busy writers.
-		batch = append(batch[:0], ev)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case ev, ok := <-w.Events():
-				if !ok {
-					break more
-				}
-				batch = append(batch, ev)
-			default:
-				break more
-			}
-		}
-		in.apply(batch)
-	}
-	if err := w.Err(); err != nil {
-		return true, fmt.Errorf("watch: %w", err)
-	}
-	return true, fmt.Errorf("watch: %w: ended without an error", store.ErrUnavailable)
-}
-
-// maxBatch bounds the watch events applied under one lock.
-const maxBatch = 256
 
 // replace installs a list: keys new or at another revision are reported as
 // changed, keys absent from the list as removed, the rest not at all.
@@ -213,16 +152,20 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	}
 	for key, old := range in.objects {
 		if _, ok := seen[key]; !ok {
-			in.remove(key)
 			old.Revision = rev
+			in.remove(old)
 			changes = append(changes, change[T]{Old: old, HadOld: true, Initial: initial})
 		}
 	}
+	// A list reflects its revision whole.
 	in.revision = max(in.revision, rev)
+	in.complete = in.revision
+	clear(in.revKeys)
 	in.listed = true
+	complete := in.complete
 	in.mu.Unlock()
 
-	in.report(changes, rev)
+	in.report(changes, complete)
 	in.mu.Lock()
 	if initial {
 		close(in.synced)
@@ -234,32 +177,62 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	in.mu.Unlock()
 }
 
-// apply installs a batch of watch events.
-func (in *informer[T]) apply(events []store.Event[T]) {
+// apply installs a batch of watch events (and progress reports). With
+// trustLast, the last event's revision counts as complete (for a watch that
+// cannot report progress).
+func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
 	in.mu.Lock()
 	changes := in.changes[:0]
 	for i := range events {
-		obj := &events[i].Object
-		if obj.Revision <= in.revision {
-			continue // already reflected (a resumed watch may overlap a list)
+		ev := &events[i]
+		rev := ev.Object.Revision
+		if ev.Type == store.Progress {
+			if rev >= in.revision {
+				in.revision = rev
+				clear(in.revKeys)
+			}
+			in.complete = max(in.complete, rev)
+			continue
 		}
-		in.revision = obj.Revision
-		old, had := in.objects[obj.Key]
-		if events[i].Type == store.Deleted {
+		switch {
+		case rev <= in.complete:
+			continue // already reflected (a resumed watch may overlap a list)
+		case rev > in.revision:
+			// Events come in revision order: every revision before this
+			// one is complete.
+			in.complete = max(in.complete, rev-1)
+			in.revision = rev
+			clear(in.revKeys)
+		case rev < in.revision:
+			continue // cannot happen: complete >= revision-1
+		default: // rev == in.revision: another key of the same revision
+			if _, dup := in.revKeys[ev.Object.Key]; dup {
+				continue // seen before the watch was resumed
+			}
+		}
+		in.revKeys[ev.Object.Key] = struct{}{}
+		old, had := in.objects[ev.Object.Key]
+		if ev.Type == store.Deleted {
 			if !had {
 				continue
 			}
-			in.remove(obj.Key)
-			old.Revision = obj.Revision // the last value, at the revision of the delete
+			old.Revision = rev // the last value, at the revision of the delete
+			in.remove(old)
 			changes = append(changes, change[T]{Old: old, HadOld: true})
 			continue
 		}
-		in.set(*obj)
-		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: *obj, HasCur: true})
+		in.set(ev.Object)
+		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true})
 	}
-	rev := in.revision
+	if trustLast {
+		in.complete = in.revision
+	}
+	if in.complete >= in.revision {
+		clear(in.revKeys)
+	}
+	complete := in.complete
 	in.mu.Unlock()
-	in.report(changes, rev)
+	in.report(changes, complete)
 }
 
 // report passes changes to onChange, then publishes rev. Only the
@@ -305,15 +278,68 @@ func (in *informer[T]) set(obj store.Object[T]) {
 	for _, ix := range in.indexes {
 		ix.add(obj)
 	}
+	if in.tombstones != nil {
+		delete(in.tombstones, obj.Key)
+	}
 }
 
-func (in *informer[T]) remove(key string) {
-	if old, ok := in.objects[key]; ok {
+// remove drops a cached object; last is its last value at the revision of
+// the removal, kept as a tombstone if the informer keeps them.
+func (in *informer[T]) remove(last store.Object[T]) {
+	if old, ok := in.objects[last.Key]; ok {
 		for _, ix := range in.indexes {
 			ix.remove(old)
 		}
 	}
-	delete(in.objects, key)
+	delete(in.objects, last.Key)
+	if in.tombstones != nil {
+		in.tombstones[last.Key] = last
+	}
+}
+
+// keepTombstones makes the informer keep the last value of every key it
+// removes until forgetTombstone. Call before run.
+func (in *informer[T]) keepTombstones() {
+	in.tombstones = make(map[string]store.Object[T])
+}
+
+// lookup returns the cached object for key, or, if the key was removed,
+// its tombstone with deleted set: under one lock, so that a key is never
+// seen as neither present nor deleted while its removal is applied.
+func (in *informer[T]) lookup(key string) (obj store.Object[T], present, deleted bool) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	if obj, ok := in.objects[key]; ok {
+		return obj, true, false
+	}
+	obj, deleted = in.tombstones[key]
+	return obj, false, deleted
+}
+
+// forgetTombstone drops key's tombstone if it is the one of the removal at
+// rev (a newer removal keeps its own).
+func (in *informer[T]) forgetTombstone(key string, rev int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if t, ok := in.tombstones[key]; ok && t.Revision <= rev {
+		delete(in.tombstones, key)
+	}
+}
+
+// tombstoneCount is the number of tombstones kept (for tests).
+func (in *informer[T]) tombstoneCount() int {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return len(in.tombstones)
+}
+
+// askProgress asks the running watch to prove how far it has delivered, so
+// that a revision written outside the cache's view is known reflected.
+func (in *informer[T]) askProgress() {
+	select {
+	case in.wantProgress <- struct{}{}:
+	default:
+	}
 }
 
 func (in *informer[T]) isSynced() bool {

@@ -40,6 +40,13 @@ type Options[T any] struct {
 	// StuckAfter marks the controller unhealthy while a reconcile has run
 	// longer than this (default 10 minutes).
 	StuckAfter time.Duration
+	// HeartbeatInterval is how often the controller checks that its store
+	// still serves its watch (default 2 seconds): it asks a quiet watch for
+	// a progress report (or, for a store whose watch cannot report
+	// progress, reads the store's revision). A store that stops answering,
+	// even one that keeps its watch open and silent, is reported degraded
+	// in Health within two intervals.
+	HeartbeatInterval time.Duration
 	// GracePeriod is how long Run waits for in-flight reconciles after its
 	// context ends before cancelling theirs (default 30 seconds).
 	GracePeriod time.Duration
@@ -64,6 +71,7 @@ type Options[T any] struct {
 const (
 	defaultStuckAfter  = 10 * time.Minute
 	defaultGracePeriod = 30 * time.Second
+	defaultHeartbeat   = 2 * time.Second
 )
 
 func (o *Options[T]) validate() error {
@@ -72,7 +80,7 @@ func (o *Options[T]) validate() error {
 		return fmt.Errorf("%w: Name is required", ErrInvalidOptions)
 	case o.Workers < 0:
 		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalidOptions, o.Workers)
-	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.GracePeriod < 0:
+	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.GracePeriod < 0, o.HeartbeatInterval < 0:
 		return fmt.Errorf("%w: durations must not be negative", ErrInvalidOptions)
 	}
 	if o.Prefix != "" {
@@ -103,6 +111,9 @@ func (o *Options[T]) validate() error {
 	}
 	if o.StuckAfter == 0 {
 		o.StuckAfter = defaultStuckAfter
+	}
+	if o.HeartbeatInterval == 0 {
+		o.HeartbeatInterval = defaultHeartbeat
 	}
 	if o.GracePeriod == 0 {
 		o.GracePeriod = defaultGracePeriod

@@ -19,7 +19,7 @@ const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
 func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key string) {
-	req, pendingRev := c.request(key)
+	req := c.request(key)
 	ctx = &reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
 		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
@@ -45,8 +45,16 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
 	case Conflict:
 		// Reconcile again at once if the cache already holds a newer
-		// object; otherwise the watch event bringing it will.
-		if cur, ok := c.cache.get(key); ok && cur.Revision != req.Object.Revision || !ok && !req.Deleted {
+		// object; otherwise its arrival will, even if a predicate
+		// filters it (conflicted is set before the cache is read, so an
+		// arrival in between is not missed).
+		c.mu.Lock()
+		c.conflicted[key] = struct{}{}
+		c.mu.Unlock()
+		if cur, present, _ := c.cache.lookup(key); present && cur.Revision != req.Object.Revision || !present && !req.Deleted {
+			c.mu.Lock()
+			delete(c.conflicted, key)
+			c.mu.Unlock()
 			q.Add(key)
 		} else {
 			q.AddAfter(key, conflictRetry)
@@ -64,28 +72,27 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 		}
 		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 	}
-	c.finish(req, pendingRev, outcome, err, start, elapsed)
+	c.finish(req, outcome, err, start, elapsed)
 	if c.opts.Metrics != nil {
 		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
 	}
 }
 
-// request builds the Request for key from the cache, and returns the
-// pending revision it covers.
-func (c *Controller[T]) request(key string) (Request[T], int64) {
+// request builds the Request for key from the cache (a deleted key's
+// tombstone, read under the same lock as the cache, so a Deleted request
+// for a key the cache held always carries its last value), and marks the
+// key's pending changes up to the object's revision as in flight.
+func (c *Controller[T]) request(key string) Request[T] {
 	req := Request[T]{Key: key, Attempt: c.opts.RateLimiter.NumRequeues(key)}
-	obj, ok := c.cache.get(key)
+	obj, present, _ := c.cache.lookup(key)
+	req.Object, req.Deleted = obj, !present
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ok {
-		req.Object = obj
-	} else {
-		req.Deleted = true
-		req.Object = c.tombstones[key] // zero if never seen
+	if p, ok := c.pending[key]; ok {
+		p.inflight, p.covering, p.next, p.touched = true, obj.Revision, 0, false
+		c.pending[key] = p
 	}
-	// This reconcile covers the changes up to the revision it sees, not
-	// those that reached the pending set after the cache was read.
-	return req, min(c.pending[key], req.Object.Revision)
+	return req
 }
 
 // call runs the reconciler, turning a panic into a *PanicError.
@@ -115,30 +122,47 @@ func classify(err error) Outcome {
 }
 
 // finish records a reconcile's outcome, under one lock: a success or a
-// terminal failure completes the changes up to pendingRev (the pending
-// entry goes if no newer change arrived meanwhile) and, for a deletion,
-// drops its tombstone (unless the key was deleted again since) and its
-// history; every outcome is kept for introspection.
+// terminal failure covers the key's pending changes up to the revision it
+// was given (changes that arrived meanwhile stay pending) and, for a
+// deletion, ends the key's records (its tombstone, its history and its
+// conflict mark); every other outcome is kept for introspection. A
+// deletion's tombstone stays if the key changed again during the reconcile
+// (the queue hands the key out once more, and that request carries it too).
 //
-// Lock order: the cache's callback takes c.mu, so nothing here may take the
-// cache's lock while holding c.mu.
-func (c *Controller[T]) finish(req Request[T], pendingRev int64, outcome Outcome, err error, start time.Time, elapsed time.Duration) {
+// Lock order: c.mu before the cache's lock, never the reverse (the cache
+// calls observe without its lock held).
+func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration) {
+	covered := outcome == Success || outcome == TerminalFailure
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if outcome == Success || outcome == TerminalFailure {
-		if rev, ok := c.pending[req.Key]; ok && rev <= pendingRev {
+	touched := false
+	if p, ok := c.pending[req.Key]; ok && p.inflight {
+		touched = p.touched
+		switch {
+		case !covered:
+			p.inflight, p.touched = false, false
+			c.pending[req.Key] = p
+		case p.latest <= p.covering:
 			delete(c.pending, req.Key)
-			if c.progress != nil {
-				close(c.progress)
-				c.progress = nil
+		default:
+			if p.next == 0 {
+				p.next = p.latest
 			}
+			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest}
 		}
-		if tomb, ok := c.tombstones[req.Key]; ok && req.Deleted && tomb.Revision == req.Object.Revision {
-			delete(c.tombstones, req.Key)
+		if covered && c.progress != nil {
+			close(c.progress)
+			c.progress = nil
 		}
 	}
-	if outcome == Success && req.Deleted {
-		delete(c.last, req.Key) // deleted and cleaned up: forget it
+	if covered {
+		delete(c.conflicted, req.Key)
+	}
+	if covered && req.Deleted {
+		delete(c.last, req.Key) // deleted and dealt with: forget it
+		if !touched {
+			c.cache.forgetTombstone(req.Key, req.Object.Revision)
+		}
 		return
 	}
 	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: req.Object.Revision}

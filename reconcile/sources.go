@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/converge-go/converge/store"
 )
@@ -75,7 +76,11 @@ func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), func(changes []change[C]) {
+	hb, _ := ctx.Value(heartbeatKey{}).(time.Duration)
+	if hb <= 0 {
+		hb = defaultHeartbeat
+	}
+	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), hb, func(changes []change[C]) {
 		for i := range changes {
 			for _, key := range s.mapper(changes[i].pointers()) {
 				enqueue(key)
@@ -97,3 +102,7 @@ func (s *storeSource[C]) health() error {
 
 // loggerKey carries the controller's logger to the sources it starts.
 type loggerKey struct{}
+
+// heartbeatKey carries the controller's HeartbeatInterval to the sources it
+// starts.
+type heartbeatKey struct{}

@@ -95,10 +95,15 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 }
 
 // WaitForRevision blocks until the cache reflects store revision rev and
-// every change up to rev that woke a key has been reconciled, successfully
-// or terminally, or until ctx ends. Each wake-up rescans the pending keys,
-// so it is meant for tests and tools, not hot paths. Changes dropped by a
-// predicate are not waited for.
+// every key changed at a revision up to rev has had a successful or
+// terminal reconcile of an object at least that new (a change superseded
+// before a worker got to it included), or until ctx ends. rev may come from
+// any write to the store, inside the controller's prefix or not: when the
+// cache has seen nothing up to rev, the watch is asked to prove its
+// progress (store.ProgressRequester; a store whose watch cannot, returns
+// only once a later change in view arrives). Each wake-up rescans the
+// pending keys, so it is meant for tests and tools, not hot paths. Changes
+// dropped by a predicate are not waited for.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	for {
 		cacheRev, advanced := c.cache.revisionChanged() // before c.mu: see complete
@@ -109,8 +114,8 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 		progress := c.progress
 		done := cacheRev >= rev
 		if done {
-			for _, r := range c.pending {
-				if r <= rev {
+			for _, p := range c.pending {
+				if p.first <= rev {
 					done = false
 					break
 				}
@@ -119,6 +124,12 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 		c.mu.Unlock()
 		if done {
 			return nil
+		}
+		if cacheRev < rev {
+			// rev may have been written outside the cache's view (another
+			// prefix, another program): only the watch can prove it has
+			// nothing more to deliver up to rev.
+			c.cache.askProgress()
 		}
 		select {
 		case <-progress:

@@ -1,0 +1,217 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/store"
+)
+
+// errSilent ends a watch that answered nothing, neither an event nor a
+// progress report, for a whole heartbeat after being asked.
+var errSilent = errors.New("watch silent")
+
+// run follows the store until ctx ends. The backoff between attempts grows
+// for as long as no attempt proves the store reachable, so that a store
+// that accepts a watch but never serves it does not reset it.
+func (in *informer[T]) run(ctx context.Context) {
+	failures := 0
+	for ctx.Err() == nil {
+		proven, err := in.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if proven {
+			failures = 0
+		}
+		in.setDown(err)
+		if errors.Is(err, store.ErrCompacted) {
+			// The resume point is gone: re-list at once.
+			in.mu.Lock()
+			in.listed = false
+			in.mu.Unlock()
+			in.log.Info("watch history compacted; re-listing", "error", err)
+			continue
+		}
+		if errors.Is(err, store.ErrLagging) && proven {
+			// Fell behind but nothing is lost: resume at once.
+			continue
+		}
+		failures++
+		d := in.backoff(failures)
+		in.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
+		if ctxtime.Sleep(ctx, d) != nil {
+			return
+		}
+	}
+}
+
+// follow lists if needed, then watches until the watch ends, returning
+// whether the store proved reachable (an event, a progress report or a
+// probe answered) and why the watch ended. The cache counts as following
+// the store only from that proof on: a Watch call that returns is no proof
+// (a backend may return before its watch exists).
+func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
+	in.mu.RLock()
+	listed, after := in.listed, in.complete
+	in.mu.RUnlock()
+	if !listed {
+		objs, listRev, err := in.store.List(ctx, in.prefix)
+		if err != nil {
+			return false, fmt.Errorf("list: %w", err)
+		}
+		in.replace(objs, listRev)
+		proven = true
+		in.setDown(nil)
+		in.mu.RLock()
+		after = in.complete
+		in.mu.RUnlock()
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := in.store.Watch(wctx, in.prefix, after)
+	if err != nil {
+		return proven, fmt.Errorf("watch: %w", err)
+	}
+	defer w.Stop()
+	hb := newHeartbeat(in, w)
+	if err := hb.ask(wctx); err != nil {
+		return proven, err
+	}
+	tick := time.NewTicker(in.heartbeat)
+	defer tick.Stop()
+	batch := make([]store.Event[T], 0, maxBatch)
+	for {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				if err := w.Err(); err != nil {
+					return proven, fmt.Errorf("watch: %w", err)
+				}
+				return proven, fmt.Errorf("watch: %w: ended without an error", store.ErrUnavailable)
+			}
+			// Apply what has already arrived in one go: one lock for many
+			// events, so that the cache keeps up with busy writers.
+			batch = append(batch[:0], ev)
+			batch = drain(w.Events(), batch)
+			in.apply(batch, hb.requester == nil)
+			hb.heard(batch)
+			if !proven {
+				proven = true
+				in.setDown(nil)
+			}
+			if in.partial() {
+				// Prove the last revision complete without waiting for
+				// the next write.
+				if err := hb.ask(wctx); err != nil {
+					return proven, err
+				}
+			}
+		case <-in.wantProgress:
+			if err := hb.ask(wctx); err != nil {
+				return proven, err
+			}
+		case <-tick.C:
+			if err := hb.beat(wctx); err != nil {
+				return proven, err
+			}
+			if !proven && hb.probed {
+				proven = true
+				in.setDown(nil)
+			}
+		}
+	}
+}
+
+// drain appends the events already waiting on ch, up to maxBatch.
+func drain[T any](ch <-chan store.Event[T], batch []store.Event[T]) []store.Event[T] {
+	for len(batch) < maxBatch {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, ev)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// maxBatch bounds the watch events applied under one lock.
+const maxBatch = 256
+
+// partial reports whether the newest revision applied may still have keys
+// to come.
+func (in *informer[T]) partial() bool {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return in.complete < in.revision
+}
+
+// heartbeat proves a watch alive. With a store.ProgressRequester watch it
+// asks for progress reports and declares the watch silent when a request
+// stays unanswered, with nothing else heard, for a whole heartbeat; without
+// one it reads the store's revision each heartbeat, bounded by the
+// heartbeat. Either way a store that cannot serve is detected within two
+// heartbeats.
+type heartbeat[T any] struct {
+	in        *informer[T]
+	requester store.ProgressRequester
+	asked     bool // a progress request is unanswered
+	heardAny  bool // something arrived since the last beat
+	probed    bool // a revision probe succeeded (no requester)
+}
+
+func newHeartbeat[T any](in *informer[T], w store.Watcher[T]) *heartbeat[T] {
+	r, _ := w.(store.ProgressRequester)
+	return &heartbeat[T]{in: in, requester: r}
+}
+
+// ask requests a progress report unless one is outstanding.
+func (h *heartbeat[T]) ask(ctx context.Context) error {
+	if h.requester == nil || h.asked {
+		return nil
+	}
+	if err := h.requester.RequestProgress(ctx); err != nil {
+		return fmt.Errorf("watch: progress request: %w", err)
+	}
+	h.asked = true
+	return nil
+}
+
+// heard records a batch received.
+func (h *heartbeat[T]) heard(batch []store.Event[T]) {
+	h.heardAny = true
+	for i := range batch {
+		if batch[i].Type == store.Progress {
+			h.asked = false
+		}
+	}
+}
+
+// beat runs once per heartbeat.
+func (h *heartbeat[T]) beat(ctx context.Context) error {
+	if h.requester == nil {
+		pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
+		defer cancel()
+		if _, err := h.in.store.Revision(pctx); err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+			}
+			return fmt.Errorf("probe: %w", err)
+		}
+		h.probed = true
+		return nil
+	}
+	heard := h.heardAny
+	h.heardAny = false
+	if h.asked && !heard {
+		return fmt.Errorf("%w: %w: no progress report within %v", store.ErrUnavailable, errSilent, h.in.heartbeat)
+	}
+	return h.ask(ctx)
+}
