@@ -23,6 +23,9 @@ import (
 // usually compact by themselves (etcd's --auto-compaction-retention); this
 // is for tests and tools.
 func (s *Store[T]) Compact(ctx context.Context, rev int64) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
 	if err := store.ValidateRevision(rev); err != nil {
 		return err
 	}

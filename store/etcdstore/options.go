@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/converge-go/converge/store"
 )
@@ -14,6 +15,19 @@ type config struct {
 	codec        any // store.Codec[T], checked by New
 	codecSet     bool
 	maxValueSize int
+	openTimeout  time.Duration
+}
+
+// DefaultWatchOpenTimeout bounds the opening of a watch unless
+// WithWatchOpenTimeout says otherwise.
+const DefaultWatchOpenTimeout = 5 * time.Second
+
+// WithWatchOpenTimeout bounds how long Watch waits for the cluster to
+// confirm a new watch (at least 1 ms): past it, Watch fails with
+// store.ErrUnavailable. It bounds only the opening; the watch then lasts as
+// long as its context. The default is DefaultWatchOpenTimeout.
+func WithWatchOpenTimeout(d time.Duration) Option {
+	return func(c *config) { c.openTimeout = d }
 }
 
 // WithCodec sets the Codec that encodes values (store.JSON by default). Its
@@ -33,7 +47,7 @@ func WithMaxValueSize(bytes int) Option {
 }
 
 func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
-	c := config{maxValueSize: store.DefaultMaxValueSize}
+	c := config{maxValueSize: store.DefaultMaxValueSize, openTimeout: DefaultWatchOpenTimeout}
 	for _, o := range opts {
 		if o == nil {
 			return nil, c, fmt.Errorf("%w: nil option", store.ErrInvalid)
@@ -42,6 +56,9 @@ func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
 	}
 	if c.maxValueSize < 1 {
 		return nil, c, fmt.Errorf("%w: max value size %d, want at least 1", store.ErrInvalid, c.maxValueSize)
+	}
+	if c.openTimeout < time.Millisecond {
+		return nil, c, fmt.Errorf("%w: watch open timeout %v, want at least 1ms", store.ErrInvalid, c.openTimeout)
 	}
 	if !c.codecSet {
 		return store.JSON[T]{}, c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/converge-go/converge/store"
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -19,6 +20,7 @@ type Store[T any] struct {
 	prefix       string
 	codec        store.Codec[T]
 	maxValueSize int
+	openTimeout  time.Duration
 }
 
 var _ store.Store[int] = (*Store[int])(nil)
@@ -46,15 +48,23 @@ func New[T any](client *clientv3.Client, prefix string, opts ...Option) (*Store[
 	if err != nil {
 		return nil, err
 	}
-	return &Store[T]{client: client, prefix: prefix, codec: codec, maxValueSize: cfg.maxValueSize}, nil
+	return &Store[T]{client: client, prefix: prefix, codec: codec, maxValueSize: cfg.maxValueSize, openTimeout: cfg.openTimeout}, nil
 }
 
 // Prefix returns the etcd key prefix under which the Store's keys live.
-func (s *Store[T]) Prefix() string { return s.prefix }
+func (s *Store[T]) Prefix() string {
+	if s == nil {
+		return ""
+	}
+	return s.prefix
+}
 
 // Get returns the object stored at key, or an error matching
 // store.ErrNotFound. The read is linearizable.
 func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error) {
+	if err := s.check(ctx); err != nil {
+		return store.Object[T]{}, err
+	}
 	if err := store.ValidateKey(key); err != nil {
 		return store.Object[T]{}, err
 	}
@@ -74,6 +84,9 @@ func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error)
 // List returns the objects whose keys start with prefix, sorted by key, from
 // one linearizable range request, with the cluster revision it reflects.
 func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, 0, err
+	}
 	if err := store.ValidatePrefix(prefix); err != nil {
 		return nil, 0, err
 	}
@@ -98,6 +111,9 @@ func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], 
 // acknowledged before the call, and ahead of this Store's last write if
 // anything else was written to the cluster since.
 func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
+	if err := s.check(ctx); err != nil {
+		return 0, err
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -139,4 +155,22 @@ func (s *Store[T]) encode(v T) (string, error) {
 		return "", fmt.Errorf("%w: encoded value of %d bytes exceeds the maximum of %d", store.ErrInvalid, len(b), s.maxValueSize)
 	}
 	return string(b), nil
+}
+
+// check refuses a Store not made by New and a nil context, with an error
+// matching store.ErrInvalid.
+func (s *Store[T]) check(ctx context.Context) error {
+	if s == nil || s.client == nil {
+		return fmt.Errorf("%w: etcdstore: Store not made by New", store.ErrInvalid)
+	}
+	return checkContext(ctx)
+}
+
+// checkContext refuses a nil context with an error matching
+// store.ErrInvalid, as every method of the package does.
+func checkContext(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: etcdstore: nil context", store.ErrInvalid)
+	}
+	return nil
 }

@@ -46,6 +46,10 @@ func TestNewRefusesBadInput(t *testing.T) {
 			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithMaxValueSize(0))
 			return err
 		},
+		"zero watch open timeout": func() error {
+			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithWatchOpenTimeout(0))
+			return err
+		},
 		"nil codec": func() error {
 			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithCodec[*item](nil))
 			return err
@@ -251,6 +255,9 @@ func TestUnavailable(t *testing.T) {
 	s := newStore(t, client, "app/")
 	a, err := s.Create(ctx, "a", &item{N: 1})
 	require.NoError(t, err)
+	w, err := s.Watch(ctx, "", a.Revision)
+	require.NoError(t, err)
+	defer w.Stop()
 	e.Stop()
 
 	short := func() context.Context {
@@ -272,9 +279,12 @@ func TestUnavailable(t *testing.T) {
 	_, err = s.Create(short(), "b", &item{N: 2})
 	require.ErrorIs(t, err, store.ErrUnavailable, "Create")
 
-	w, err := s.Watch(ctx, "", a.Revision)
-	require.NoError(t, err)
-	defer w.Stop()
+	_, err = s.Watch(short(), "", a.Revision)
+	require.ErrorIs(t, err, store.ErrUnavailable, "Watch")
+	require.ErrorIs(t, err, context.DeadlineExceeded, "Watch")
+	quick := newStore(t, client, "app/", etcdstore.WithWatchOpenTimeout(200*time.Millisecond))
+	_, err = quick.Watch(ctx, "", a.Revision)
+	require.ErrorIs(t, err, store.ErrUnavailable, "Watch past the open timeout")
 	require.NoError(t, client.Close())
 	require.ErrorIs(t, watchEnd(t, w), store.ErrUnavailable, "a watch when the client closes")
 	_, err = s.Get(ctx, "a")
@@ -301,17 +311,10 @@ func TestCompact(t *testing.T) {
 	require.NoError(t, s.Compact(ctx, a.Revision))
 	require.NoError(t, s.Compact(ctx, a.Revision), "compacting again is a no-op")
 
-	w, err := s.Watch(ctx, "", a.Revision-1)
-	require.NoError(t, err)
-	require.ErrorIs(t, watchEnd(t, w), store.ErrCompacted)
-	w.Stop()
-
+	require.ErrorIs(t, watchFailure(t, s, a.Revision-1), store.ErrCompacted)
 	require.NoError(t, s.Compact(ctx, b.Revision))
-	w, err = s.Watch(ctx, "", a.Revision)
-	require.NoError(t, err)
-	require.ErrorIs(t, watchEnd(t, w), store.ErrCompacted)
-	w.Stop()
-	w, err = s.Watch(ctx, "", b.Revision)
+	require.ErrorIs(t, watchFailure(t, s, a.Revision), store.ErrCompacted)
+	w, err := s.Watch(ctx, "", b.Revision)
 	require.NoError(t, err)
 	defer w.Stop()
 	drev, err := s.Delete(ctx, "a", a.Revision)
@@ -338,6 +341,18 @@ func nextEvent(t testing.TB, w store.Watcher[*item]) store.Event[*item] {
 		t.Fatalf("no watch event within %v", patience)
 	}
 	return store.Event[*item]{}
+}
+
+// watchFailure opens a watch after after that must fail, and returns why:
+// Watch's error, or the watch's Err once it ends.
+func watchFailure(t testing.TB, s *etcdstore.Store[*item], after int64) error {
+	t.Helper()
+	w, err := s.Watch(t.Context(), "", after)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	return watchEnd(t, w)
 }
 
 // watchEnd waits for the watch to end without an event and returns Err.

@@ -78,6 +78,9 @@ func (s *Store[T]) Delete(ctx context.Context, key string, revision int64, guard
 // checkWrite validates a write's arguments and encodes its value (none for a
 // delete, whose value is nil), then checks ctx.
 func (s *Store[T]) checkWrite(ctx context.Context, key string, value *T, revision int64, guards []store.Guard) (string, error) {
+	if err := s.check(ctx); err != nil {
+		return "", err
+	}
 	if err := store.ValidateKey(key); err != nil {
 		return "", err
 	}
