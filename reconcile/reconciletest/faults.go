@@ -32,18 +32,57 @@ type Faults struct {
 }
 
 // Store wraps a store.Store with fault injection and write counting. Its
-// zero Faults inject nothing. Outages (SetDown) and watch breaks
-// (BreakWatches) can also be triggered on demand.
+// zero Faults inject nothing. Outages (SetOutage, SetDown), watch breaks
+// (BreakWatches) and fault rates (SetFaults) can also be changed on demand.
 type Store[T any] struct {
 	inner  store.Store[T]
-	faults Faults
 	writes atomic.Int64
 
 	mu       sync.Mutex
+	faults   Faults
 	rng      *rand.Rand
-	down     bool
+	outage   Outage
+	changed  chan struct{} // closed and replaced when the outage changes
 	watchers map[*faultWatcher[T]]struct{}
 }
+
+// Outage says how an unreachable store behaves.
+type Outage uint8
+
+const (
+	// Up: no outage.
+	Up Outage = iota
+	// Loud: every call fails with store.ErrUnavailable and every watch ends
+	// with store.ErrUnavailable, as when a connection is refused.
+	Loud
+	// Silent: every call fails with store.ErrUnavailable, while open
+	// watches stay open, deliver nothing, do not end and leave progress
+	// requests (store.ProgressRequester) unanswered, as an etcd member cut
+	// off from its peers does. When the outage ends, they deliver what
+	// happened meanwhile, in order, and answer the requests made during it.
+	Silent
+	// SilentHang is Silent, except that calls hang until their context ends
+	// (returning its error) or the outage ends (then they go ahead), as
+	// calls to an unreachable host do.
+	SilentHang
+)
+
+// String returns the outage's name.
+func (o Outage) String() string {
+	switch o {
+	case Up:
+		return "Up"
+	case Loud:
+		return "Loud"
+	case Silent:
+		return "Silent"
+	case SilentHang:
+		return "SilentHang"
+	}
+	return fmt.Sprintf("Outage(%d)", uint8(o))
+}
+
+func (o Outage) silent() bool { return o == Silent || o == SilentHang }
 
 var _ store.Store[int] = (*Store[int])(nil)
 
@@ -62,6 +101,7 @@ func NewStore[T any](inner store.Store[T], f Faults) *Store[T] {
 		inner:    inner,
 		faults:   f,
 		rng:      rand.New(rand.NewPCG(f.Seed, f.Seed^0x9e3779b97f4a7c15)),
+		changed:  make(chan struct{}),
 		watchers: make(map[*faultWatcher[T]]struct{}),
 	}
 }
@@ -73,15 +113,52 @@ func (s *Store[T]) Inner() store.Store[T] { return s.inner }
 // Writes returns the number of successful writes made through s.
 func (s *Store[T]) Writes() int64 { return s.writes.Load() }
 
-// SetDown starts (true) or ends (false) an outage: while down, every call
-// fails with store.ErrUnavailable and every watch is broken.
-func (s *Store[T]) SetDown(down bool) {
+// SetFaults replaces the fault rates (its Seed is ignored: the generator
+// goes on), for example to stop injecting faults before checking that a
+// system converged. It leaves an outage as it is.
+func (s *Store[T]) SetFaults(f Faults) {
 	s.mu.Lock()
-	s.down = down
+	f.Seed = s.faults.Seed
+	s.faults = f
 	s.mu.Unlock()
+}
+
+// SetDown starts (true) a loud outage or ends (false) any outage: it is
+// SetOutage(Loud) or SetOutage(Up).
+func (s *Store[T]) SetDown(down bool) {
 	if down {
+		s.SetOutage(Loud)
+		return
+	}
+	s.SetOutage(Up)
+}
+
+// SetOutage starts an outage of kind o, or ends the current one with Up.
+// Starting a Loud outage breaks every open watch; a Silent one holds them
+// back; Up lets held-back watches deliver again.
+func (s *Store[T]) SetOutage(o Outage) {
+	s.mu.Lock()
+	s.outage = o
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+	if o == Loud {
 		s.BreakWatches()
 	}
+}
+
+// Outage returns the current outage (Up if none).
+func (s *Store[T]) Outage() Outage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outage
+}
+
+// state returns the current outage and a channel closed when it changes.
+func (s *Store[T]) state() (Outage, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.outage, s.changed
 }
 
 // BreakWatches ends every open watch with store.ErrUnavailable.
@@ -114,7 +191,6 @@ func (s *Store[T]) fault(ctx context.Context, conflictable bool) error {
 	if s.faults.MaxLatency > 0 {
 		delay = time.Duration(s.rng.Int64N(int64(s.faults.MaxLatency) + 1))
 	}
-	down := s.down
 	fail := s.faults.ErrorRate > 0 && s.rng.Float64() < s.faults.ErrorRate
 	conflict := conflictable && s.faults.ConflictRate > 0 && s.rng.Float64() < s.faults.ConflictRate
 	s.mu.Unlock()
@@ -127,9 +203,21 @@ func (s *Store[T]) fault(ctx context.Context, conflictable bool) error {
 			return ctx.Err()
 		}
 	}
+	for {
+		outage, changed := s.state()
+		if outage != SilentHang {
+			if outage != Up {
+				return fmt.Errorf("%w: injected %s outage", store.ErrUnavailable, outage)
+			}
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	switch {
-	case down:
-		return fmt.Errorf("%w: injected outage", store.ErrUnavailable)
 	case fail:
 		return fmt.Errorf("%w: injected error", store.ErrUnavailable)
 	case conflict:
@@ -196,103 +284,4 @@ func (s *Store[T]) count(err error) {
 	if err == nil {
 		s.writes.Add(1)
 	}
-}
-
-// Watch watches through the faults: the watch may be refused, and breaks
-// after about BreakWatchEvery events, on BreakWatches, and on SetDown(true).
-func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
-	if err := s.fault(ctx, false); err != nil {
-		return nil, err
-	}
-	inner, err := s.inner.Watch(ctx, prefix, after)
-	if err != nil {
-		return nil, err
-	}
-	limit := -1
-	if n := s.faults.BreakWatchEvery; n > 0 {
-		s.mu.Lock()
-		limit = n/2 + s.rng.IntN(n+1)
-		s.mu.Unlock()
-	}
-	w := &faultWatcher[T]{inner: inner, limit: limit, events: make(chan store.Event[T]),
-		broken: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{})}
-	s.mu.Lock()
-	s.watchers[w] = struct{}{}
-	down := s.down // an outage that began while the watch was opened
-	s.mu.Unlock()
-	if down {
-		w.breakOff()
-	}
-	go w.forward(func() {
-		s.mu.Lock()
-		delete(s.watchers, w)
-		s.mu.Unlock()
-	})
-	return w, nil
-}
-
-type faultWatcher[T any] struct {
-	inner    store.Watcher[T]
-	limit    int // events before breaking; -1 for never
-	events   chan store.Event[T]
-	broken   chan struct{} // closed to inject a break
-	once     sync.Once
-	stopped  chan struct{} // closed by Stop: the watch ends with nil
-	stopOnce sync.Once
-	done     chan struct{}
-	err      error
-}
-
-func (w *faultWatcher[T]) forward(unregister func()) {
-	defer close(w.done)
-	defer close(w.events)
-	defer unregister()
-	defer w.inner.Stop()
-	brokenErr := fmt.Errorf("%w: injected watch break", store.ErrUnavailable)
-	for {
-		if w.limit == 0 {
-			w.err = brokenErr
-			return
-		}
-		select {
-		case ev, ok := <-w.inner.Events():
-			if !ok {
-				w.err = w.inner.Err()
-				return
-			}
-			select {
-			case w.events <- ev:
-				if w.limit > 0 {
-					w.limit--
-				}
-			case <-w.broken:
-				w.err = brokenErr
-				return
-			case <-w.stopped:
-				return
-			}
-		case <-w.broken:
-			w.err = brokenErr
-			return
-		case <-w.stopped:
-			return
-		}
-	}
-}
-
-func (w *faultWatcher[T]) breakOff() { w.once.Do(func() { close(w.broken) }) }
-
-// Events delivers the inner watch's events until the watch ends.
-func (w *faultWatcher[T]) Events() <-chan store.Event[T] { return w.events }
-
-// Err says why the watch ended; valid once Events is closed.
-func (w *faultWatcher[T]) Err() error {
-	<-w.done
-	return w.err
-}
-
-// Stop ends the watch, with a nil Err.
-func (w *faultWatcher[T]) Stop() {
-	w.stopOnce.Do(func() { close(w.stopped) })
-	<-w.done
 }
