@@ -105,7 +105,11 @@ func (h *held) untilDeadline(sent time.Time) time.Duration {
 }
 
 // renew updates the record every RenewInterval, measured from the sending of
-// the last successful write, until the term ends.
+// the last successful write, until the term ends. Each attempt is bounded
+// (see attemptTimeout) and a failed one is retried after retryDelay, so a
+// write stuck on an unresponsive store node (etcd makes a write sent to a
+// follower whose leader just died wait for its request timeout, about
+// 5 s) does not outlast the renew deadline.
 func (h *held) renew(sent time.Time) {
 	defer close(h.exited)
 	defer h.watchdog.Stop()
@@ -113,6 +117,9 @@ func (h *held) renew(sent time.Time) {
 	interval := l.clock.real(l.opts.RenewInterval)
 	timer := time.NewTimer(interval - time.Since(sent))
 	defer timer.Stop()
+	// unsure is when the first attempt since the last success that may
+	// have been applied without an answer was sent (zero: none).
+	var unsure time.Time
 	for {
 		select {
 		case <-h.ctx.Done():
@@ -121,10 +128,19 @@ func (h *held) renew(sent time.Time) {
 		}
 		sent := time.Now()
 		rec := Record{Holder: l.opts.Holder, TTL: l.opts.TTL, Renewals: h.renewals + 1}
-		obj, err := l.store.Update(h.ctx, l.key, rec, h.rev)
+		actx, cancel := context.WithTimeout(h.ctx, h.attemptTimeout())
+		obj, err := l.store.Update(actx, l.key, rec, h.rev)
+		cancel()
+		if errors.Is(err, store.ErrConflict) && !unsure.IsZero() {
+			// An unanswered attempt may have renewed the record: it is
+			// still this term's if its CreateRevision is the token (a
+			// takeover deletes it and creates a new one).
+			sent = unsure
+			obj, err = h.reread()
+		}
 		switch {
 		case err == nil:
-			h.rev, h.renewals = obj.Revision, rec.Renewals
+			h.rev, h.renewals, unsure = obj.Revision, obj.Value.Renewals, time.Time{}
 			if !h.extend(sent) {
 				return
 			}
@@ -135,10 +151,36 @@ func (h *held) renew(sent time.Time) {
 			h.end(fmt.Errorf("%w: %q was changed by another writer: %w", ErrLost, l.key, err))
 			return
 		default:
+			if unsure.IsZero() {
+				unsure = sent
+			}
 			l.log.Warn("lease renewal failed; retrying", "token", h.token, "err", err)
 			timer.Reset(l.retryDelay())
 		}
 	}
+}
+
+// attemptTimeout bounds one renewal: half of the smaller of RenewInterval
+// and the time between a renewal being due and the renew deadline, so that
+// a stuck attempt leaves time for another before the deadline.
+func (h *held) attemptTimeout() time.Duration {
+	o := h.lease.opts
+	return h.lease.clock.real(min(o.RenewInterval, o.RenewDeadline-o.RenewInterval) / 2)
+}
+
+// reread returns the record if it still belongs to this term, or an error
+// matching store.ErrConflict if it does not.
+func (h *held) reread() (store.Object[Record], error) {
+	ctx, cancel := context.WithTimeout(h.ctx, h.attemptTimeout())
+	defer cancel()
+	obj, err := h.lease.store.Get(ctx, h.lease.key)
+	if err != nil {
+		return obj, err
+	}
+	if obj.CreateRevision != h.token {
+		return obj, fmt.Errorf("%w: record of token %d, not %d", store.ErrConflict, obj.CreateRevision, h.token)
+	}
+	return obj, nil
 }
 
 // extend moves the renew deadline to RenewDeadline after sent, unless it has
