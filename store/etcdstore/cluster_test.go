@@ -20,7 +20,7 @@ import (
 // freePorts returns n loopback addresses whose ports were free a moment
 // ago: peer URLs must be known before the members start, so they cannot
 // use port 0.
-func freePorts(t *testing.T, n int) []string {
+func freePorts(t testing.TB, n int) []string {
 	t.Helper()
 	addrs := make([]string, n)
 	for i := range addrs {

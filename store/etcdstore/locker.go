@@ -29,12 +29,19 @@ const DefaultLockTTL = 10 * time.Second
 // after the lease expired or was revoked, the key is gone.
 //
 // A Lock's context is cancelled, with a cause matching lock.ErrLost, when
-// its lease is no longer being kept alive (the client saw it expire, or
-// could not renew it within the TTL), when its key is deleted by anyone
+// its lease is no longer being kept alive (etcd reported it expired, or no
+// renewal succeeded within the TTL), when its key is deleted by anyone
 // else, or when the watch on its key fails (its member lost the cluster's
 // leader): in each case the holder can no longer be sure. Between the
 // lease's expiry on the cluster and the client noticing, the guard is what
 // keeps a deposed holder's writes out.
+//
+// The lease is renewed every TTL/3 with one request at a time, each
+// attempt bounded by TTL/6 and retried at once on whichever member the
+// client picks: a renewal stuck on a member whose leader just died (etcd
+// makes it wait for its request timeout, about 5 s) does not cost the
+// term, which survives a leader failover that completes within about
+// two thirds of the TTL.
 type Locker struct {
 	client *clientv3.Client
 	prefix string // the election's etcd prefix, without the trailing "/"
@@ -106,16 +113,23 @@ func (l *Locker) Acquire(ctx context.Context) (lock.Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sent := time.Now()
 	grant, err := l.client.Grant(clientv3.WithRequireLeader(ctx), int64(l.ttl))
 	if err != nil {
 		return nil, requestError(ctx, err, "lock %q: grant lease", l.prefix)
 	}
+	keeper := keepAlive(l.client, grant.ID, time.Duration(grant.TTL)*time.Second, sent)
+	// The election needs a session; its keep-alive, one stream for every
+	// renewal of the client, is replaced by the keeper's bounded attempts
+	// (see keeper): orphaning the session stops it at once.
 	session, err := concurrency.NewSession(l.client, concurrency.WithLease(grant.ID),
 		concurrency.WithTTL(l.ttl), concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
+		keeper.stop()
 		l.revoke(grant.ID)
-		return nil, requestError(ctx, err, "lock %q: keep lease alive", l.prefix)
+		return nil, requestError(ctx, err, "lock %q: session", l.prefix)
 	}
+	session.Orphan()
 	election := concurrency.NewElection(session, l.prefix)
 	// Campaign cleans up after a cancelled context with a request that
 	// waits for the cluster: run it aside, so that Acquire returns as soon
@@ -124,7 +138,7 @@ func (l *Locker) Acquire(ctx context.Context) (lock.Lock, error) {
 	campaigned := make(chan error, 1)
 	go func() { campaigned <- election.Campaign(clientv3.WithRequireLeader(ctx), "") }()
 	giveUp := func() {
-		session.Orphan()
+		keeper.stop()
 		l.revoke(grant.ID)
 	}
 	select {
@@ -133,7 +147,7 @@ func (l *Locker) Acquire(ctx context.Context) (lock.Lock, error) {
 			giveUp()
 			return nil, requestError(ctx, err, "lock %q: campaign", l.prefix)
 		}
-		return l.startTerm(ctx, session, election), nil
+		return l.startTerm(ctx, keeper, session, election), nil
 	case <-ctx.Done():
 		go func() {
 			<-campaigned // whether it won or not, this Acquire gave up
@@ -154,6 +168,7 @@ func (l *Locker) revoke(id clientv3.LeaseID) {
 // term is one term of holding a Locker.
 type term struct {
 	locker   *Locker
+	keeper   *keeper
 	session  *concurrency.Session
 	election *concurrency.Election
 	key      string // the leader key, relative to the Store's prefix
@@ -169,9 +184,10 @@ type term struct {
 
 var _ lock.Lock = (*term)(nil)
 
-func (l *Locker) startTerm(ctx context.Context, session *concurrency.Session, election *concurrency.Election) *term {
+func (l *Locker) startTerm(ctx context.Context, keeper *keeper, session *concurrency.Session, election *concurrency.Election) *term {
 	t := &term{
 		locker:   l,
+		keeper:   keeper,
 		session:  session,
 		election: election,
 		key:      election.Key()[len(l.store):],
@@ -193,8 +209,8 @@ func (t *term) monitor() {
 	wch := t.locker.client.Watch(wctx, t.locker.store+t.key, clientv3.WithRev(t.token+1))
 	for {
 		select {
-		case <-t.session.Done():
-			t.cancel(fmt.Errorf("%w: %q: etcd lease no longer kept alive", lock.ErrLost, t.key))
+		case <-t.keeper.Lost():
+			t.cancel(fmt.Errorf("%w: %q: etcd lease no longer kept alive: %w", lock.ErrLost, t.key, t.keeper.Err()))
 			return
 		case resp, ok := <-wch:
 			if t.ctx.Err() != nil {
@@ -253,7 +269,7 @@ func (t *term) Release(ctx context.Context) error {
 	// CreateRevision; revoking the lease would delete it too, and stops
 	// the keep-alive.
 	resignErr := t.election.Resign(clientv3.WithRequireLeader(ctx))
-	t.session.Orphan()
+	t.keeper.stop()
 	_, err := t.locker.client.Revoke(clientv3.WithRequireLeader(ctx), t.session.Lease())
 	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		err = nil // expired or revoked already: the key is gone

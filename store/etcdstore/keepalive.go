@@ -1,0 +1,121 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// keeper keeps an etcd lease alive with one bounded request at a time, so
+// that a renewal stuck on a member whose leader just died is abandoned and
+// sent again (to a member that knows the new leader) long before the lease
+// runs out. etcd's own keep-alive sends every renewal of a client on one
+// stream, which waits for a stuck renewal for the server's request timeout
+// (about 5 s, more than many TTLs).
+//
+// Timing, for a TTL of t: a renewal every t/3 after the sending of the last
+// successful one; each attempt bounded by t/6 and started at most every
+// t/6; the lease counts as lost once t has passed since the sending of the
+// last successful renewal (the cluster's expiry comes no sooner: it counts
+// from when it received that renewal, and a new leader restarts every
+// lease's TTL), or at once if etcd reports it expired.
+type keeper struct {
+	client *clientv3.Client
+	id     clientv3.LeaseID
+	ttl    time.Duration
+
+	ctx    context.Context // cancelled by stop
+	cancel context.CancelFunc
+	lost   chan struct{} // closed when the lease is no longer kept alive
+	err    error         // why, set before lost closes
+	exited chan struct{}
+}
+
+// keepAlive starts keeping the lease id alive; sent is when the request
+// that granted it, with ttl, was sent.
+func keepAlive(client *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, sent time.Time) *keeper {
+	k := &keeper{
+		client: client,
+		id:     id,
+		ttl:    ttl,
+		lost:   make(chan struct{}),
+		exited: make(chan struct{}),
+	}
+	k.ctx, k.cancel = context.WithCancel(client.Ctx())
+	go k.run(sent)
+	return k
+}
+
+// stop stops renewing and waits for the keeper to finish; the lease then
+// expires after its TTL unless it is revoked.
+func (k *keeper) stop() {
+	k.cancel()
+	<-k.exited
+}
+
+// Lost is closed when the lease is no longer kept alive; Err then says why.
+func (k *keeper) Lost() <-chan struct{} { return k.lost }
+
+func (k *keeper) Err() error {
+	select {
+	case <-k.lost:
+		return k.err
+	default:
+		return nil
+	}
+}
+
+func (k *keeper) run(sent time.Time) {
+	defer close(k.exited)
+	interval, attempt := k.ttl/3, k.ttl/6
+	deadline := sent.Add(k.ttl)
+	next := sent.Add(interval)
+	timer := time.NewTimer(time.Until(next))
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-k.ctx.Done():
+			return
+		}
+		start := time.Now()
+		if !start.Before(deadline) {
+			k.fail(fmt.Errorf("no renewal succeeded within the lease's TTL (%v)", k.ttl))
+			return
+		}
+		actx, cancel := context.WithDeadline(clientv3.WithRequireLeader(k.ctx), minTime(start.Add(attempt), deadline))
+		resp, err := k.client.KeepAliveOnce(actx, k.id)
+		cancel()
+		switch {
+		case k.ctx.Err() != nil:
+			return
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			k.fail(errors.New("etcd reports the lease expired"))
+			return
+		case err == nil:
+			deadline = start.Add(time.Duration(resp.TTL) * time.Second)
+			next = start.Add(interval)
+		default:
+			// Stuck or refused: try again, on whichever member the
+			// client picks, as soon as this attempt's time is up.
+			next = start.Add(attempt)
+		}
+		timer.Reset(time.Until(minTime(next, deadline)))
+	}
+}
+
+func (k *keeper) fail(err error) {
+	k.err = err
+	close(k.lost)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
