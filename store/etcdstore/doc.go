@@ -40,26 +40,72 @@
 //
 // A watch is an etcd watch on the prefix from the requested revision, with
 // the previous value of each key, so that Deleted events carry the last
-// value. etcd's client resumes a broken watch stream by itself (on another
-// member if need be) from the last revision it delivered, so a watch ends
-// only when the history it needs was compacted (store.ErrCompacted), when
-// its member loses the leader (store.ErrUnavailable), or when the caller
-// stops it. Events are delivered in revision order; two events can share a
-// revision only when a program other than a Store wrote several keys in one
-// transaction. A watcher that does not read holds nothing back: the etcd
-// client buffers its pending events in memory.
+// value. Watch returns only once a member has created the watch (it waits
+// for etcd's created notification): a returned watch is connected, and
+// when no member with a leader creates it within the open timeout
+// (WithWatchOpenTimeout, DefaultWatchOpenTimeout by default) Watch fails
+// with store.ErrUnavailable. A start revision already compacted fails at
+// once with store.ErrCompacted. etcd's client resumes a broken watch
+// stream by itself (on another member if need be) from the last revision
+// it delivered, so a watch ends only when the history it needs was
+// compacted (store.ErrCompacted), when its member loses the leader
+// (store.ErrUnavailable), or when the caller stops it. Events are
+// delivered in revision order; several events share a revision when a
+// program other than a Store wrote several keys in one transaction. A
+// watcher that does not read holds nothing back: the etcd client buffers
+// its pending events in memory. Each watch has a gRPC stream of its own.
+//
+// Every watch implements store.ProgressRequester: RequestProgress reads
+// the cluster's revision R (a linearizable read), then asks the watch's
+// member for a progress notification, which etcd sends on the watch's
+// stream only once the watch has sent every event up to the member's
+// revision; the watch forwards the first one at or past R as a
+// store.Progress event, after the events it covers, and asks again every
+// 250 ms until one comes (etcd ignores a request while the watch is
+// catching up).
+//
+// # Detecting an outage
+//
+// An etcd watch can stay open and silent: with every member down or
+// unreachable, etcd's client keeps reconnecting and the watch neither
+// delivers nor ends. Two mechanisms bound how long that goes unnoticed:
+//
+//   - Every request and every watch carries etcd's require-leader flag. A
+//     member that has lost its leader (a quorum loss, or a partition that
+//     isolates it) refuses requests at once and ends the watches it
+//     serves with store.ErrUnavailable within about six election
+//     timeouts (it notices the loss within one to two, and cancels its
+//     streams once it has seen no leader at three checks an election
+//     timeout apart): about 6 s with etcd's default timings, 0.6 s with a
+//     100 ms election timeout.
+//   - A progress request is answered only when the cluster has a leader
+//     and the watch's member can be reached (its linearizable read needs
+//     both), so a consumer that calls RequestProgress every
+//     heartbeat and treats a request unanswered for a heartbeat as an
+//     outage detects any outage, including the silent one, within two
+//     heartbeats. A call with a deadline (Revision, for one) fails with
+//     store.ErrUnavailable at the deadline.
+//
+// Once the cluster serves again, the open watch resumes where it was (or,
+// if it ended, a new Watch after the last revision received resumes
+// without a loss or a repeat) and answers the pending request.
 //
 // # Locks
 //
 // Locker implements lock.Locker natively on an etcd election
-// (clientv3/concurrency): a lease kept alive by the client, a leader key
-// bound to it, and the key's CreateRevision as the fencing token, so that
-// lock.Elector runs on etcd without polling a lease record.
+// (clientv3/concurrency): a lease, a leader key bound to it, and the key's
+// CreateRevision as the fencing token, so that lock.Elector runs on etcd
+// without polling a lease record. The Locker renews the lease itself, every
+// TTL/3 with attempts bounded by TTL/6, rather than through the client's
+// shared keep-alive stream, on which one renewal stuck behind a dead
+// leader (for etcd's request timeout, about 5 s) would delay every other
+// until the lease was lost: a term survives a leader failover that ends
+// within about two thirds of the TTL.
 //
 // # Errors
 //
-// Errors match the store package's values under errors.Is. A cancelled
-// context returns the context's error. A deadline that expires before the
+// Errors match the store package's values under errors.Is. A nil context
+// matches store.ErrInvalid; a cancelled one returns the context's error. A deadline that expires before the
 // cluster answers returns an error matching both store.ErrUnavailable and
 // context.DeadlineExceeded: a write may or may not have happened. A request
 // larger than the client or the server accepts, a transaction with more
