@@ -178,7 +178,8 @@ func TestLeaderCrash(t *testing.T) {
 	start := created[len(created)-1].Revision
 
 	// A consumer watches everything, resuming after the last event it
-	// received whenever its watch ends with store.ErrUnavailable.
+	// received whenever its watch ends, or cannot open, with
+	// store.ErrUnavailable.
 	var events []store.Event[*item] // the consumer's until consumerDone
 	var seen atomic.Int64
 	progress := make(chan struct{}, 1)
@@ -190,6 +191,10 @@ func TestLeaderCrash(t *testing.T) {
 		after := start
 		for {
 			w, err := s.Watch(watchCtx, "", after)
+			if errors.Is(err, store.ErrUnavailable) {
+				resumes++ // no member with a leader created it: again
+				continue
+			}
 			if err != nil {
 				consumerDone <- err
 				return
