@@ -48,13 +48,6 @@ func (c Condition) validate() error {
 	return fmt.Errorf("%w: condition %q has status %q, want True, False or Unknown", store.ErrInvalid, c.Type, c.Status)
 }
 
-// equal reports whether two conditions hold the same data, comparing times
-// as instants.
-func (c Condition) equal(o Condition) bool {
-	return c.Type == o.Type && c.Status == o.Status && c.Reason == o.Reason &&
-		c.Message == o.Message && c.LastTransitionTime.Equal(o.LastTransitionTime)
-}
-
 // SetCondition returns a copy of conds in which c is recorded; conds itself
 // is not changed. If conds has a condition of c's Type it is replaced in
 // place, otherwise c is appended.

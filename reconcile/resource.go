@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,17 +54,25 @@ var errSpecUnchanged = errors.New("reconcile: spec unchanged")
 // PutSpec makes key hold spec, creating the resource (at Generation 1) if it
 // does not exist, and returns the resource as stored.
 //
-// If the stored spec already equals spec (go-cmp equality, looking into
-// unexported fields, with nil and empty slices and maps equal) PutSpec writes
-// nothing and returns the stored object. Otherwise it writes spec, bumps
+// If writing spec would change nothing the store keeps, PutSpec writes
+// nothing and returns the stored object. Nothing changes when the stored
+// spec equals spec (go-cmp equality, looking into unexported fields, with
+// nil and empty slices and maps equal) or, on a store that keeps values
+// encoded, when the stored resource and the one PutSpec would write encode
+// to the same bytes (see "What counts as a change" in WriteStatus). So a
+// spec that does not survive the codec exactly (a number inside a
+// map[string]any reads back as a float64) is written once, not at every
+// call. Otherwise PutSpec writes spec, bumps
 // Generation and keeps Status, ObservedGeneration and Conditions, through
 // store.CreateOrUpdate: a write that races with another is retried against
 // the new value, so no write is lost. opts configure those retries; a key
 // still contended after them returns an error matching store.ErrConflict.
 //
 // spec is stored as given: do not change it (or anything it refers to)
-// afterwards. A nil store, a bad key or a stored nil value returns an error
-// matching store.ErrInvalid; store errors are returned as they come.
+// afterwards. A nil store, a bad key, a stored nil value or a spec the
+// store's codec refuses (store.JSON refuses a string holding invalid UTF-8)
+// returns an error matching store.ErrInvalid; store errors are returned as
+// they come.
 func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec, Status]], key string, spec Spec, opts ...store.ModifyOption) (store.Object[*Resource[Spec, Status]], error) {
 	type object = store.Object[*Resource[Spec, Status]]
 	if s == nil {
@@ -79,7 +88,7 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 			if cur.Value == nil {
 				return object{}, fmt.Errorf("%w: PutSpec: %q holds a nil value", store.ErrInvalid, key)
 			}
-			same, err := equalValues(cur.Value.Spec, spec)
+			same, err := unchanged(s, cur.Value, cur.Value.withSpec(spec))
 			if err != nil {
 				return object{}, err
 			}
@@ -96,15 +105,14 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 			if cur == nil {
 				return nil, fmt.Errorf("%w: PutSpec: %q holds a nil value", store.ErrInvalid, key)
 			}
-			same, err := equalValues(cur.Spec, spec)
+			next := cur.withSpec(spec)
+			same, err := unchanged(s, cur, next)
 			if err != nil {
 				return nil, err
 			}
 			if same {
 				return nil, errSpecUnchanged
 			}
-			next := cur.clone()
-			next.Spec = spec
 			next.Generation = cur.Generation + 1
 			return next, nil
 		}, opts...)
@@ -124,14 +132,30 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 // obj must be the object that was reconciled, as read from s. If it has been
 // written since (a spec change, say), the store's error is returned as is
 // (errors.Is(err, store.ErrConflict)) and nothing is written: the controller
-// reconciles the new version instead. If status, observed generation and
-// conditions would all stay the same, WriteStatus writes nothing and returns
-// obj, so that a reconcile finding nothing to do takes no action.
+// reconciles the new version instead. If the write would change nothing
+// the store keeps, WriteStatus writes nothing and returns obj, so that a
+// reconcile finding nothing to do takes no action.
+//
+// What counts as a change: the resource WriteStatus would write differs
+// from obj.Value, compared with go-cmp (looking into unexported fields,
+// nil and empty slices and maps equal, times compared as instants), and,
+// if the store keeps values encoded, its encoding differs from obj.Value's.
+// The encoding is made with the store's codec when the store says which
+// (store.Encoded: a store.View does), with store.JSON for other stores
+// except *store.Memory, which keeps Go values and is judged by go-cmp
+// alone. A status that does not survive the codec exactly, such as a
+// map[string]any whose numbers read back as float64, is therefore written
+// once and then found unchanged: WriteStatus never rewrites the same status
+// at every reconcile. (On a store that keeps values with a codec other than
+// JSON and does not implement store.Encoded, a change JSON cannot see, such
+// as one to a field tagged json:"-", is not written: such a store should
+// implement store.Encoded.)
 //
 // status is stored as given: do not change it afterwards. A nil store, a nil
-// obj.Value, a revision below 1 or a condition with an empty type or an
-// unknown status returns an error matching store.ErrInvalid and writes
-// nothing.
+// obj.Value, a revision below 1, a condition with an empty type or an
+// unknown status, or a status the store's codec refuses (store.JSON refuses
+// a string holding invalid UTF-8, such as raw process output: store it as
+// []byte) returns an error matching store.ErrInvalid and writes nothing.
 func WriteStatus[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec, Status]], obj store.Object[*Resource[Spec, Status]], status Status, conds ...Condition) (store.Object[*Resource[Spec, Status]], error) {
 	type object = store.Object[*Resource[Spec, Status]]
 	switch {
@@ -151,29 +175,95 @@ func WriteStatus[Spec, Status any](ctx context.Context, s store.Store[*Resource[
 		}
 		merged = SetCondition(merged, c, now)
 	}
-	sameStatus, err := equalValues(cur.Status, status)
-	if err != nil {
-		return object{}, err
-	}
-	if sameStatus && cur.ObservedGeneration == cur.Generation && slices.EqualFunc(cur.Conditions, merged, Condition.equal) {
-		return obj, nil
-	}
 	next := cur.clone()
 	next.Status = status
 	next.ObservedGeneration = cur.Generation
 	next.Conditions = merged
+	same, err := unchanged(s, cur, next)
+	if err != nil {
+		return object{}, fmt.Errorf("WriteStatus: %q: %w", obj.Key, err)
+	}
+	if same {
+		return obj, nil
+	}
 	return s.Update(ctx, obj.Key, next, obj.Revision)
 }
 
-// equalValues compares specs or statuses with go-cmp, reading unexported
-// fields and treating nil and empty slices and maps as equal (as a JSON
-// round trip may turn one into the other). A value go-cmp cannot compare is
-// reported as an error matching store.ErrInvalid rather than a panic.
+// withSpec returns a copy of r holding spec, at r's generation.
+func (r *Resource[Spec, Status]) withSpec(spec Spec) *Resource[Spec, Status] {
+	next := r.clone()
+	next.Spec = spec
+	return next
+}
+
+// unchanged reports whether writing next over cur, a value read from s,
+// would leave s holding what it holds, so that the write can be skipped.
+//
+// Values equal by equalValues are unchanged everywhere. A store that keeps
+// values encoded may not keep a Go value exactly (JSON reads a number held
+// in an interface back as a float64), so a value that differs from what was
+// written may still be what the store holds: there, values are also
+// unchanged when their encodings are the same bytes. That is judged with
+// the store's codec if it says which (store.Encoded, as a store.View does);
+// with store.JSON for a store that does not (JSON is what the bbolt and etcd
+// stores use unless told otherwise); and not at all for a *store.Memory,
+// which keeps Go values as they are.
+//
+// With the store's codec, a next that the codec refuses returns its error
+// (matching store.ErrInvalid), since the write would fail the same way.
+// Because a codec's encoding survives a round trip (see store.Codec), a
+// value written once is then unchanged against what reads back, and a
+// caller that writes only when unchanged is false writes once, not for
+// ever.
+func unchanged[Spec, Status any](s store.Store[*Resource[Spec, Status]], cur, next *Resource[Spec, Status]) (bool, error) {
+	type value = *Resource[Spec, Status]
+	same, cmpErr := equalValues(cur, next)
+	if same {
+		return true, nil
+	}
+	switch s := s.(type) {
+	case *store.Memory[value]:
+		return false, cmpErr
+	case store.Encoded[value]:
+		codec := s.Codec()
+		if codec == nil {
+			return false, cmpErr
+		}
+		nextBytes, err := codec.Marshal(next)
+		if err != nil {
+			return false, err
+		}
+		// A stored value that no longer encodes (written by an older
+		// version, say) is replaced by one that does.
+		curBytes, err := codec.Marshal(cur)
+		return err == nil && bytes.Equal(curBytes, nextBytes), nil
+	default:
+		// The store may keep values some other way: a value JSON cannot
+		// keep is judged by equalValues alone, and the store's own write
+		// decides whether it is valid.
+		codec := store.JSON[value]{}
+		nextBytes, err := codec.Marshal(next)
+		if err != nil {
+			return false, cmpErr
+		}
+		curBytes, err := codec.Marshal(cur)
+		if err != nil {
+			return false, cmpErr
+		}
+		return bytes.Equal(curBytes, nextBytes), nil
+	}
+}
+
+// equalValues compares resources with go-cmp, reading unexported fields,
+// treating nil and empty slices and maps as equal (as a JSON round trip may
+// turn one into the other) and a NaN as equal to a NaN (else a status
+// holding one would never be found unchanged). A value go-cmp cannot compare
+// is reported as an error matching store.ErrInvalid rather than a panic.
 func equalValues[V any](a, b V) (equal bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%w: cannot compare values of type %s: %v", store.ErrInvalid, reflect.TypeFor[V](), p)
 		}
 	}()
-	return cmp.Equal(a, b, cmpopts.EquateEmpty(), cmp.Exporter(func(reflect.Type) bool { return true })), nil
+	return cmp.Equal(a, b, cmpopts.EquateEmpty(), cmpopts.EquateNaNs(), cmp.Exporter(func(reflect.Type) bool { return true })), nil
 }
