@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -88,16 +89,16 @@ func (k *keeper) run(sent time.Time) {
 			return
 		}
 		actx, cancel := context.WithDeadline(clientv3.WithRequireLeader(k.ctx), minTime(start.Add(attempt), deadline))
-		resp, err := k.client.KeepAliveOnce(actx, k.id)
+		ttl, err := k.once(actx)
 		cancel()
 		switch {
 		case k.ctx.Err() != nil:
 			return
-		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+		case err == nil && ttl <= 0, errors.Is(err, rpctypes.ErrLeaseNotFound):
 			k.fail(errors.New("etcd reports the lease expired"))
 			return
 		case err == nil:
-			deadline = start.Add(time.Duration(resp.TTL) * time.Second)
+			deadline = start.Add(time.Duration(ttl) * time.Second)
 			next = start.Add(interval)
 		default:
 			// Stuck or refused: try again, on whichever member the
@@ -106,6 +107,26 @@ func (k *keeper) run(sent time.Time) {
 		}
 		timer.Reset(time.Until(minTime(next, deadline)))
 	}
+}
+
+// once sends one renewal on a stream of its own, on whichever member the
+// client's balancer picks, and returns the TTL etcd answers (0 or less:
+// the lease has expired). Unlike the client's KeepAliveOnce, which tries
+// again at once while the cluster is unavailable, it makes one attempt.
+func (k *keeper) once(ctx context.Context) (int64, error) {
+	stream, err := pb.NewLeaseClient(k.client.ActiveConnection()).LeaseKeepAlive(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(k.id)}); err != nil {
+		return 0, err
+	}
+	resp, err := stream.Recv()
+	if err != nil {
+		return 0, err
+	}
+	_ = stream.CloseSend()
+	return resp.TTL, nil
 }
 
 func (k *keeper) fail(err error) {
