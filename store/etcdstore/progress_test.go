@@ -2,6 +2,7 @@ package etcdstore_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -87,7 +88,8 @@ func TestProgressComesAfterTheEventsItCovers(t *testing.T) {
 // TestProgressOnAWatchFromTheFuture: a watch that starts after a revision
 // the cluster has not reached answers a progress request (with its start
 // revision, which nothing it watches can be at or below), then delivers
-// changes once the cluster gets there.
+// changes once the cluster gets there; one after math.MaxInt64 delivers
+// nothing.
 func TestProgressOnAWatchFromTheFuture(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
@@ -98,6 +100,9 @@ func TestProgressOnAWatchFromTheFuture(t *testing.T) {
 	w, err := s.Watch(ctx, "", after)
 	require.NoError(t, err)
 	defer w.Stop()
+	never, err := s.Watch(ctx, "", math.MaxInt64)
+	require.NoError(t, err)
+	defer never.Stop()
 	requestProgress(t, w)
 	evs, p := untilProgress(t, w)
 	require.Empty(t, evs)
@@ -113,6 +118,11 @@ func TestProgressOnAWatchFromTheFuture(t *testing.T) {
 	requestProgress(t, w)
 	_, p = untilProgress(t, w)
 	require.GreaterOrEqual(t, p.Object.Revision, last.Revision)
+
+	requestProgress(t, never)
+	evs, p = untilProgress(t, never)
+	require.Empty(t, evs, "a watch after the largest revision delivers nothing")
+	require.Equal(t, int64(math.MaxInt64), p.Object.Revision)
 }
 
 // TestRequestProgressOnAnEndedWatch: once a watch has ended, a progress

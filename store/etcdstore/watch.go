@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +104,12 @@ func (s *Store[T]) open(ctx, wctx context.Context, prefix string, after int64) (
 			return nil, fail(err, "watch after revision %d", after)
 		}
 	}
-	wch := s.client.Watch(wctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithRev(after+1),
+	start := after + 1
+	if after == math.MaxInt64 {
+		// No revision comes after; forward drops the one at after.
+		start = after
+	}
+	wch := s.client.Watch(wctx, s.prefix+prefix, clientv3.WithPrefix(), clientv3.WithRev(start),
 		clientv3.WithPrevKV(), clientv3.WithCreatedNotify())
 	select {
 	case resp, ok := <-wch:
@@ -213,6 +219,9 @@ func (w *watcher[T]) forward(wch clientv3.WatchChan) error {
 			continue
 		}
 		for _, ev := range resp.Events {
+			if ev.Kv.ModRevision <= w.after {
+				continue
+			}
 			e, err := w.event(ev)
 			if err != nil {
 				return err
