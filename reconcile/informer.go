@@ -160,7 +160,7 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	// A list reflects its revision whole.
 	in.revision = max(in.revision, rev)
 	in.complete = in.revision
-	clear(in.revKeys)
+	in.resetRevKeys()
 	in.listed = true
 	complete := in.complete
 	in.mu.Unlock()
@@ -189,7 +189,7 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
 		if ev.Type == store.Progress {
 			if rev >= in.revision {
 				in.revision = rev
-				clear(in.revKeys)
+				in.resetRevKeys()
 			}
 			in.complete = max(in.complete, rev)
 			continue
@@ -202,7 +202,7 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
 			// one is complete.
 			in.complete = max(in.complete, rev-1)
 			in.revision = rev
-			clear(in.revKeys)
+			in.resetRevKeys()
 		case rev < in.revision:
 			continue // cannot happen: complete >= revision-1
 		default: // rev == in.revision: another key of the same revision
@@ -228,7 +228,7 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
 		in.complete = in.revision
 	}
 	if in.complete >= in.revision {
-		clear(in.revKeys)
+		in.resetRevKeys()
 	}
 	complete := in.complete
 	in.mu.Unlock()
@@ -387,4 +387,15 @@ func (in *informer[T]) backoff(n int) time.Duration {
 		d = in.minBackoff << (n - 1)
 	}
 	return min(in.maxBackoff, d+time.Duration(rand.Int64N(int64(d)/2+1)))
+}
+
+// resetRevKeys forgets the keys applied at the current revision; a set
+// grown by a large transaction is dropped rather than kept (clearing a map
+// costs its capacity, not its length).
+func (in *informer[T]) resetRevKeys() {
+	if len(in.revKeys) > 64 {
+		in.revKeys = make(map[string]struct{})
+		return
+	}
+	clear(in.revKeys)
 }
