@@ -121,3 +121,31 @@ func (suite) contextCancelled(t *testing.T, s store.Store[*Value]) {
 	_, err = s.Get(t.Context(), "b")
 	requireIs(t, err, store.ErrNotFound, "the cancelled create wrote nothing")
 }
+
+// nilContext calls every method with a nil context: each returns an error
+// matching ErrInvalid, none panics, and nothing is written.
+func (suite) nilContext(t *testing.T, s store.Store[*Value]) {
+	a := mustCreate(t, s, "a", val(1))
+	before := mustRevision(t, s)
+	//lint:ignore SA1012 a nil context is the bad input under test
+	var ctx context.Context //nolint:staticcheck
+	calls := map[string]func() error{
+		"Get":      func() error { _, err := s.Get(ctx, "a"); return err },
+		"List":     func() error { _, _, err := s.List(ctx, ""); return err },
+		"Create":   func() error { _, err := s.Create(ctx, "b", val(1)); return err },
+		"Update":   func() error { _, err := s.Update(ctx, "a", val(2), a.Revision); return err },
+		"Delete":   func() error { _, err := s.Delete(ctx, "a", a.Revision); return err },
+		"Revision": func() error { _, err := s.Revision(ctx); return err },
+		"Watch":    func() error { return watchErr(s.Watch(ctx, "", before)) },
+	}
+	if c, ok := s.(Compactor); ok {
+		calls["Compact"] = func() error { return c.Compact(ctx, before) }
+	}
+	for name, call := range calls {
+		requireIs(t, noPanic(t, name+"(nil, ...)", call), store.ErrInvalid, name+" with a nil context")
+	}
+	require.Equal(t, before, mustRevision(t, s), "a nil context writes nothing")
+	got, err := s.Get(t.Context(), "a")
+	require.NoError(t, err)
+	require.Equal(t, a, got)
+}

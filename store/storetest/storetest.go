@@ -57,6 +57,30 @@ type Options struct {
 	// Goroutines and Increments size the read-modify-write test: Goroutines
 	// goroutines each add 1 Increments times (defaults 8 and 25).
 	Goroutines, Increments int
+	// CreateShared, when set, runs the clause on events that share a
+	// revision: it must create every key of values (none exists yet) in
+	// one transaction of the backend, so that all of them take the same
+	// revision, and return that revision. Backends that give every write
+	// its own revision leave it nil and the clause is skipped. For etcd:
+	//
+	//	CreateShared: func(ctx context.Context, _ store.Store[*storetest.Value], values map[string]*storetest.Value) (int64, error) {
+	//		var ops []clientv3.Op
+	//		var conds []clientv3.Cmp
+	//		for k, v := range values {
+	//			b, _ := json.Marshal(v) // the store's codec and key prefix
+	//			conds = append(conds, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
+	//			ops = append(ops, clientv3.OpPut(k, string(b)))
+	//		}
+	//		resp, err := client.Txn(ctx).If(conds...).Then(ops...).Commit()
+	//		if err == nil && !resp.Succeeded {
+	//			err = errors.New("a key exists")
+	//		}
+	//		if err != nil {
+	//			return 0, err
+	//		}
+	//		return resp.Header.Revision, nil
+	//	}
+	CreateShared func(ctx context.Context, s store.Store[*Value], values map[string]*Value) (int64, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -100,6 +124,11 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"WatchPrefix", s.watchPrefix},
 		{"WatchResumeFromEveryRevision", s.watchResume},
 		{"WatchFutureRevision", s.watchFuture},
+		{"WatchFarFutureRevisionWaits", s.watchFarFuture},
+		{"WatchSharedRevision", s.watchShared},
+		{"ProgressAfterEveryEventUpToIt", s.progressOrdered},
+		{"ProgressOnQuietPrefix", s.progressQuietPrefix},
+		{"ProgressInvalidInput", s.progressInvalid},
 		{"WatchCompacted", s.watchCompacted},
 		{"WatchStop", s.watchStop},
 		{"WatchContextCancel", s.watchCancel},
@@ -113,6 +142,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"ModifyAndCreateOrUpdate", s.modifyHelpers},
 		{"InvalidInput", s.invalidInput},
 		{"ContextCancelled", s.contextCancelled},
+		{"NilContext", s.nilContext},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, s.newStore(t)) })
 	}

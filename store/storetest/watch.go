@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -121,6 +122,26 @@ func (suite) watchFuture(t *testing.T, s store.Store[*Value]) {
 	third := mustCreate(t, s, "f/2", val(2))
 	got := next(t, w)
 	require.Equal(t, store.Event[*Value]{Type: store.Created, Object: third}, got)
+}
+
+// watchFarFuture checks that a watch after a revision far in the future,
+// math.MaxInt64 included, waits for it: it starts, does not end, delivers
+// none of the writes up to that revision, and answers progress requests.
+func (suite) watchFarFuture(t *testing.T, s store.Store[*Value]) {
+	start := mustRevision(t, s)
+	var ws []store.Watcher[*Value]
+	for _, after := range []int64{start + 1000, math.MaxInt64 - 1, math.MaxInt64} {
+		ws = append(ws, mustWatch(t, s, "ff/", after))
+	}
+	written := mustCreate(t, s, "ff/a", val(1))
+	mustUpdate(t, s, "ff/a", val(2), written.Revision)
+	cur := mustRevision(t, s)
+	for _, w := range ws {
+		// The first event must be the answer to the request: the watch
+		// neither ended nor delivered a write it was not asked for.
+		ev := requestProgress(t, w)
+		require.GreaterOrEqual(t, ev.Object.Revision, cur, "Progress of a watch from the future")
+	}
 }
 
 func (suite) watchCompacted(t *testing.T, s store.Store[*Value]) {
