@@ -47,16 +47,41 @@ func (h *hub) committed(ev rawEvent) {
 	}
 }
 
+// publish hands ev to the feeds that want it, then answers the progress
+// requests that wait for its revision.
 func (h *hub) publish(ev rawEvent) {
 	for f := range h.feeds {
-		if ev.rev <= f.after || !strings.HasPrefix(ev.key, f.prefix) {
+		if ev.rev > f.after && strings.HasPrefix(ev.key, f.prefix) && !f.push(ev) {
+			delete(h.feeds, f)
 			continue
 		}
-		if !f.push(ev) {
-			delete(h.feeds, f)
+		if f.want != 0 && ev.rev >= f.want {
+			f.want = 0
+			f.pushProgress(ev.rev)
 		}
 	}
 }
+
+// requestProgress queues a progress marker on f, behind every event up to
+// rev: at once if rev has been published, else when it is. A marker carries
+// the last revision published when it is queued, at least rev. Requests
+// waiting together are answered by one marker, at the latest revision any
+// of them waits for.
+func (h *hub) requestProgress(f *feed, rev int64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.feeds[f]; !ok {
+		return errWatchEnded
+	}
+	if published := h.next - 1; published >= rev {
+		f.pushProgress(published)
+		return nil
+	}
+	f.want = max(f.want, rev)
+	return nil
+}
+
+var errWatchEnded = fmt.Errorf("%w: the watch has ended", store.ErrUnavailable)
 
 // subscribe adds f and returns the last revision published before it: f
 // receives every later event it matches.
@@ -93,6 +118,9 @@ type feed struct {
 	prefix string
 	after  int64 // events at or before this revision are not wanted
 	limit  int
+	// want is the revision a pending progress request waits for (0: none);
+	// guarded by the hub's mutex.
+	want int64
 
 	mu     sync.Mutex
 	queue  []rawEvent
@@ -121,6 +149,22 @@ func (f *feed) push(ev rawEvent) bool {
 	default:
 	}
 	return true
+}
+
+// pushProgress queues a progress marker at rev, or moves the marker last in
+// the queue up to rev: nothing follows it, so it answers for both.
+func (f *feed) pushProgress(rev int64) {
+	f.mu.Lock()
+	if n := len(f.queue); n > 0 && f.queue[n-1].typ == store.Progress {
+		f.queue[n-1].rev = rev
+	} else {
+		f.queue = append(f.queue, rawEvent{typ: store.Progress, rev: rev})
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
 }
 
 // pop takes the oldest queued event.

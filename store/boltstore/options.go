@@ -22,7 +22,7 @@ const (
 )
 
 // Option configures Open. Options are checked by Open: an out-of-range value
-// makes Open fail with an error matching store.ErrInvalid.
+// or a nil Option makes Open fail with an error matching store.ErrInvalid.
 type Option func(*config)
 
 type config struct {
@@ -65,7 +65,10 @@ func newConfig(opts []Option) (config, error) {
 		watchBuffer:  DefaultWatchBuffer,
 		lockTimeout:  DefaultLockTimeout,
 	}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("%w: option %d is nil", store.ErrInvalid, i)
+		}
 		o(&c)
 	}
 	switch {

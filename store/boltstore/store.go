@@ -176,6 +176,9 @@ func checkHistory(b txBuckets, rev, compacted int64) error {
 // flight, and releases the file. Every acknowledged write is on disk before
 // Close returns. Calls after Close fail with store.ErrUnavailable.
 func (s *Store[T]) Close() error {
+	if s == nil || s.db == nil {
+		return errNotOpened
+	}
 	s.closeMu.Lock()
 	if s.closed {
 		s.closeMu.Unlock()
@@ -191,11 +194,21 @@ func (s *Store[T]) Close() error {
 	return nil
 }
 
-var errClosed = fmt.Errorf("%w: store is closed", store.ErrUnavailable)
+var (
+	errClosed     = fmt.Errorf("%w: store is closed", store.ErrUnavailable)
+	errNilContext = fmt.Errorf("%w: nil context", store.ErrInvalid)
+	errNotOpened  = fmt.Errorf("%w: Store not made by Open", store.ErrInvalid)
+)
 
 // enter admits a call unless the store is closed; the caller must call the
 // returned function when done.
 func (s *Store[T]) enter(ctx context.Context) (exit func(), err error) {
+	if s == nil || s.db == nil {
+		return nil, errNotOpened
+	}
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

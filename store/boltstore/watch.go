@@ -93,6 +93,8 @@ type watcher[T any] struct {
 // errStopped ends the goroutine after Stop; Err reports nil.
 var errStopped = errors.New("boltstore: watch stopped")
 
+var _ store.ProgressRequester = (*watcher[int])(nil)
+
 func (w *watcher[T]) Events() <-chan store.Event[T] { return w.out }
 
 // Err says why the watch ended; it is valid once Events is closed, and nil
@@ -101,6 +103,20 @@ func (w *watcher[T]) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// RequestProgress asks the watch to send a store.Progress event whose
+// revision R is at least the store's revision now, after every event up to
+// R (see store.ProgressRequester). The store is in this process, so the
+// answer comes as soon as the watch has sent those events. It fails with
+// store.ErrInvalid for a nil ctx, with ctx's error, and with
+// store.ErrUnavailable once the watch or the store has ended.
+func (w *watcher[T]) RequestProgress(ctx context.Context) error {
+	rev, err := w.s.Revision(ctx)
+	if err != nil {
+		return err
+	}
+	return w.s.hub.requestProgress(w.feed, rev)
 }
 
 // Stop ends the watch and waits for its goroutine to exit.
@@ -125,8 +141,13 @@ func (w *watcher[T]) run(ctx context.Context, published int64) {
 	close(w.done)
 }
 
-// catchUp sends the history records after feed.after up to published.
+// catchUp sends the history records after feed.after up to published. A
+// watch from published or later (a future revision, up to math.MaxInt64)
+// has nothing to catch up on: its feed holds back what it does not want.
 func (w *watcher[T]) catchUp(ctx context.Context, published int64) error {
+	if w.feed.after >= published {
+		return nil
+	}
 	next := w.feed.after + 1
 	for next <= published {
 		evs, err := w.readHistory(next, published)
@@ -209,13 +230,14 @@ func (w *watcher[T]) live(ctx context.Context) error {
 
 // send decodes ev and hands it to the consumer.
 func (w *watcher[T]) send(ctx context.Context, raw rawEvent) error {
-	v, err := w.s.decode(raw.key, raw.value)
-	if err != nil {
-		return err
+	ev := store.Event[T]{Type: raw.typ, Object: store.Object[T]{Revision: raw.rev}}
+	if raw.typ != store.Progress {
+		v, err := w.s.decode(raw.key, raw.value)
+		if err != nil {
+			return err
+		}
+		ev.Object = store.Object[T]{Key: raw.key, Value: v, Revision: raw.rev, CreateRevision: raw.createRev}
 	}
-	ev := store.Event[T]{Type: raw.typ, Object: store.Object[T]{
-		Key: raw.key, Value: v, Revision: raw.rev, CreateRevision: raw.createRev,
-	}}
 	select {
 	case w.out <- ev:
 		return nil
