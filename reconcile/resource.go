@@ -138,7 +138,8 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 //
 // What counts as a change: the resource WriteStatus would write differs
 // from obj.Value, compared with go-cmp (looking into unexported fields,
-// nil and empty slices and maps equal, times compared as instants), and,
+// nil and empty slices and maps equal, times compared as instants, NaN
+// equal to NaN), and,
 // if the store keeps values encoded, its encoding differs from obj.Value's.
 // The encoding is made with the store's codec when the store says which
 // (store.Encoded: a store.View does), with store.JSON for other stores
@@ -146,10 +147,11 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 // alone. A status that does not survive the codec exactly, such as a
 // map[string]any whose numbers read back as float64, is therefore written
 // once and then found unchanged: WriteStatus never rewrites the same status
-// at every reconcile. (On a store that keeps values with a codec other than
-// JSON and does not implement store.Encoded, a change JSON cannot see, such
-// as one to a field tagged json:"-", is not written: such a store should
-// implement store.Encoded.)
+// at every reconcile. (On another store that does not implement
+// store.Encoded, such as one with a codec other than JSON or a wrapper
+// around a *store.Memory, a change JSON cannot see, to a field tagged
+// json:"-" or unexported, is not written: a codec-backed store should
+// implement store.Encoded, and a wrapper should forward it.)
 //
 // status is stored as given: do not change it afterwards. A nil store, a nil
 // obj.Value, a revision below 1, a condition with an empty type or an

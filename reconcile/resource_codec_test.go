@@ -223,3 +223,32 @@ func TestControllerRecordingAStatusTheCodecDoesNotKeepExactlyWritesItOnce(t *tes
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// outputOnly is a codec that keeps a job's status output but not its
+// metrics: what JSON would see as a change, it does not keep.
+type outputOnly struct{ store.JSON[*job] }
+
+func (c outputOnly) Marshal(v *job) ([]byte, error) {
+	kept := *v
+	kept.Status.Metrics = nil
+	return c.JSON.Marshal(&kept)
+}
+
+func TestWriteStatusJudgesAStoreThatNamesItsCodecByThatCodec(t *testing.T) {
+	ctx := t.Context()
+	s := store.NewView[*job](store.NewMemory[[]byte](), outputOnly{})
+	obj, err := reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+	require.NoError(t, err)
+	obj, err = reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "up"})
+	require.NoError(t, err)
+	before := jobRevision(t, s)
+
+	same, err := reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "up", Metrics: map[string]any{"pid": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, obj, same)
+	assert.Equal(t, before, jobRevision(t, s), "a change the store's codec does not keep must write nothing")
+
+	_, err = reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "down"})
+	require.NoError(t, err)
+	assert.Equal(t, before+1, jobRevision(t, s), "a change the codec keeps must be written")
+}
