@@ -9,7 +9,6 @@ import (
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
-	bolt "go.etcd.io/bbolt"
 )
 
 // write is one acknowledged write seen by a test writer.
@@ -106,13 +105,8 @@ func TestConcurrentWritersShareCommitsCorrectly(t *testing.T) {
 // the shared transaction and run the other writes again. Those must all
 // succeed, once each, with gap-free revisions.
 func TestFailingWriteDoesNotFailItsBatch(t *testing.T) {
-	path := t.TempDir() + "/store.db"
-	s, err := boltstore.Open[*item](path)
-	mustNot(t, err)
-	mustNot(t, s.Close())
-	damageRecord(t, path, "damaged")
-
-	s = openAt(t, path, boltstore.WithWatchBuffer(1<<16))
+	s, _ := openTemp(t, boltstore.WithWatchBuffer(1<<16))
+	mustNot(t, boltstore.DamageRecord(s, "damaged"))
 	ctx := t.Context()
 	w, err := s.Watch(ctx, "", 0)
 	mustNot(t, err)
@@ -166,16 +160,4 @@ func TestFailingWriteDoesNotFailItsBatch(t *testing.T) {
 		t.Fatalf("%d objects stored, %d writes acknowledged", len(objs), len(revs))
 	}
 	t.Logf("%d writes, %d failed inside their transaction", len(revs), fails)
-}
-
-// damageRecord stores a record too short to decode under key in the
-// store's objects bucket of the closed store at path.
-func damageRecord(t *testing.T, path, key string) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	mustNot(t, err)
-	defer db.Close()
-	mustNot(t, db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("converge.objects")).Put([]byte(key), []byte{1, 2, 3})
-	}))
 }

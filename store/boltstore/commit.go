@@ -1,7 +1,6 @@
 package boltstore
 
 import (
-	"fmt"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -73,16 +72,12 @@ func (c *committer) run(fn func(*bolt.Tx) error) error {
 	return req.err
 }
 
-// update runs fn in a read-write transaction. A panic in fn (a codec's,
-// say) rolls the transaction back and becomes the write's error, so that it
-// cannot leave the committer stuck with every later write waiting.
-func (c *committer) update(fn func(*bolt.Tx) error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("boltstore: write panicked: %v", p)
-		}
-	}()
-	return c.db.Update(fn)
+// update runs fn in a guarded read-write transaction. A panic (bbolt's,
+// on a damaged file) rolls the transaction back and becomes the write's
+// error, matching ErrCorrupt, so that it cannot leave the committer stuck
+// with every later write waiting.
+func (c *committer) update(fn func(*bolt.Tx) error) error {
+	return update(c.db, fn)
 }
 
 // commit runs batch in one transaction, or each write alone if that fails,

@@ -24,7 +24,7 @@ func (s *Store[T]) Compact(ctx context.Context, rev int64) error {
 	}
 	defer exit()
 	var invalid error
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = update(s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err

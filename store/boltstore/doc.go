@@ -36,9 +36,36 @@
 //
 // # Files
 //
-// Open creates the file with mode 0600. One Store at a time may hold a file:
-// a second Open, in this process or another, fails with ErrLocked after the
-// lock timeout. A file that is not a bbolt database, is damaged, or is a bbolt
-// database written by something else is refused with ErrCorrupt or ErrFormat;
-// it is never reset.
+// Open creates the file with mode 0600, whole: it is written under a
+// temporary name and linked into place, so a crash never leaves an empty or
+// half-made store file. One Store at a time may hold a file: a second Open,
+// in this process or another, fails with ErrLocked after the lock timeout.
+//
+// # Damage
+//
+// A damaged file is reported, never a panic, a crash or a silent reset.
+// Before bbolt maps an existing file, Open verifies it, under the file's
+// lock and reading it with plain reads: an empty file, a size that is not a
+// whole number of pages, fewer pages than the meta page counts (a truncated
+// file), a meta page that fails its checksum, and any fault in bbolt's page
+// structure (page ids and types, elements inside their pages, key order,
+// buckets, every page in use exactly once or free) fail with ErrCorrupt.
+// Open then reads every record of the store: each carries a CRC-32C of its
+// key and contents, so damage to a key, a value or a revision is reported
+// as ErrCorrupt too, as is a history with a gap or an object that
+// disagrees with it. The cost is one read of the whole file at each Open
+// (for a file of a few hundred megabytes, about the time the disk takes to
+// read it), paid so that damage is found before it is served. A file that
+// is not a bbolt database or is damaged fails with ErrCorrupt; a bbolt
+// database written by something else, or by an unknown version of this
+// package, with ErrFormat. A refused file is left as it is.
+//
+// Damage that appears while the Store runs (the file changed or truncated
+// behind its back) is met by reads: each bbolt transaction runs with
+// panic-on-fault set and recovers bbolt's panics, so a read or a write that
+// meets damage fails with an error matching ErrCorrupt (and
+// store.ErrUnavailable) instead of ending the process.
+//
+// Files written in format 1 of this package (records without checksums)
+// are converted to format 2 at Open, in one transaction.
 package boltstore

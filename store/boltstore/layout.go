@@ -3,6 +3,7 @@ package boltstore
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 
 	"github.com/converge-go/converge/store"
 	bolt "go.etcd.io/bbolt"
@@ -17,7 +18,10 @@ import (
 //	converge.history  revision (uint64, big endian) → historyRecord
 //
 // The history holds one record per revision, without gaps, from compacted+1
-// to revision.
+// to revision. Every record starts with a CRC-32C of the rest of the record
+// and of its bbolt key, so a damaged record, key or value is reported as
+// ErrCorrupt instead of being read as something that was never written.
+// Format 1 had no checksums; Open converts such a file to format 2.
 var (
 	metaBucket    = []byte("converge.meta")
 	objectsBucket = []byte("converge.objects")
@@ -27,31 +31,61 @@ var (
 	revisionKey  = []byte("revision")
 	compactedKey = []byte("compacted")
 
-	formatVersion = []byte("converge-boltstore/1")
+	formatVersion   = []byte("converge-boltstore/2")
+	formatVersion1  = []byte("converge-boltstore/1")
+	formatPrefix    = "converge-boltstore/"
+	castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-// objectRecord is a live object: createRevision, revision, encoded value.
-const objectHeaderLen = 16
+// checksumLen is the length of the CRC-32C that starts every record.
+const checksumLen = 4
 
-func encodeObject(createRev, rev int64, value []byte) []byte {
-	b := make([]byte, objectHeaderLen+len(value))
-	binary.BigEndian.PutUint64(b, uint64(createRev))
-	binary.BigEndian.PutUint64(b[8:], uint64(rev))
-	copy(b[objectHeaderLen:], value)
+// seal fills in the checksum of record b (whose first checksumLen bytes
+// are reserved for it) stored under key k.
+func seal(k, b []byte) []byte {
+	binary.BigEndian.PutUint32(b, checksum(k, b[checksumLen:]))
 	return b
 }
 
-// decodeObject splits a stored object record. The value aliases b.
-func decodeObject(key string, b []byte) (createRev, rev int64, value []byte, err error) {
-	if len(b) < objectHeaderLen {
-		return 0, 0, nil, fmt.Errorf("%w: object %q has a record of %d bytes", ErrCorrupt, key, len(b))
-	}
-	return int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), b[objectHeaderLen:], nil
+// intact reports whether record b stored under key k has a valid checksum.
+func intact(k, b []byte) bool {
+	return len(b) >= checksumLen && binary.BigEndian.Uint32(b) == checksum(k, b[checksumLen:])
 }
 
-// historyRecord is one revision: event type, createRevision, key length,
-// key, encoded value (the new value, or for a delete the last value).
-const historyHeaderLen = 1 + 8 + 4
+func checksum(k, rest []byte) uint32 {
+	return crc32.Update(crc32.Checksum(k, castagnoliTable), castagnoliTable, rest)
+}
+
+// objectRecord is a live object: checksum, createRevision, revision,
+// encoded value.
+const objectHeaderLen = checksumLen + 16
+
+func encodeObject(key string, createRev, rev int64, value []byte) []byte {
+	b := make([]byte, objectHeaderLen+len(value))
+	binary.BigEndian.PutUint64(b[checksumLen:], uint64(createRev))
+	binary.BigEndian.PutUint64(b[checksumLen+8:], uint64(rev))
+	copy(b[objectHeaderLen:], value)
+	return seal([]byte(key), b)
+}
+
+// decodeObject checks and splits a stored object record. The value aliases
+// b.
+func decodeObject(key string, b []byte) (createRev, rev int64, value []byte, err error) {
+	if len(b) < objectHeaderLen || !intact([]byte(key), b) {
+		return 0, 0, nil, fmt.Errorf("%w: the record of object %q is damaged", ErrCorrupt, key)
+	}
+	createRev = int64(binary.BigEndian.Uint64(b[checksumLen:]))
+	rev = int64(binary.BigEndian.Uint64(b[checksumLen+8:]))
+	if createRev < 1 || rev < createRev {
+		return 0, 0, nil, fmt.Errorf("%w: object %q has revisions %d (created %d)", ErrCorrupt, key, rev, createRev)
+	}
+	return createRev, rev, b[objectHeaderLen:], nil
+}
+
+// historyRecord is one revision: checksum, event type, createRevision, key
+// length, key, encoded value (the new value, or for a delete the last
+// value).
+const historyHeaderLen = checksumLen + 1 + 8 + 4
 
 // rawEvent is a history record decoded as far as bytes go.
 type rawEvent struct {
@@ -64,23 +98,27 @@ type rawEvent struct {
 
 func encodeHistory(ev rawEvent) []byte {
 	b := make([]byte, historyHeaderLen+len(ev.key)+len(ev.value))
-	b[0] = byte(ev.typ)
-	binary.BigEndian.PutUint64(b[1:], uint64(ev.createRev))
-	binary.BigEndian.PutUint32(b[9:], uint32(len(ev.key)))
+	h := b[checksumLen:]
+	h[0] = byte(ev.typ)
+	binary.BigEndian.PutUint64(h[1:], uint64(ev.createRev))
+	binary.BigEndian.PutUint32(h[9:], uint32(len(ev.key)))
 	n := copy(b[historyHeaderLen:], ev.key)
 	copy(b[historyHeaderLen+n:], ev.value)
-	return b
+	return seal(revKey(ev.rev), b)
 }
 
-// decodeHistory decodes a history record; the event's value is a copy, safe
-// to keep after the transaction.
+// decodeHistory checks and decodes a history record; the event's value is
+// a copy, safe to keep after the transaction.
 func decodeHistory(rev int64, b []byte) (rawEvent, error) {
-	if len(b) < historyHeaderLen {
-		return rawEvent{}, fmt.Errorf("%w: history record %d has %d bytes", ErrCorrupt, rev, len(b))
+	if len(b) < historyHeaderLen || !intact(revKey(rev), b) {
+		return rawEvent{}, fmt.Errorf("%w: history record %d is damaged", ErrCorrupt, rev)
 	}
-	typ := store.EventType(b[0])
-	keyLen := int(binary.BigEndian.Uint32(b[9:]))
-	if typ < store.Created || typ > store.Deleted || keyLen > len(b)-historyHeaderLen {
+	h := b[checksumLen:]
+	typ := store.EventType(h[0])
+	keyLen := int(binary.BigEndian.Uint32(h[9:]))
+	createRev := int64(binary.BigEndian.Uint64(h[1:]))
+	if typ < store.Created || typ > store.Deleted || keyLen > len(b)-historyHeaderLen ||
+		createRev < 1 || createRev > rev {
 		return rawEvent{}, fmt.Errorf("%w: history record %d is malformed", ErrCorrupt, rev)
 	}
 	rest := b[historyHeaderLen:]
@@ -89,7 +127,7 @@ func decodeHistory(rev int64, b []byte) (rawEvent, error) {
 		key:       string(rest[:keyLen]),
 		value:     append([]byte(nil), rest[keyLen:]...),
 		rev:       rev,
-		createRev: int64(binary.BigEndian.Uint64(b[1:])),
+		createRev: createRev,
 	}, nil
 }
 

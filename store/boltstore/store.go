@@ -5,13 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sync"
-	"syscall"
 
 	"github.com/converge-go/converge/store"
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Store is a store.Store persisted in one bbolt file. It is safe for
@@ -49,10 +46,14 @@ func Open[T any](path string, opts ...Option) (*Store[T], error) {
 // creating the file (mode 0600) if it does not exist.
 //
 // It fails with ErrLocked if another Store holds the file for longer than
-// the lock timeout, with ErrCorrupt or ErrFormat if the file is not a store
-// of this package (the file is then left untouched), and with an error
-// matching store.ErrInvalid if an option is out of range. A file written
-// with a longer history than WithHistory asks for is trimmed at Open.
+// the lock timeout, with ErrCorrupt if the file is damaged (an existing
+// empty file included) or ErrFormat if it is not a store of this package
+// (the file is then left untouched), and with an error matching
+// store.ErrInvalid if an option is nil or out of range, the codec is nil or
+// the path empty. Open verifies the whole file before serving it, at the
+// cost of one read of the file (see the package doc, Damage). A file
+// written with a longer history than WithHistory asks for is trimmed at
+// Open.
 func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store[T], error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -64,9 +65,9 @@ func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", store.ErrInvalid)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: cfg.lockTimeout})
+	db, err := openDB(path, cfg)
 	if err != nil {
-		return nil, openError(path, cfg, err)
+		return nil, err
 	}
 	rev, err := prepare(db, cfg.history)
 	if err != nil {
@@ -81,41 +82,28 @@ func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store
 	}, nil
 }
 
-// openError maps bbolt's errors from Open to the package's.
-func openError(path string, cfg config, err error) error {
-	switch {
-	case errors.Is(err, berrors.ErrTimeout):
-		return fmt.Errorf("%w: %s still held after %v", ErrLocked, path, cfg.lockTimeout)
-	case errors.As(err, new(*fs.PathError)), errors.As(err, new(syscall.Errno)):
-		// The file system refused: missing directory, permissions, and the like.
-		return fmt.Errorf("boltstore: open %s: %w", path, err)
-	}
-	// Any other failure is about what the file holds: bad meta pages,
-	// checksums, versions, sizes.
-	return fmt.Errorf("%w: %s: %w", ErrCorrupt, path, err)
-}
-
-// prepare checks the file's format, creating the buckets in a new file, trims
-// the history to keep revisions and returns the store revision. bbolt panics
-// on some kinds of damage; prepare reports them as ErrCorrupt.
+// prepare checks the file's format and every record (checkRecords),
+// converting a format 1 file and creating the buckets in a new file, trims
+// the history to keep revisions and returns the store revision.
 func prepare(db *bolt.DB, keep int) (rev int64, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
-		}
-	}()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = update(db, func(tx *bolt.Tx) error {
 		if tx.Bucket(metaBucket) == nil {
 			if err := initialise(tx); err != nil {
 				return err
 			}
 		}
-		if f := tx.Bucket(metaBucket).Get(formatKey); !bytes.Equal(f, formatVersion) {
-			return fmt.Errorf("%w: format %q, want %q", ErrFormat, f, formatVersion)
+		formatErr := checkFormat(tx.Bucket(metaBucket))
+		if formatErr != nil && !errors.Is(formatErr, errFormat1) {
+			return formatErr
 		}
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
+		}
+		if errors.Is(formatErr, errFormat1) {
+			if err := migrate1(b); err != nil {
+				return err
+			}
 		}
 		if rev, err = readCounter(b.meta, revisionKey); err != nil {
 			return err
@@ -124,7 +112,10 @@ func prepare(db *bolt.DB, keep int) (rev int64, err error) {
 		if err != nil {
 			return err
 		}
-		if err := checkHistory(b, rev, compacted); err != nil {
+		if compacted > rev || compacted < 0 {
+			return fmt.Errorf("%w: compacted revision %d, store revision %d", ErrCorrupt, compacted, rev)
+		}
+		if err := checkRecords(b, rev, compacted); err != nil {
 			return err
 		}
 		return prune(b, compacted, rev-int64(keep))
@@ -141,6 +132,11 @@ func initialise(tx *bolt.Tx) error {
 		return errors.New("stop")
 	})
 	if foreign != nil {
+		for _, name := range [][]byte{objectsBucket, historyBucket} {
+			if tx.Bucket(name) != nil {
+				return fmt.Errorf("%w: the store's meta bucket is missing", ErrCorrupt)
+			}
+		}
 		return fmt.Errorf("%w: bbolt file with foreign bucket %q", ErrFormat, foreign)
 	}
 	for _, name := range [][]byte{metaBucket, objectsBucket, historyBucket} {
@@ -154,22 +150,6 @@ func initialise(tx *bolt.Tx) error {
 		putCounter(meta, revisionKey, 0),
 		putCounter(meta, compactedKey, 0),
 	)
-}
-
-// checkHistory verifies that the history spans compacted+1 to rev.
-func checkHistory(b txBuckets, rev, compacted int64) error {
-	first, _ := b.history.Cursor().First()
-	last, _ := b.history.Cursor().Last()
-	switch {
-	case compacted > rev:
-		return fmt.Errorf("%w: compacted revision %d is after revision %d", ErrCorrupt, compacted, rev)
-	case compacted == rev && first == nil:
-		return nil
-	case first == nil || len(first) != 8 || len(last) != 8 ||
-		revFromKey(first) != compacted+1 || revFromKey(last) != rev:
-		return fmt.Errorf("%w: history does not span revisions %d to %d", ErrCorrupt, compacted+1, rev)
-	}
-	return nil
 }
 
 // Close ends every watch with store.ErrUnavailable, waits for calls in
@@ -238,7 +218,7 @@ func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error)
 		return obj, err
 	}
 	var value []byte
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = view(s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
@@ -285,7 +265,7 @@ func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], 
 		rev  int64
 		raws []raw
 	)
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = view(s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
@@ -327,7 +307,7 @@ func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
 	}
 	defer exit()
 	var rev int64
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = view(s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err

@@ -39,7 +39,7 @@ func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store
 		return nil, err
 	}
 	var compacted int64
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = view(s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
@@ -169,7 +169,7 @@ func (w *watcher[T]) catchUp(ctx context.Context, published int64) error {
 func (w *watcher[T]) readHistory(from, to int64) ([]rawEvent, error) {
 	to = min(to, from+historyChunk-1)
 	var evs []rawEvent
-	err := w.s.db.View(func(tx *bolt.Tx) error {
+	err := view(w.s.db, func(tx *bolt.Tx) error {
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err

@@ -185,7 +185,7 @@ func apply(tx *bolt.Tx, op writeOp, keep int) (writeResult, rawEvent, error) {
 	if op.kind == store.Deleted {
 		err = b.objects.Delete(key)
 	} else {
-		err = b.objects.Put(key, encodeObject(ev.createRev, ev.rev, ev.value))
+		err = b.objects.Put(key, encodeObject(op.key, ev.createRev, ev.rev, ev.value))
 	}
 	if err == nil {
 		err = b.history.Put(revKey(ev.rev), encodeHistory(ev))
