@@ -130,9 +130,11 @@ func TestConcurrencyDetector(t *testing.T) {
 			require.GreaterOrEqual(t, seenSeq[k].Load(), addSeq[k].Load(), "the last add of key %d was lost", k)
 		}
 	}
-	require.Nil(t, q.Drain(context.Background()))
+	left, err := q.Drain(context.Background())
+	require.NoError(t, err)
+	require.Nil(t, left)
 	cancel()
 	wg.Wait()
-	_, err := q.Get(context.Background())
+	_, err = q.Get(context.Background())
 	require.True(t, errors.Is(err, ErrShutDown))
 }

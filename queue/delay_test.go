@@ -135,7 +135,9 @@ func TestDelaysUseNoGoroutinePerKey(t *testing.T) {
 	require.Equal(t, 10000, q.delayed.Len())
 	q.mu.Unlock()
 	q.ShutDown()
-	require.Len(t, q.Drain(context.Background()), 10000)
+	left, err := q.Drain(context.Background())
+	require.NoError(t, err)
+	require.Len(t, left, 10000)
 }
 
 func TestRemove(t *testing.T) {

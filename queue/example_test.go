@@ -112,9 +112,9 @@ func Example_drain() {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	left := q.Drain(ctx)
+	left, err := q.Drain(ctx)
 	wg.Wait()
-	fmt.Println("left behind:", left)
+	fmt.Println("left behind:", left, "error:", err)
 	// Output:
-	// left behind: [retry-later]
+	// left behind: [retry-later] error: <nil>
 }

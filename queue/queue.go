@@ -3,14 +3,24 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// ErrShutDown is returned by Get once the queue has been shut down (or, while
-// draining, once no ready key is left to hand out).
-var ErrShutDown = errors.New("queue: shut down")
+// Errors of package queue. Test for them with errors.Is.
+var (
+	// ErrShutDown is returned by Get once the queue has been shut down, or,
+	// during a Drain, once nothing is left to hand out: no key is ready and
+	// no key in flight was marked dirty. While a dirty key is in flight, Get
+	// waits for it to be Done and hands it out again.
+	ErrShutDown = errors.New("queue: shut down")
+	// ErrInvalid: bad input (a nil context).
+	ErrInvalid = errors.New("queue: invalid input")
+)
 
 // Priorities for AddOptions.Priority. Any int works; these name the common
 // levels. A controller's initial list and resyncs go in at PriorityLow, so
@@ -56,10 +66,12 @@ type AddOptions struct {
 }
 
 // Queue is a deduplicating work queue of keys of type K. Create one with New;
-// all methods are safe for concurrent use. See the package documentation for
-// the guarantees.
+// the zero Queue is ready to use, as New(Config[K]{}) would make it. All
+// methods are safe for concurrent use. See the package documentation for the
+// guarantees.
 type Queue[K comparable] struct {
 	mu      sync.Mutex
+	inited  atomic.Bool // set once the fields below are initialised
 	items   map[K]*item[K]
 	peak    int // high-water mark of len(items) since the map was made
 	free    []*item[K]
@@ -122,19 +134,27 @@ func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 // delayed or dirty.
 func (it *item[K]) pending() bool { return it.waiting || it.delayed() || it.dirty }
 
-// New returns an empty queue configured by cfg.
+// New returns an empty queue configured by cfg. A nil RateLimiter or
+// Metrics, or a nil pointer in either, counts as not configured.
 func New[K comparable](cfg Config[K]) *Queue[K] {
-	q := &Queue[K]{
-		items:   make(map[K]*item[K]),
-		epoch:   time.Now(),
-		limiter: cfg.RateLimiter,
-		metrics: cfg.Metrics,
-		closed:  make(chan struct{}),
-		drained: make(chan struct{}),
-	}
+	q := new(Queue[K])
+	q.setup(cfg)
+	return q
+}
+
+// setup initialises a queue. It runs once, from New or from lazyInit.
+func (q *Queue[K]) setup(cfg Config[K]) {
+	q.items = make(map[K]*item[K])
+	q.epoch = time.Now()
+	q.closed = make(chan struct{})
+	q.drained = make(chan struct{})
 	q.ready.byPriority = cfg.AgingAfter < 0
-	if q.limiter == nil {
+	q.limiter = cfg.RateLimiter
+	if isNil(q.limiter) {
 		q.limiter = DefaultRateLimiter[K]()
+	}
+	if !isNil(cfg.Metrics) {
+		q.metrics = cfg.Metrics
 	}
 	switch {
 	case cfg.AgingAfter == 0:
@@ -142,7 +162,38 @@ func New[K comparable](cfg Config[K]) *Queue[K] {
 	case cfg.AgingAfter > 0:
 		q.aging = int64(cfg.AgingAfter)
 	}
-	return q
+	q.inited.Store(true)
+}
+
+// lazyInit makes a zero Queue one that New(Config[K]{}) would return. q.mu
+// is held.
+func (q *Queue[K]) lazyInit() {
+	if q.items == nil {
+		q.setup(Config[K]{})
+	}
+}
+
+// rateLimiter returns the queue's RateLimiter, initialising a zero Queue.
+func (q *Queue[K]) rateLimiter() RateLimiter[K] {
+	if !q.inited.Load() {
+		q.mu.Lock()
+		q.lazyInit()
+		q.mu.Unlock()
+	}
+	return q.limiter
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice, func
+// or channel, whose methods would panic or do nothing.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
 
 // now returns the queue's monotonic clock: nanoseconds since New.
@@ -167,7 +218,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	delay := o.After
 	if o.RateLimited {
 		// The limiter has its own lock; ask it before taking ours.
-		if d := q.limiter.When(key); d > delay {
+		if d := q.rateLimiter().When(key); d > delay {
 			delay = d
 		}
 		if q.metrics != nil {
@@ -176,6 +227,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	}
 	q.mu.Lock()
 	defer q.unlockAndWake()
+	q.lazyInit()
 	if q.shuttingDown {
 		return
 	}
@@ -376,10 +428,16 @@ const minFreeItems = 1024
 
 // Get hands out the next ready key, blocking until there is one. It returns
 // ctx's error if ctx ends first (or had already ended), and ErrShutDown once
-// the queue is shut down. The caller must call Done(key) when finished.
+// the queue is shut down (see ErrShutDown for a drain). The caller must call
+// Done(key) when finished. A nil ctx is refused with an error matching
+// ErrInvalid.
 func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	var zero K
+	if ctx == nil {
+		return zero, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
+	}
 	q.mu.Lock()
+	q.lazyInit()
 	for {
 		if err := ctx.Err(); err != nil {
 			// This Get may have consumed a wake-up meant for a ready key:
@@ -392,6 +450,7 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 		}
 		if q.ready.Len() > 0 && (!q.shuttingDown || q.draining) {
 			it := q.take()
+			q.checkDrained() // the last ready key of a drain frees idle Gets
 			q.mu.Unlock()
 			return it, nil
 		}
@@ -505,9 +564,7 @@ func (q *Queue[K]) Done(key K) {
 	default:
 		q.forgetItem(it)
 	}
-	if q.draining {
-		q.checkDrained()
-	}
+	q.checkDrained()
 }
 
 // Remove cancels key's pending work: a waiting or delayed key is dropped and
@@ -538,18 +595,16 @@ func (q *Queue[K]) Remove(key K) {
 	if !it.processing {
 		q.forgetItem(it)
 	}
-	if q.draining {
-		q.checkDrained()
-	}
+	q.checkDrained()
 }
 
 // Forget resets key's backoff in the RateLimiter; call it when the key was
 // handled successfully.
-func (q *Queue[K]) Forget(key K) { q.limiter.Forget(key) }
+func (q *Queue[K]) Forget(key K) { q.rateLimiter().Forget(key) }
 
 // NumRequeues reports how many times key has been rate-limited since the
 // last Forget.
-func (q *Queue[K]) NumRequeues(key K) int { return q.limiter.NumRequeues(key) }
+func (q *Queue[K]) NumRequeues(key K) int { return q.rateLimiter().NumRequeues(key) }
 
 // Len reports the number of keys ready to be handed out (not delayed, not
 // processing).

@@ -155,7 +155,9 @@ func TestGetAfterShutDown(t *testing.T) {
 	require.ErrorIs(t, err, ErrShutDown)
 	q.Add("b") // refused, no panic
 	require.True(t, q.ShuttingDown())
-	require.Equal(t, []string{"a"}, q.Drain(context.Background()))
+	left, err := q.Drain(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, left)
 }
 
 func TestErrorsAreDistinct(t *testing.T) {

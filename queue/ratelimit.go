@@ -142,17 +142,29 @@ func (b *Bucket[K]) Forget(K) {}
 func (b *Bucket[K]) NumRequeues(K) int { return 0 }
 
 // Max combines limiters: the longest delay wins, Forget reaches all, and
-// NumRequeues is the largest count.
+// NumRequeues is the largest count. An empty Max delays nothing; nil
+// entries are skipped.
 type Max[K comparable] []RateLimiter[K]
 
-// NewMax returns the combination of limiters.
-func NewMax[K comparable](limiters ...RateLimiter[K]) Max[K] { return Max[K](limiters) }
+// NewMax returns the combination of limiters. Nil limiters (and nil
+// pointers) are left out.
+func NewMax[K comparable](limiters ...RateLimiter[K]) Max[K] {
+	m := make(Max[K], 0, len(limiters))
+	for _, l := range limiters {
+		if !isNil(l) {
+			m = append(m, l)
+		}
+	}
+	return m
+}
 
 // When asks every limiter and returns the longest delay.
 func (m Max[K]) When(key K) time.Duration {
 	var d time.Duration
 	for _, l := range m {
-		d = max(d, l.When(key))
+		if l != nil {
+			d = max(d, l.When(key))
+		}
 	}
 	return d
 }
@@ -160,7 +172,9 @@ func (m Max[K]) When(key K) time.Duration {
 // Forget resets key in every limiter.
 func (m Max[K]) Forget(key K) {
 	for _, l := range m {
-		l.Forget(key)
+		if l != nil {
+			l.Forget(key)
+		}
 	}
 }
 
@@ -168,7 +182,9 @@ func (m Max[K]) Forget(key K) {
 func (m Max[K]) NumRequeues(key K) int {
 	var n int
 	for _, l := range m {
-		n = max(n, l.NumRequeues(key))
+		if l != nil {
+			n = max(n, l.NumRequeues(key))
+		}
 	}
 	return n
 }

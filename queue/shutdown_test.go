@@ -10,6 +10,47 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// drainResult is what a Drain returned.
+type drainResult struct {
+	left []string
+	err  error
+}
+
+// startDrain runs Drain in a goroutine and delivers its result.
+func startDrain(ctx context.Context, q *Queue[string]) <-chan drainResult {
+	done := make(chan drainResult, 1)
+	go func() {
+		left, err := q.Drain(ctx)
+		done <- drainResult{left, err}
+	}()
+	return done
+}
+
+// startGet runs Get in a goroutine and delivers its result.
+func startGet(q *Queue[string]) <-chan getResult {
+	done := make(chan getResult, 1)
+	go func() {
+		k, err := q.Get(context.Background())
+		done <- getResult{k, err}
+	}()
+	return done
+}
+
+type getResult struct {
+	key string
+	err error
+}
+
+// pending fails the test if c has delivered. Call it after synctest.Wait.
+func pending[T any](t *testing.T, c <-chan T, what string) {
+	t.Helper()
+	select {
+	case v := <-c:
+		t.Fatalf("%s returned early: %v", what, v)
+	default:
+	}
+}
+
 func TestShutDownWakesEveryWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
@@ -60,20 +101,21 @@ func TestDrainFinishesReadyAndInFlightWork(t *testing.T) {
 				}
 			})
 		}
-		left := make(chan []string)
-		go func() { left <- q.Drain(context.Background()) }()
+		drained := startDrain(context.Background(), q)
 		synctest.Wait()
 		q.Done(first)
-		require.Nil(t, <-left)
+		r := <-drained
+		require.NoError(t, r.err)
+		require.Nil(t, r.left)
 		wg.Wait()
 		require.ElementsMatch(t, []string{"b", "c", "a"}, handled)
 		require.Empty(t, q.Snapshot())
 	})
 }
 
-// At the deadline Drain stops and reports every key it left behind: in
-// flight, still waiting, delayed.
-func TestDrainReportsWhatItLeftBehind(t *testing.T) {
+// At the deadline Drain stops, returns the context's error, and reports
+// every key it left behind: in flight, still waiting, delayed.
+func TestDrainReportsWhatItLeftBehindAndWhy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("stuck")
@@ -82,23 +124,27 @@ func TestDrainReportsWhatItLeftBehind(t *testing.T) {
 		q.AddAfter("later", time.Hour)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		left := q.Drain(ctx) // no worker takes "ready"; "stuck" never finishes
+		left, err := q.Drain(ctx) // no worker takes "ready"; "stuck" never finishes
+		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Equal(t, []string{"ready", "later", "stuck"}, left)
-		_, err := q.Get(context.Background())
+		_, err = q.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown)
 		q.Done("stuck") // late Done is harmless
-		require.Equal(t, []string{"ready", "later"}, q.Drain(context.Background()))
+		left, err = q.Drain(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, []string{"ready", "later"}, left)
 	})
 }
 
 func TestDrainOfIdleQueueReturnsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
-		waiting := make(chan error)
-		go func() { _, err := q.Get(context.Background()); waiting <- err }()
+		waiting := startGet(q)
 		synctest.Wait()
-		require.Nil(t, q.Drain(context.Background()))
-		require.ErrorIs(t, <-waiting, ErrShutDown)
+		left, err := q.Drain(context.Background())
+		require.NoError(t, err)
+		require.Nil(t, left)
+		require.ErrorIs(t, (<-waiting).err, ErrShutDown)
 	})
 }
 
@@ -109,14 +155,12 @@ func TestDrainReleasesIdleWorkers(t *testing.T) {
 		q := newTestQueue()
 		q.Add("a")
 		require.Equal(t, "a", mustGet(t, q))
-		idle := make(chan error)
-		go func() { _, err := q.Get(context.Background()); idle <- err }()
+		idle := startGet(q)
 		synctest.Wait()
-		left := make(chan []string)
-		go func() { left <- q.Drain(context.Background()) }()
-		require.ErrorIs(t, <-idle, ErrShutDown)
+		drained := startDrain(context.Background(), q)
+		require.ErrorIs(t, (<-idle).err, ErrShutDown)
 		q.Done("a")
-		require.Nil(t, <-left)
+		require.NoError(t, (<-drained).err)
 	})
 }
 
@@ -124,10 +168,162 @@ func TestRemoveDuringDrainCompletesIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("a")
-		left := make(chan []string)
-		go func() { left <- q.Drain(context.Background()) }()
+		drained := startDrain(context.Background(), q)
 		synctest.Wait()
 		q.Remove("a")
-		require.Nil(t, <-left)
+		r := <-drained
+		require.NoError(t, r.err)
+		require.Nil(t, r.left)
 	})
+}
+
+// Defect 9 of issue 9: a ShutDown while Drain waited left Drain blocked
+// until its context ended, even after every key in flight was Done.
+func TestDrainReturnsOnceInFlightWorkIsDoneEvenAfterShutDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		q.Add("b")
+		require.Equal(t, "a", mustGet(t, q))
+		// A bound, so that a Drain that never returns fails instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		drained := startDrain(ctx, q)
+		synctest.Wait()
+		pending(t, drained, "Drain with a key in flight")
+		q.ShutDown()
+		synctest.Wait()
+		// ShutDown stops hand-outs, not the wait for work in flight.
+		pending(t, drained, "Drain with a key in flight after ShutDown")
+		_, err := q.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown, "ShutDown stops hand-outs at once")
+		q.Done("a")
+		r := <-drained
+		require.NoError(t, r.err)
+		require.Equal(t, []string{"b"}, r.left, "the ready key ShutDown kept back is reported")
+	})
+}
+
+// A Drain that starts after ShutDown still waits for the keys in flight.
+func TestDrainAfterShutDownWaitsForInFlightWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.ShutDown()
+		// A bound, so that a Drain that never returns fails instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		drained := startDrain(ctx, q)
+		synctest.Wait()
+		pending(t, drained, "Drain with a key in flight")
+		q.Done("a")
+		r := <-drained
+		require.NoError(t, r.err)
+		require.Nil(t, r.left)
+	})
+}
+
+// During a drain, a Get waits for a dirty key in flight and hands it out
+// again once it is Done; only then does the next Get return ErrShutDown.
+func TestGetDuringDrainHandsOutDirtyKeyAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.Add("a") // dirty
+		drained := startDrain(context.Background(), q)
+		got := startGet(q)
+		synctest.Wait()
+		pending(t, got, "Get while a dirty key is in flight")
+		q.Done("a")
+		r := <-got
+		require.NoError(t, r.err)
+		require.Equal(t, "a", r.key)
+		synctest.Wait()
+		pending(t, drained, "Drain while the dirty key runs again")
+		q.Done("a")
+		d := <-drained
+		require.NoError(t, d.err)
+		require.Nil(t, d.left)
+		_, err := q.Get(context.Background())
+		require.ErrorIs(t, err, ErrShutDown)
+	})
+}
+
+// Once the last dirty key of a drain is handed out, every other waiting Get
+// returns ErrShutDown at once, although other keys are still in flight:
+// nothing more can become ready.
+func TestGetDuringDrainReturnsOnceNothingCanBecomeReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("dirty")
+		q.Add("clean")
+		require.Equal(t, "dirty", mustGet(t, q))
+		require.Equal(t, "clean", mustGet(t, q))
+		q.Add("dirty")
+		drained := startDrain(context.Background(), q)
+		g1, g2 := startGet(q), startGet(q)
+		synctest.Wait()
+		pending(t, g1, "Get while a dirty key is in flight")
+		pending(t, g2, "Get while a dirty key is in flight")
+		q.Done("dirty")
+		synctest.Wait()
+		var r1, r2 getResult
+		select {
+		case r1 = <-g1:
+		default:
+			t.Fatal("first Get still blocked")
+		}
+		select {
+		case r2 = <-g2:
+		default:
+			t.Fatal("second Get still blocked although nothing can become ready")
+		}
+		if r1.err != nil {
+			r1, r2 = r2, r1
+		}
+		require.NoError(t, r1.err)
+		require.Equal(t, "dirty", r1.key)
+		require.ErrorIs(t, r2.err, ErrShutDown)
+		pending(t, drained, "Drain with keys in flight")
+		q.Done("dirty")
+		q.Done("clean")
+		require.NoError(t, (<-drained).err)
+	})
+}
+
+// ShutDown during a drain releases a Get waiting for a dirty key; the
+// key, ready once Done, is reported as left behind.
+func TestShutDownDuringDrainReleasesGetWaitingForDirtyKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		q.Add("a")
+		require.Equal(t, "a", mustGet(t, q))
+		q.Add("a")
+		// A bound, so that a Drain that never returns fails instead of hanging.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		drained := startDrain(ctx, q)
+		got := startGet(q)
+		synctest.Wait()
+		q.ShutDown()
+		require.ErrorIs(t, (<-got).err, ErrShutDown)
+		synctest.Wait()
+		pending(t, drained, "Drain with a key in flight")
+		q.Done("a")
+		r := <-drained
+		require.NoError(t, r.err)
+		require.Equal(t, []string{"a"}, r.left)
+	})
+}
+
+func TestDrainRefusesNilContext(t *testing.T) {
+	q := newTestQueue()
+	q.Add("a")
+	//lint:ignore SA1012 a nil context is the input under test
+	left, err := q.Drain(nil) //nolint:staticcheck // a nil context is the input under test
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Nil(t, left)
+	require.False(t, q.ShuttingDown(), "a refused Drain changes nothing")
 }

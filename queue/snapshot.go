@@ -75,7 +75,7 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 	}
 	q.mu.Unlock()
 	for i := range out {
-		out[i].Requeues = q.limiter.NumRequeues(out[i].Key)
+		out[i].Requeues = q.rateLimiter().NumRequeues(out[i].Key)
 	}
 	return out
 }
