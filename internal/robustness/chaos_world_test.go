@@ -1,0 +1,257 @@
+package robustness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
+)
+
+// The chaos and soak tests reconcile replica sets: a spec asks for a number
+// of pods, the world runs them, the status reports them.
+type rsSpec struct {
+	Replicas int `json:"replicas"`
+}
+
+type rsStatus struct {
+	Ready int `json:"ready"`
+}
+
+type replicaSet = reconcile.Resource[rsSpec, rsStatus]
+
+// world simulates the processes replica sets run: pods per owner.
+type world struct {
+	mu     sync.Mutex
+	pods   map[string]int
+	events chan string // exits the world reports
+}
+
+func newWorld() *world { return &world{pods: map[string]int{}, events: make(chan string, 1024)} }
+
+func (w *world) count(key string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pods[key]
+}
+
+func (w *world) scale(key string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n == 0 {
+		delete(w.pods, key)
+		return
+	}
+	w.pods[key] = n
+}
+
+func (w *world) snapshot() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.pods)
+}
+
+// source reports the world to a controller: on start, every owner that has
+// pods, then every exit.
+func (w *world) source() reconcile.Source {
+	return reconcile.SourceFunc(func(ctx context.Context, enqueue func(string)) error {
+		w.mu.Lock()
+		owners := slices.Sorted(maps.Keys(w.pods))
+		w.mu.Unlock()
+		for _, key := range owners {
+			enqueue(key)
+		}
+		return reconcile.FromChannel(w.events).Start(ctx, enqueue)
+	})
+}
+
+// write is one desired-state write: a spec (replicas) at a revision, or a
+// deletion.
+type write struct {
+	rev      int64
+	replicas int
+	deleted  bool
+}
+
+// ledger keeps, per key, the write with the highest revision recorded.
+type ledger struct {
+	mu  sync.Mutex
+	m   map[string]write
+	log map[string][]string // every write, for failure messages
+}
+
+func newLedger() *ledger { return &ledger{m: map[string]write{}, log: map[string][]string{}} }
+
+func (l *ledger) record(key string, w write) {
+	l.note(key, fmt.Sprintf("write %+v", w))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cur, ok := l.m[key]; !ok || w.rev > cur.rev {
+		l.m[key] = w
+	}
+}
+
+// note adds an entry to key's log.
+func (l *ledger) note(key, entry string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log[key] = append(l.log[key], entry)
+}
+
+// history returns key's log.
+func (l *ledger) history(key string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log[key])
+}
+
+func (l *ledger) get(key string) (write, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w, ok := l.m[key]
+	return w, ok
+}
+
+func (l *ledger) snapshot() map[string]write {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.m)
+}
+
+// errSkipped: a write found its key already as asked and wrote nothing.
+var errSkipped = errors.New("nothing to write")
+
+// writeSpec makes key ask for n replicas with one compare-and-swap write
+// (bumping Generation, keeping the status), as a user's tool would, and
+// returns the write; a key already asking for n is left alone (errSkipped).
+// A lost race returns store.ErrConflict.
+func writeSpec(ctx context.Context, s store.Store[*replicaSet], key string, n int) (write, error) {
+	cur, err := s.Get(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		obj, err := s.Create(ctx, key, &replicaSet{Generation: 1, Spec: rsSpec{Replicas: n}})
+		if errors.Is(err, store.ErrExists) {
+			err = fmt.Errorf("%w: %w", store.ErrConflict, err)
+		}
+		return write{rev: obj.Revision, replicas: n}, err
+	case err != nil:
+		return write{}, err
+	case cur.Value.Spec.Replicas == n:
+		return write{}, errSkipped
+	}
+	next := *cur.Value
+	next.Conditions = slices.Clone(next.Conditions)
+	next.Spec = rsSpec{Replicas: n}
+	next.Generation++
+	obj, err := s.Update(ctx, key, &next, cur.Revision)
+	if errors.Is(err, store.ErrNotFound) { // deleted since the read
+		err = fmt.Errorf("%w: %w", store.ErrConflict, err)
+	}
+	return write{rev: obj.Revision, replicas: n}, err
+}
+
+// deleteSpec deletes key if it exists (errSkipped if not).
+func deleteSpec(ctx context.Context, s store.Store[*replicaSet], key string) (write, error) {
+	cur, err := s.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return write{}, errSkipped
+	}
+	if err != nil {
+		return write{}, err
+	}
+	rev, err := s.Delete(ctx, key, cur.Revision)
+	if errors.Is(err, store.ErrNotFound) {
+		err = fmt.Errorf("%w: %w", store.ErrConflict, err)
+	}
+	return write{rev: rev, deleted: true}, err
+}
+
+// chaosReconciler converges pods toward spec through a faulty store, with
+// injected panics and hung calls, and records the revision of every object
+// it reconciled successfully.
+type chaosReconciler struct {
+	store store.Store[*replicaSet]
+	world *world
+	chaos atomic.Bool // inject panics and hangs
+
+	mu    sync.Mutex
+	rng   *rand.Rand
+	seen  map[string]int64 // highest revision reconciled successfully
+	calls map[string]int   // reconciles started
+	notes *ledger          // if set, status writes are noted in its log
+}
+
+func newChaosReconciler(s store.Store[*replicaSet], w *world, seed uint64) *chaosReconciler {
+	r := &chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(seed, 11)), seen: map[string]int64{}, calls: map[string]int{}}
+	r.chaos.Store(true)
+	return r
+}
+
+func (r *chaosReconciler) start(key string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[key]++
+	return r.rng.Float64()
+}
+
+func (r *chaosReconciler) succeeded(key string, rev int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[key] = max(r.seen[key], rev)
+}
+
+// seenRev returns the highest revision of key reconciled successfully.
+func (r *chaosReconciler) seenRev(key string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[key]
+}
+
+// callCount returns how many reconciles of key started.
+func (r *chaosReconciler) callCount(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[key]
+}
+
+func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (res reconcile.Result, err error) {
+	p := r.start(req.Key)
+	if r.notes != nil {
+		defer func() {
+			r.notes.note(req.Key, fmt.Sprintf("reconcile of revision %d (deleted %v, attempt %d): %v", req.Object.Revision, req.Deleted, req.Attempt, err))
+		}()
+	}
+	if r.chaos.Load() {
+		switch {
+		case p < 0.01:
+			panic("injected panic")
+		case p < 0.02:
+			<-ctx.Done() // a hung call, ended by the controller's timeout
+			return reconcile.Result{}, ctx.Err()
+		}
+	}
+	if req.Deleted {
+		r.world.scale(req.Key, 0)
+		r.succeeded(req.Key, req.Object.Revision)
+		return reconcile.Result{}, nil
+	}
+	want := req.Object.Value.Spec.Replicas
+	if r.world.count(req.Key) != want {
+		r.world.scale(req.Key, want)
+	}
+	obj, err := reconcile.WriteStatus(ctx, r.store, req.Object, rsStatus{Ready: want})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if r.notes != nil && obj.Revision != req.Object.Revision {
+		r.notes.note(req.Key, fmt.Sprintf("status of %+v at %d (gen %d) written at %d", req.Object.Value.Spec, req.Object.Revision, req.Object.Value.Generation, obj.Revision))
+	}
+	r.succeeded(req.Key, req.Object.Revision)
+	return reconcile.Result{}, nil
+}
