@@ -73,9 +73,10 @@ func openLocked(f *os.File, cfg config) (*bolt.DB, error) {
 	return db, nil
 }
 
-// createFile creates a new, empty bbolt file at path. bbolt creates a file
-// empty and then writes its first pages; a crash in between would leave an
-// empty file, which Open refuses as damaged. So the file is made complete
+// createFile creates a new store file at path, with the store's buckets.
+// bbolt creates a file empty and then writes its first pages, and the store
+// then adds its buckets; a crash in between would leave an empty file or
+// one without buckets, which Open refuses as damaged. So the file is made complete
 // under a temporary name in the same directory, synced, and then linked to
 // path, which fails, harmlessly, if another Open created path meanwhile.
 func createFile(path string, cfg config) error {
@@ -92,7 +93,7 @@ func createFile(path string, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
 	}
-	if err := db.Close(); err != nil {
+	if err := errors.Join(db.Update(initialise), db.Close()); err != nil {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
 	}
 	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {

@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"bytes"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -129,7 +130,12 @@ func TestRefusesUnknownFormatVersion(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte("format"), []byte("converge-boltstore/99"))
+		// The marker of a later version, with its checksum.
+		text := []byte("converge-boltstore/99")
+		crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		crc.Write([]byte("format"))
+		crc.Write(text)
+		return b.Put([]byte("format"), append(crc.Sum(nil), text...))
 	})
 	if _, err := boltstore.Open[*item](path); !errors.Is(err, boltstore.ErrFormat) {
 		t.Fatalf("future format: %v, want ErrFormat", err)
@@ -151,18 +157,18 @@ func TestRefusesDamagedHistory(t *testing.T) {
 	}
 }
 
-// TestEmptyBoltFileIsInitialised covers a crash between bbolt creating the
-// file and the store creating its buckets: the file holds nothing, so the
-// store takes it.
-func TestEmptyBoltFileIsInitialised(t *testing.T) {
+// TestBoltFileWithoutBucketsIsRefused: Open creates its files with the
+// store's buckets in them, so a bbolt file without any (a root page whose
+// elements were lost, say) is damage, not a new store to fill.
+func TestBoltFileWithoutBucketsIsRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.db")
 	writeBolt(t, path, func(*bolt.Tx) error { return nil })
-	s := openAt(t, path)
-	obj, err := s.Create(t.Context(), "a", &item{})
+	before, err := os.ReadFile(path)
 	mustNot(t, err)
-	if obj.Revision != 1 {
-		t.Fatalf("first revision %d, want 1", obj.Revision)
+	if _, err := boltstore.Open[*item](path); !errors.Is(err, boltstore.ErrCorrupt) {
+		t.Fatalf("bbolt file without buckets: %v, want ErrCorrupt", err)
 	}
+	assertUnchanged(t, path, before)
 }
 
 func writeBolt(t *testing.T, path string, fn func(*bolt.Tx) error) {

@@ -11,9 +11,10 @@ import (
 
 // File layout. Everything lives in three top-level buckets:
 //
-//	converge.meta     "format" → formatVersion
+//	converge.meta     "format" → formatMarker (checksum, formatVersion)
 //	                  "revision" → store revision (uint64, big endian)
 //	                  "compacted" → history revisions up to this one are gone
+//	                  "objects" → the number of live objects
 //	converge.objects  key → objectRecord
 //	converge.history  revision (uint64, big endian) → historyRecord
 //
@@ -30,6 +31,7 @@ var (
 	formatKey    = []byte("format")
 	revisionKey  = []byte("revision")
 	compactedKey = []byte("compacted")
+	objectsKey   = []byte("objects")
 
 	formatVersion   = []byte("converge-boltstore/2")
 	formatVersion1  = []byte("converge-boltstore/1")

@@ -3,6 +3,7 @@ package boltstore
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,25 +11,36 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// formatMarker is the value of the format key: a checksum (of the key and
+// the text) and the text, so that a damaged marker is told apart from the
+// marker of a version this package does not know.
+func formatMarker() []byte {
+	return seal(formatKey, append(make([]byte, checksumLen), formatVersion...))
+}
+
 // checkFormat reads the format marker of the meta bucket: nil for the
 // current format, errFormat1 for format 1 (which Open converts), ErrFormat
-// for a version this package does not know, ErrCorrupt for a marker that is
-// not one at all.
+// for an intact marker of a version this package does not know, ErrCorrupt
+// for a damaged or missing marker.
 func checkFormat(meta *bolt.Bucket) error {
 	f := meta.Get(formatKey)
 	switch {
-	case bytes.Equal(f, formatVersion):
-		return nil
 	case bytes.Equal(f, formatVersion1):
 		return errFormat1
 	case f == nil:
 		return fmt.Errorf("%w: no format marker", ErrCorrupt)
+	case !intact(formatKey, f):
+		return fmt.Errorf("%w: damaged format marker %q", ErrCorrupt, f)
 	}
-	v, ok := strings.CutPrefix(string(f), formatPrefix)
+	text := f[checksumLen:]
+	if bytes.Equal(text, formatVersion) {
+		return nil
+	}
+	v, ok := strings.CutPrefix(string(text), formatPrefix)
 	if ok && v != "" && strings.Trim(v, "0123456789") == "" {
-		return fmt.Errorf("%w: format %q, want %q", ErrFormat, f, formatVersion)
+		return fmt.Errorf("%w: format %q, want %q", ErrFormat, text, formatVersion)
 	}
-	return fmt.Errorf("%w: damaged format marker %q", ErrCorrupt, f)
+	return fmt.Errorf("%w: format marker %q", ErrCorrupt, text)
 }
 
 var errFormat1 = fmt.Errorf("%w: format 1", ErrFormat)
@@ -39,6 +51,9 @@ var errFormat1 = fmt.Errorf("%w: format 1", ErrFormat)
 func migrate1(b txBuckets) error {
 	type kv struct{ k, v []byte }
 	var objects, history []kv
+	if b.meta.Get(objectsKey) != nil {
+		return fmt.Errorf("%w: format 1 file with an object count", ErrCorrupt)
+	}
 	err := b.objects.ForEach(func(k, v []byte) error {
 		if len(v) < 16 {
 			return fmt.Errorf("%w: format 1 object %q has a record of %d bytes", ErrCorrupt, k, len(v))
@@ -78,14 +93,19 @@ func migrate1(b txBuckets) error {
 			return err
 		}
 	}
-	return b.meta.Put(formatKey, formatVersion)
+	return errors.Join(
+		putCounter(b.meta, objectsKey, int64(len(objects))),
+		b.meta.Put(formatKey, formatMarker()),
+	)
 }
 
 // checkRecords reads every record of the store, as Open does once: each
 // history record from compacted+1 to rev is there, nothing else is, and
 // each is intact; each object is intact, no newer than rev, and, if its
 // revision is still in the history, matches the history record of that
-// revision. It costs one read of every record.
+// revision; and the objects are as many as the meta bucket counts (so that
+// an element dropped from a page is seen). It costs one read of every
+// record.
 func checkRecords(b txBuckets, rev, compacted int64) error {
 	want := compacted + 1
 	err := b.history.ForEach(func(k, v []byte) error {
@@ -104,7 +124,13 @@ func checkRecords(b txBuckets, rev, compacted int64) error {
 	if want != rev+1 {
 		return fmt.Errorf("%w: history ends at revision %d, the store is at %d", ErrCorrupt, want-1, rev)
 	}
-	return b.objects.ForEach(func(k, v []byte) error {
+	count, err := readCounter(b.meta, objectsKey)
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = b.objects.ForEach(func(k, v []byte) error {
+		n++
 		_, objRev, value, err := decodeObject(string(k), v)
 		if err != nil {
 			return err
@@ -124,4 +150,8 @@ func checkRecords(b txBuckets, rev, compacted int64) error {
 		}
 		return nil
 	})
+	if err == nil && n != count {
+		err = fmt.Errorf("%w: %d objects, the store counts %d", ErrCorrupt, n, count)
+	}
+	return err
 }

@@ -82,63 +82,93 @@ func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store
 	}, nil
 }
 
-// prepare checks the file's format and every record (checkRecords),
-// converting a format 1 file and creating the buckets in a new file, trims
-// the history to keep revisions and returns the store revision.
+// prepare checks the file's format and every record (checkRecords) in a
+// read transaction, and returns the store revision. Only if there is
+// something to change (a format 1 file to convert, a history longer than
+// keep revisions to trim) does it write, in one transaction.
 func prepare(db *bolt.DB, keep int) (rev int64, err error) {
+	var compacted int64
+	var format1 bool
+	err = view(db, func(tx *bolt.Tx) error {
+		var err error
+		rev, compacted, format1, err = inspect(tx)
+		return err
+	})
+	if err != nil || (!format1 && compacted >= rev-int64(keep)) {
+		return rev, err
+	}
 	err = update(db, func(tx *bolt.Tx) error {
-		if tx.Bucket(metaBucket) == nil {
-			if err := initialise(tx); err != nil {
-				return err
-			}
-		}
-		formatErr := checkFormat(tx.Bucket(metaBucket))
-		if formatErr != nil && !errors.Is(formatErr, errFormat1) {
-			return formatErr
-		}
 		b, err := openBuckets(tx)
 		if err != nil {
 			return err
 		}
-		if errors.Is(formatErr, errFormat1) {
+		if format1 {
 			if err := migrate1(b); err != nil {
 				return err
 			}
-		}
-		if rev, err = readCounter(b.meta, revisionKey); err != nil {
-			return err
-		}
-		compacted, err := readCounter(b.meta, compactedKey)
-		if err != nil {
-			return err
-		}
-		if compacted > rev || compacted < 0 {
-			return fmt.Errorf("%w: compacted revision %d, store revision %d", ErrCorrupt, compacted, rev)
-		}
-		if err := checkRecords(b, rev, compacted); err != nil {
-			return err
+			if err := checkRecords(b, rev, compacted); err != nil {
+				return err
+			}
 		}
 		return prune(b, compacted, rev-int64(keep))
 	})
 	return rev, err
 }
 
-// initialise creates the buckets in a bbolt file that has none. A file that
-// has other buckets belongs to someone else and is refused.
-func initialise(tx *bolt.Tx) error {
+// inspect checks the format marker and counters of the store in tx and,
+// unless the file is in format 1 (records without checksums, to convert),
+// every record.
+func inspect(tx *bolt.Tx) (rev, compacted int64, format1 bool, err error) {
+	if tx.Bucket(metaBucket) == nil {
+		return 0, 0, false, noStore(tx)
+	}
+	formatErr := checkFormat(tx.Bucket(metaBucket))
+	format1 = errors.Is(formatErr, errFormat1)
+	if formatErr != nil && !format1 {
+		return 0, 0, false, formatErr
+	}
+	b, err := openBuckets(tx)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if rev, err = readCounter(b.meta, revisionKey); err != nil {
+		return 0, 0, false, err
+	}
+	if compacted, err = readCounter(b.meta, compactedKey); err != nil {
+		return 0, 0, false, err
+	}
+	if compacted > rev || compacted < 0 {
+		return 0, 0, false, fmt.Errorf("%w: compacted revision %d, store revision %d", ErrCorrupt, compacted, rev)
+	}
+	if !format1 {
+		err = checkRecords(b, rev, compacted)
+	}
+	return rev, compacted, format1, err
+}
+
+// noStore explains why a bbolt file without the store's meta bucket is
+// refused. Open creates its files with the buckets in them (createFile), so
+// a file without them is damaged, unless other buckets say that it belongs
+// to someone else.
+func noStore(tx *bolt.Tx) error {
 	var foreign []byte
 	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-		foreign = name
-		return errors.New("stop")
-	})
-	if foreign != nil {
-		for _, name := range [][]byte{objectsBucket, historyBucket} {
-			if tx.Bucket(name) != nil {
-				return fmt.Errorf("%w: the store's meta bucket is missing", ErrCorrupt)
-			}
+		if !bytes.Equal(name, objectsBucket) && !bytes.Equal(name, historyBucket) {
+			foreign = name
 		}
+		return nil
+	})
+	switch {
+	case tx.Bucket(objectsBucket) != nil || tx.Bucket(historyBucket) != nil:
+		return fmt.Errorf("%w: the store's meta bucket is missing", ErrCorrupt)
+	case foreign != nil:
 		return fmt.Errorf("%w: bbolt file with foreign bucket %q", ErrFormat, foreign)
 	}
+	return fmt.Errorf("%w: bbolt file without the store's buckets", ErrCorrupt)
+}
+
+// initialise creates the buckets of the store in a new bbolt file.
+func initialise(tx *bolt.Tx) error {
 	for _, name := range [][]byte{metaBucket, objectsBucket, historyBucket} {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
@@ -146,9 +176,10 @@ func initialise(tx *bolt.Tx) error {
 	}
 	meta := tx.Bucket(metaBucket)
 	return errors.Join(
-		meta.Put(formatKey, formatVersion),
+		meta.Put(formatKey, formatMarker()),
 		putCounter(meta, revisionKey, 0),
 		putCounter(meta, compactedKey, 0),
+		putCounter(meta, objectsKey, 0),
 	)
 }
 

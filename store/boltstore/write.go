@@ -182,6 +182,19 @@ func apply(tx *bolt.Tx, op writeOp, keep int) (writeResult, rawEvent, error) {
 			ev.value = bytes.Clone(curValue)
 		}
 	}
+	count, err := readCounter(b.meta, objectsKey)
+	if err != nil {
+		return writeResult{}, ev, err
+	}
+	switch op.kind {
+	case store.Created:
+		err = putCounter(b.meta, objectsKey, count+1)
+	case store.Deleted:
+		err = putCounter(b.meta, objectsKey, count-1)
+	}
+	if err != nil {
+		return writeResult{}, ev, err
+	}
 	if op.kind == store.Deleted {
 		err = b.objects.Delete(key)
 	} else {
