@@ -47,6 +47,7 @@ func (m *Memory[T]) Watch(ctx context.Context, prefix string, after int64) (Watc
 		lagLimit: m.cfg.watchLag + max(0, m.rev-after),
 	}
 	w.cursor.Store(after)
+	w.want.Store(noProgress)
 	m.watchers[w] = struct{}{}
 	go w.run(ctx)
 	return w, nil
@@ -67,13 +68,71 @@ type memoryWatcher[T any] struct {
 	// cursor is the last revision handed to events or skipped by the prefix
 	// filter: the watcher still needs every revision after it.
 	cursor atomic.Int64
+	// want is the highest revision a progress request asked to be confirmed
+	// and no Progress event has covered yet, or noProgress.
+	want atomic.Int64
 
 	mu    sync.Mutex
 	ended bool
 	err   error
 }
 
+// noProgress is memoryWatcher.want when no progress request is pending.
+const noProgress = -1
+
+var _ ProgressRequester = (*memoryWatcher[int])(nil)
+
 func (w *memoryWatcher[T]) Events() <-chan Event[T] { return w.events }
+
+// RequestProgress asks the watch to send a Progress event whose revision R
+// is at least the store's revision now, once it has sent every event up to
+// R under its prefix (see ProgressRequester). The store is in this process,
+// so the answer follows as soon as those events are sent; R is the last
+// revision the watch has scanned, which may be later than the store's
+// revision at the request. Requests made before the answer are answered
+// together. A watch after a future revision answers with that revision.
+//
+// It fails with ErrInvalid for a nil ctx, with ctx's error, and with
+// ErrUnavailable once the watch or the store has ended.
+func (w *memoryWatcher[T]) RequestProgress(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m := w.m
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if !w.registered() {
+		return fmt.Errorf("%w: progress request on a watch that has ended", ErrUnavailable)
+	}
+	for {
+		cur := w.want.Load()
+		if cur >= m.rev || w.want.CompareAndSwap(cur, m.rev) {
+			break
+		}
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// registered reports whether the watch is still running. m.mu is held.
+func (w *memoryWatcher[T]) registered() bool {
+	_, ok := w.m.watchers[w]
+	if !ok {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.ended
+}
 
 func (w *memoryWatcher[T]) Err() error {
 	w.mu.Lock()
@@ -137,13 +196,21 @@ func (w *memoryWatcher[T]) run(ctx context.Context) {
 		var more bool
 		batch, more = w.fetch(batch[:0])
 		for _, ev := range batch {
-			select {
-			case w.events <- ev:
-			case <-w.quit:
+			if !w.send(ctx, ev) {
 				return
-			case <-ctx.Done():
-				w.end(ctx.Err())
-				return
+			}
+		}
+		// Every event up to the cursor has been sent: a progress request
+		// up to there can be answered, even while more is to come.
+		if want := w.want.Load(); want != noProgress {
+			if cur := w.cursor.Load(); cur >= want {
+				if !w.send(ctx, Event[T]{Type: Progress, Object: Object[T]{Revision: cur}}) {
+					return
+				}
+				// A request made meanwhile keeps want raised, and is
+				// answered on the next round.
+				w.want.CompareAndSwap(want, noProgress)
+				continue
 			}
 		}
 		if more {
@@ -157,6 +224,19 @@ func (w *memoryWatcher[T]) run(ctx context.Context) {
 			w.end(ctx.Err())
 			return
 		}
+	}
+}
+
+// send delivers ev, or reports false once the watch ends.
+func (w *memoryWatcher[T]) send(ctx context.Context, ev Event[T]) bool {
+	select {
+	case w.events <- ev:
+		return true
+	case <-w.quit:
+		return false
+	case <-ctx.Done():
+		w.end(ctx.Err())
+		return false
 	}
 }
 
