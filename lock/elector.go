@@ -41,9 +41,9 @@ type Elector struct {
 }
 
 // NewElector returns an Elector campaigning on locker. It fails with
-// ErrInvalid if locker is nil or an option is negative.
+// ErrInvalid if locker is nil (or a nil pointer) or an option is negative.
 func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
-	if locker == nil {
+	if isNil(locker) {
 		return nil, fmt.Errorf("%w: nil locker", ErrInvalid)
 	}
 	if opts.RetryDelay < 0 || opts.ReleaseTimeout < 0 {
@@ -75,11 +75,15 @@ func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
 // returns while still leading, Run releases leadership and returns what lead
 // returned. A panic in lead releases leadership and propagates.
 //
-// Run fails with ErrInvalid if ctx or lead is nil. Call Run once at a time
-// on an Elector; IsLeader reports on that call.
+// Run fails with ErrInvalid if ctx or lead is nil, or on an Elector not
+// made by NewElector. Call Run once at a time on an Elector; IsLeader
+// reports on that call.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error) error {
 	if err := checkContext(ctx); err != nil {
 		return err
+	}
+	if e == nil || e.locker == nil {
+		return fmt.Errorf("%w: Elector not made by NewElector", ErrInvalid)
 	}
 	if lead == nil {
 		return fmt.Errorf("%w: nil lead function", ErrInvalid)
@@ -132,8 +136,11 @@ type lockKey struct{}
 // FromContext returns the Lock held by the Elector that called lead with
 // ctx (or a context derived from it, even through context.WithoutCancel).
 // Writes made on behalf of that leadership carry its Guard, so that the
-// store rejects them once another process leads.
+// store rejects them once another process leads. A nil ctx holds no Lock.
 func FromContext(ctx context.Context) (Lock, bool) {
+	if ctx == nil {
+		return nil, false
+	}
 	lk, ok := ctx.Value(lockKey{}).(Lock)
 	return lk, ok
 }
@@ -155,8 +162,11 @@ func (e *Elector) setCurrent(lk Lock) {
 }
 
 // IsLeader reports whether lead is running with leadership not in doubt, for
-// health and readiness checks.
+// health and readiness checks. A nil *Elector never leads.
 func (e *Elector) IsLeader() bool {
+	if e == nil {
+		return false
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.current != nil && e.current.Context().Err() == nil

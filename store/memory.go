@@ -20,7 +20,9 @@ import (
 // method returns ErrUnavailable.
 //
 // Every method checks its input, then its context, then whether the store is
-// closed, and writes nothing unless all three pass.
+// closed, and writes nothing unless all three pass. A nil context, a nil
+// *Memory and a Memory not made by NewMemory are refused with an error
+// matching ErrInvalid.
 type Memory[T any] struct {
 	cfg memoryConfig
 
@@ -40,11 +42,14 @@ type entry[T any] struct {
 
 var _ Store[int] = (*Memory[int])(nil)
 
-// NewMemory returns an empty in-memory store at revision 0.
+// NewMemory returns an empty in-memory store at revision 0. Nil options are
+// ignored.
 func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
 	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	return &Memory[T]{
 		cfg:      cfg,
@@ -56,6 +61,14 @@ func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
 
 // begin runs the checks every method starts with, after input validation.
 func (m *Memory[T]) begin(ctx context.Context) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("%w: nil *Memory", ErrInvalid)
+	case m.objects == nil:
+		return fmt.Errorf("%w: Memory not made by NewMemory", ErrInvalid)
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -318,8 +331,12 @@ func (m *Memory[T]) Compact(ctx context.Context, rev int64) error {
 
 // Close ends every watcher with ErrUnavailable and waits for their
 // goroutines to exit; afterwards every method returns ErrUnavailable. It is
-// safe to call more than once and always returns nil.
+// safe to call more than once and returns nil, except on a nil *Memory
+// (ErrInvalid).
 func (m *Memory[T]) Close() error {
+	if m == nil {
+		return fmt.Errorf("%w: nil *Memory", ErrInvalid)
+	}
 	m.mu.Lock()
 	m.closed = true
 	var exited []<-chan struct{}

@@ -172,9 +172,9 @@ func runProgressTests[V any](t *testing.T, c progressCase[V]) {
 				})
 			}
 			type answer struct {
-				rev     int64
-				seenBy  map[int64]bool // revisions of the changes received before
-				asked   int64          // store revision before the request
+				rev    int64
+				seenBy map[int64]bool // revisions of the changes received before
+				asked  int64          // store revision before the request
 			}
 			seen := map[int64]bool{}
 			var answers []answer

@@ -78,8 +78,13 @@ func WithBackoff(first, max time.Duration) ModifyOption {
 //   - any other store error (ErrInvalid, ErrGuardFailed, ErrUnavailable...) is
 //     returned at once.
 //
-// Guards given with WithGuards are passed to every Update.
+// Guards given with WithGuards are passed to every Update. A nil ctx, store
+// or mutate is refused with an error matching ErrInvalid; nil options are
+// ignored.
 func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur T) (T, error), opts ...ModifyOption) (Object[T], error) {
+	if err := checkModify(ctx, s, mutate == nil); err != nil {
+		return Object[T]{}, err
+	}
 	cfg := newModifyConfig(opts)
 	return retry(ctx, key, cfg, func() (Object[T], error) {
 		cur, err := s.Get(ctx, key)
@@ -102,8 +107,12 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 // mutate(zero value, false) is created; if it exists, mutate(current value,
 // true) replaces it, conditioned on the revision read. A round that loses a
 // race (ErrExists on create, ErrConflict or ErrNotFound on update) is retried
-// like Modify's; every other outcome is as for Modify.
+// like Modify's; every other outcome, invalid input included, is as for
+// Modify.
 func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate func(cur T, exists bool) (T, error), opts ...ModifyOption) (Object[T], error) {
+	if err := checkModify(ctx, s, mutate == nil); err != nil {
+		return Object[T]{}, err
+	}
 	cfg := newModifyConfig(opts)
 	return retry(ctx, key, cfg, func() (Object[T], error) {
 		cur, err := s.Get(ctx, key)
@@ -133,9 +142,24 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 func newModifyConfig(opts []ModifyOption) modifyConfig {
 	cfg := modifyConfig{attempts: DefaultAttempts, backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	return cfg
+}
+
+// checkModify refuses the nil inputs of Modify and CreateOrUpdate.
+func checkModify[T any](ctx context.Context, s Store[T], nilMutate bool) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	case isNilInterface(s):
+		return fmt.Errorf("%w: nil store", ErrInvalid)
+	case nilMutate:
+		return fmt.Errorf("%w: nil mutate function", ErrInvalid)
+	}
+	return nil
 }
 
 // stopError marks an error that ends the retry loop even if it wraps
