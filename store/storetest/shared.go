@@ -46,7 +46,7 @@ func (o suite) watchShared(t *testing.T, s store.Store[*Value]) {
 	require.GreaterOrEqual(t, ev.Object.Revision, rev, "Progress after a shared revision")
 
 	receiveShared(t, mustWatch(t, s, "s/", start), want("s/"))
-	quiet(t, s, mustWatch(t, s, "s/", rev), "s/")
+	resumed := mustWatch(t, s, "s/", rev)
 
 	objs, listRev, err := s.List(ctx, "s/")
 	require.NoError(t, err)
@@ -64,6 +64,8 @@ func (o suite) watchShared(t *testing.T, s store.Store[*Value]) {
 		require.Equal(t, store.Object[*Value]{Key: k, Value: v, Revision: rev, CreateRevision: rev}, got)
 	}
 	quiet(t, s, w, "s/")
+	ev = next(t, resumed)
+	require.Equal(t, "s/~marker", ev.Object.Key, "a watch resumed at the shared revision delivers none of its events")
 }
 
 // receiveShared reads len(want) events of one revision, in whatever order

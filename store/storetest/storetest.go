@@ -58,20 +58,26 @@ type Options struct {
 	// goroutines each add 1 Increments times (defaults 8 and 25).
 	Goroutines, Increments int
 	// CreateShared, when set, runs the clause on events that share a
-	// revision: it must create every key of values (none exists yet) in
-	// one transaction of the backend, so that all of them take the same
-	// revision, and return that revision. Backends that give every write
-	// its own revision leave it nil and the clause is skipped. For etcd:
+	// revision (WatchSharedRevision): it must create every key of values
+	// (none exists yet) in one transaction of the backend, as another
+	// program writing the same store would, so that all of them take the
+	// same revision, and return that revision. Backends that give every
+	// write its own revision leave it nil, and the clause is skipped. For
+	// an etcdstore.Store s over client, with JSON values:
 	//
-	//	CreateShared: func(ctx context.Context, _ store.Store[*storetest.Value], values map[string]*storetest.Value) (int64, error) {
-	//		var ops []clientv3.Op
+	//	CreateShared: func(ctx context.Context, st store.Store[*storetest.Value], values map[string]*storetest.Value) (int64, error) {
+	//		prefix := st.(*etcdstore.Store[*storetest.Value]).Prefix()
 	//		var conds []clientv3.Cmp
+	//		var puts []clientv3.Op
 	//		for k, v := range values {
-	//			b, _ := json.Marshal(v) // the store's codec and key prefix
-	//			conds = append(conds, clientv3.Compare(clientv3.CreateRevision(k), "=", 0))
-	//			ops = append(ops, clientv3.OpPut(k, string(b)))
+	//			b, err := json.Marshal(v)
+	//			if err != nil {
+	//				return 0, err
+	//			}
+	//			conds = append(conds, clientv3.Compare(clientv3.CreateRevision(prefix+k), "=", 0))
+	//			puts = append(puts, clientv3.OpPut(prefix+k, string(b)))
 	//		}
-	//		resp, err := client.Txn(ctx).If(conds...).Then(ops...).Commit()
+	//		resp, err := client.Txn(ctx).If(conds...).Then(puts...).Commit()
 	//		if err == nil && !resp.Succeeded {
 	//			err = errors.New("a key exists")
 	//		}
