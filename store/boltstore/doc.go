@@ -52,8 +52,10 @@
 // buckets, every page in use exactly once or free) fail with ErrCorrupt.
 // Open then reads every record of the store: each carries a CRC-32C of its
 // key and contents, so damage to a key, a value or a revision is reported
-// as ErrCorrupt too, as is a history with a gap or an object that
-// disagrees with it. The cost is one read of the whole file at each Open
+// as ErrCorrupt too, as is a history with a gap, an object that disagrees
+// with it, a number of objects other than the store counts (an element
+// dropped from a page), a damaged format marker, or a file without the
+// store's buckets (Open creates files with them). The cost is one read of the whole file at each Open
 // (for a file of a few hundred megabytes, about the time the disk takes to
 // read it), paid so that damage is found before it is served. A file that
 // is not a bbolt database or is damaged fails with ErrCorrupt; a bbolt
