@@ -112,10 +112,11 @@ func readAll(t *testing.T, s *boltstore.Store[*item], history int64) (snapshot, 
 // seconds).
 const damageAllEnv = "BOLTSTORE_DAMAGE_ALL"
 
-// damage is one damaged copy of the fixture.
+// damage is one damaged copy of the fixture, made when it is tested (the
+// copies of BOLTSTORE_DAMAGE_ALL would not fit in memory together).
 type damage struct {
 	name string
-	data []byte
+	make func() []byte
 	// mustFailOpen: the damage loses pages the file needs; Open must
 	// refuse it.
 	mustFailOpen bool
@@ -136,7 +137,7 @@ func damages(data []byte) []damage {
 			txid, hwm = id, int(binary.NativeEndian.Uint64(meta[40:]))
 		}
 	}
-	ds := []damage{{name: "empty", data: []byte{}, mustFailOpen: true}}
+	ds := []damage{{name: "empty", make: func() []byte { return []byte{} }, mustFailOpen: true}}
 	for p := range pages {
 		for _, size := range []int{p * pageSize, p*pageSize + pageSize/2} {
 			if size == 0 || size >= len(data) {
@@ -144,7 +145,7 @@ func damages(data []byte) []damage {
 			}
 			ds = append(ds, damage{
 				name:         fmt.Sprintf("truncated to %d bytes", size),
-				data:         bytes.Clone(data[:size]),
+				make:         func() []byte { return bytes.Clone(data[:size]) },
 				mustFailOpen: size < hwm*pageSize || size%pageSize != 0,
 			})
 		}
@@ -167,9 +168,14 @@ func damages(data []byte) []damage {
 	for flip, offs := range map[byte][]int{0xFF: offsets, 0x01: small} {
 		for p := range pages {
 			for _, off := range offs {
-				d := bytes.Clone(data)
-				d[p*pageSize+off] ^= flip
-				ds = append(ds, damage{name: fmt.Sprintf("byte %d of page %d xor %#x", off, p, flip), data: d})
+				ds = append(ds, damage{
+					name: fmt.Sprintf("byte %d of page %d xor %#x", off, p, flip),
+					make: func() []byte {
+						d := bytes.Clone(data)
+						d[p*pageSize+off] ^= flip
+						return d
+					},
+				})
 			}
 		}
 	}
@@ -189,13 +195,15 @@ func TestDamagedFilesAreReportedNeverPanicOrReset(t *testing.T) {
 	var refused, failedRead, harmless int
 	for i, d := range damages(data) {
 		path := filepath.Join(dir, fmt.Sprintf("damaged-%d.db", i))
-		mustNot(t, os.WriteFile(path, d.data, 0o600))
+		damaged := d.make()
+		mustNot(t, os.WriteFile(path, damaged, 0o600))
 		s, err := openNoPanic(path)
 		if err != nil {
 			if !errors.Is(err, boltstore.ErrCorrupt) {
 				t.Errorf("%s: Open: %v, want ErrCorrupt", d.name, err)
 			}
-			assertUnchanged(t, path, d.data)
+			assertUnchanged(t, path, damaged)
+			mustNot(t, os.Remove(path))
 			refused++
 			continue
 		}
@@ -214,6 +222,7 @@ func TestDamagedFilesAreReportedNeverPanicOrReset(t *testing.T) {
 			harmless++
 		}
 		mustNot(t, s.Close())
+		mustNot(t, os.Remove(path))
 	}
 	t.Logf("%d pages of %d bytes: %d damaged files refused by Open, %d by a read, %d held everything that was written",
 		len(data)/int(binary.NativeEndian.Uint32(data[24:])), binary.NativeEndian.Uint32(data[24:]), refused, failedRead, harmless)
