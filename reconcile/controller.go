@@ -45,6 +45,7 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // next one. Per-key records (pending changes, tombstones, last outcomes)
 // go once the key is reconciled and gone: memory follows the keys alive.
 type Controller[T any] struct {
+	store store.Store[T]
 	opts  Options[T]
 	rec   Reconciler[T]
 	cache *informer[T] // kept across runs: a later run re-lists and diffs
@@ -65,6 +66,9 @@ type Controller[T any] struct {
 	// the cache did not yet hold the newer object: its arrival wakes them,
 	// whatever the predicates say.
 	conflicted map[string]struct{}
+	// own tracks the writes made through Request.Store to keys of the
+	// cache's view, until the cache holds them (see writer).
+	own map[string]*ownWrite[T]
 	// last records each key's latest reconcile, for introspection. A key's
 	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile
@@ -78,6 +82,7 @@ type Controller[T any] struct {
 	workers    []context.CancelFunc
 	workerCtx  context.Context // nil until Run starts workers
 	reconCtx   context.Context
+	writer     *writer[T] // the current run's Request.Store
 	workerWG   sync.WaitGroup
 	wantWorker int
 }
@@ -126,10 +131,12 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	}
 	opts.Logger = opts.Logger.With("controller", opts.Name)
 	c := &Controller[T]{
+		store:      s,
 		opts:       opts,
 		rec:        rec,
 		pending:    make(map[string]pendingChange),
 		conflicted: make(map[string]struct{}),
+		own:        make(map[string]*ownWrite[T]),
 		last:       make(map[string]lastReconcile),
 		wantWorker: opts.Workers,
 	}
@@ -178,6 +185,10 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	for i := range changes {
 		ch := &changes[i]
 		key := ch.key()
+		if len(c.own) > 0 && c.ownChangeLocked(ch, verdicts[i] == keep) {
+			verdicts[i] = drop // the controller's own write: no wake-up
+			continue
+		}
 		if verdicts[i] == drop {
 			if _, ok := c.conflicted[key]; ok {
 				// A reconcile whose write conflicted waits for this
@@ -192,20 +203,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		if verdicts[i] != keep {
 			continue
 		}
-		rev := ch.revision()
-		p, ok := c.pending[key]
-		if !ok {
-			p = pendingChange{first: rev, latest: rev}
-		} else {
-			p.latest = max(p.latest, rev)
-			if p.inflight {
-				p.touched = true
-				if rev > p.covering && p.next == 0 {
-					p.next = rev
-				}
-			}
-		}
-		c.pending[key] = p
+		c.addPendingLocked(key, ch.revision())
 	}
 	c.mu.Unlock()
 	for _, i := range unwanted {
@@ -223,6 +221,24 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
 	}
 	c.verdicts = verdicts[:0]
+}
+
+// addPendingLocked records a change of key at rev that a reconcile must
+// cover; c.mu is held.
+func (c *Controller[T]) addPendingLocked(key string, rev int64) {
+	p, ok := c.pending[key]
+	if !ok {
+		p = pendingChange{first: rev, latest: rev}
+	} else {
+		p.latest = max(p.latest, rev)
+		if p.inflight {
+			p.touched = true
+			if rev > p.covering && p.next == 0 {
+				p.next = rev
+			}
+		}
+	}
+	c.pending[key] = p
 }
 
 // admit reports whether every predicate lets the change through.
@@ -330,6 +346,10 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	}
 	c.workersMu.Lock()
 	c.workerCtx, c.reconCtx = ctx, reconCtx
+	c.writer = &writer[T]{c: c}
+	if lk, ok := lock.FromContext(ctx); ok {
+		c.writer.term = lk
+	}
 	c.scaleLocked()
 	c.workersMu.Unlock()
 
@@ -429,8 +449,8 @@ func (c *Controller[T]) scaleLocked() {
 	for len(c.workers) < c.wantWorker {
 		ctx, cancel := context.WithCancel(c.workerCtx)
 		c.workers = append(c.workers, cancel)
-		reconCtx, q := c.reconCtx, c.q()
-		c.workerWG.Go(func() { c.work(ctx, reconCtx, q) })
+		reconCtx, q, w := c.reconCtx, c.q(), c.writer
+		c.workerWG.Go(func() { c.work(ctx, reconCtx, q, w) })
 	}
 	for len(c.workers) > c.wantWorker {
 		n := len(c.workers) - 1
@@ -441,13 +461,13 @@ func (c *Controller[T]) scaleLocked() {
 
 // work takes keys until ctx ends or the queue shuts down; reconciles run
 // on reconCtx.
-func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[string]) {
+func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[string], w *writer[T]) {
 	for {
 		key, err := q.Get(ctx)
 		if err != nil {
 			return
 		}
-		c.process(reconCtx, q, key)
+		c.process(reconCtx, q, w, key)
 		q.Done(key)
 	}
 }

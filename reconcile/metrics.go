@@ -23,6 +23,7 @@ const (
 // "conflict", which converge counts apart from errors.
 const (
 	ResultSuccess      = "success"
+	ResultRequeue      = "requeue"
 	ResultRequeueAfter = "requeue_after"
 	ResultError        = "error"
 	ResultConflict     = "conflict"
@@ -44,7 +45,8 @@ const (
 // nothing is allocated. Implementations must be safe for concurrent use.
 type Metrics interface {
 	// ReconcileTotal counts every finished reconcile by result:
-	// ResultSuccess, ResultRequeueAfter (success that asked to be polled),
+	// ResultSuccess, ResultRequeue (success that asked to be retried on the
+	// key's backoff), ResultRequeueAfter (success that asked to be polled),
 	// ResultError (transient, terminal or panic) or ResultConflict.
 	ReconcileTotal(controller, result string)
 	// ReconcileErrors counts reconciles that failed: transient, terminal or
@@ -62,9 +64,12 @@ type Metrics interface {
 func report(m Metrics, controller string, outcome Outcome, res Result, d time.Duration) {
 	switch outcome {
 	case Success:
-		if res.RequeueAfter > 0 {
+		switch {
+		case res.Requeue:
+			m.ReconcileTotal(controller, ResultRequeue)
+		case res.RequeueAfter > 0:
 			m.ReconcileTotal(controller, ResultRequeueAfter)
-		} else {
+		default:
 			m.ReconcileTotal(controller, ResultSuccess)
 		}
 	case Conflict:

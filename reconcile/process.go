@@ -18,8 +18,9 @@ import (
 const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
-func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key string) {
+func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], key string) {
 	req := c.request(key)
+	req.Store = w
 	ctx = &reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
 		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
@@ -36,9 +37,16 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 	outcome := classify(err)
 	switch outcome {
 	case Success:
-		q.Forget(key)
-		if res.RequeueAfter > 0 {
+		switch {
+		case res.Requeue:
+			// Not done yet, and not failing: back off on the key's
+			// limiter without forgetting it.
+			q.AddRateLimited(key)
+		case res.RequeueAfter > 0:
+			q.Forget(key)
 			q.AddAfter(key, res.RequeueAfter)
+		default:
+			q.Forget(key)
 		}
 	case TerminalFailure:
 		q.Forget(key)
@@ -84,10 +92,14 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], key
 // key's pending changes up to the object's revision as in flight.
 func (c *Controller[T]) request(key string) Request[T] {
 	req := Request[T]{Key: key, Attempt: c.opts.RateLimiter.NumRequeues(key)}
-	obj, present, _ := c.cache.lookup(key)
-	req.Object, req.Deleted = obj, !present
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Read the cache under c.mu (lock order: c.mu, then the cache's), so
+	// that observe cannot retire an own write between the two reads.
+	obj, present, _ := c.cache.lookup(key)
+	// Never older than the controller's own last write of the key.
+	req.Object, req.Deleted, _ = c.ownObjectLocked(key, obj, present)
+	obj = req.Object
 	if p, ok := c.pending[key]; ok {
 		p.inflight, p.covering, p.next, p.touched = true, obj.Revision, 0, false
 		c.pending[key] = p

@@ -20,13 +20,27 @@ type Request[T any] struct {
 	Object store.Object[T]
 	// Deleted reports that the key is not in the store.
 	Deleted bool
-	// Attempt counts the failed reconciles of this key since its last
-	// success: 0 on a first try.
+	// Attempt is the key's count on the controller's rate limiter: the
+	// reconciles since its last success that failed or asked for
+	// Result.Requeue (0 on a first try). The limiter's delay for attempt n
+	// is what the key waits before its next try.
 	Attempt int
+	// Store writes through the controller (see Controller for what that
+	// adds: fencing by the current term, no wake-up by the write's own
+	// echo, and no later reconcile of the key given an object older than
+	// the write). Reconcilers write their status with it; reads go to the
+	// store unchanged.
+	Store store.Store[T]
 }
 
 // Result tells the controller when to look at the key again.
 type Result struct {
+	// Requeue, with a nil error, reconciles the key again after its rate
+	// limiter's delay, as an error would, but without logging or counting
+	// a failure: for work that is progressing but not done (a job whose
+	// next attempt was launched). Request.Attempt counts these tries; the
+	// backoff is forgotten at the next success without Requeue.
+	Requeue bool
 	// RequeueAfter, if positive, reconciles the key again after this long,
 	// even if nothing changes (for polling the world). With an error, the
 	// earlier of RequeueAfter and the error's backoff wins.

@@ -1,0 +1,201 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/store"
+)
+
+// writer is the store a reconcile writes through (Request.Store): the
+// controller's primary store, with three things added to every write.
+//
+//   - Fencing: while the controller runs in a term of leadership (its Run
+//     context carries a lock.Lock), every write carries the term's guard, so
+//     the store rejects it with store.ErrGuardFailed once another process
+//     leads; a write made after the term ended fails with ErrGuardFailed
+//     without reaching the store.
+//   - Echo suppression: the watch event of a write made here updates the
+//     cache but neither wakes the key nor cancels its backoff. Changes made
+//     by anyone else still wake it at once.
+//   - Read your writes: a reconcile of a key never receives an object older
+//     than the newest one written here for it (the written object is handed
+//     over until the cache catches up).
+//
+// Reads go to the store unchanged. Keys outside the controller's prefix are
+// fenced but otherwise written as they are.
+type writer[T any] struct {
+	c    *Controller[T]
+	term lock.Lock // nil outside a term
+}
+
+func (w *writer[T]) Get(ctx context.Context, key string) (store.Object[T], error) {
+	return w.c.store.Get(ctx, key)
+}
+
+func (w *writer[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
+	return w.c.store.List(ctx, prefix)
+}
+
+func (w *writer[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
+	return w.c.store.Watch(ctx, prefix, after)
+}
+
+func (w *writer[T]) Revision(ctx context.Context) (int64, error) { return w.c.store.Revision(ctx) }
+
+func (w *writer[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
+	guards, err := w.fence(guards)
+	if err != nil {
+		return store.Object[T]{}, err
+	}
+	done := w.c.beginWrite(key)
+	obj, err := w.c.store.Create(ctx, key, value, guards...)
+	done(obj, false, err)
+	return obj, err
+}
+
+func (w *writer[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
+	guards, err := w.fence(guards)
+	if err != nil {
+		return store.Object[T]{}, err
+	}
+	done := w.c.beginWrite(key)
+	obj, err := w.c.store.Update(ctx, key, value, revision, guards...)
+	done(obj, false, err)
+	return obj, err
+}
+
+func (w *writer[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
+	guards, err := w.fence(guards)
+	if err != nil {
+		return 0, err
+	}
+	done := w.c.beginWrite(key)
+	rev, err := w.c.store.Delete(ctx, key, revision, guards...)
+	done(store.Object[T]{Key: key, Revision: rev}, true, err)
+	return rev, err
+}
+
+// fence adds the term's guard to a write's guards, or refuses the write if
+// the term is over.
+func (w *writer[T]) fence(guards []store.Guard) ([]store.Guard, error) {
+	if w.term == nil {
+		return guards, nil
+	}
+	if err := w.term.Context().Err(); err != nil {
+		return nil, fmt.Errorf("%w: the term of leadership this write belongs to is over", store.ErrGuardFailed)
+	}
+	return append(guards[:len(guards):len(guards)], w.term.Guard()), nil
+}
+
+// ownWrite tracks the writes made through the controller to one key of its
+// view: while writes are in flight the changes the cache reports for the
+// key are held (they may be their echoes); once a write is known, its
+// object is handed to reconciles until the cache holds it.
+type ownWrite[T any] struct {
+	inflight int
+	held     []heldChange
+	// obj is the newest object written (for a delete, Key and Revision
+	// only, with deleted set); zero Revision if none.
+	obj     store.Object[T]
+	deleted bool
+}
+
+// heldChange is a change reported while a write to its key was in flight.
+type heldChange struct {
+	rev     int64
+	initial bool
+}
+
+// beginWrite records a write to key about to be made and returns the
+// function that records its result.
+func (c *Controller[T]) beginWrite(key string) (done func(obj store.Object[T], deleted bool, err error)) {
+	if !strings.HasPrefix(key, c.opts.Prefix) {
+		return func(store.Object[T], bool, error) {}
+	}
+	c.mu.Lock()
+	ow := c.own[key]
+	if ow == nil {
+		ow = &ownWrite[T]{}
+		c.own[key] = ow
+	}
+	ow.inflight++
+	c.mu.Unlock()
+	return func(obj store.Object[T], deleted bool, err error) {
+		c.mu.Lock()
+		ow.inflight--
+		if err == nil && obj.Revision > ow.obj.Revision {
+			ow.obj, ow.deleted = obj, deleted
+		}
+		var wake []heldChange
+		if ow.inflight == 0 {
+			// Every held change is now known: this write's echo, or
+			// someone else's change.
+			for _, h := range ow.held {
+				if h.rev != ow.obj.Revision || ow.deleted {
+					c.addPendingLocked(key, h.rev)
+					wake = append(wake, h)
+				}
+			}
+			ow.held = nil
+			if ow.obj.Revision == 0 || ow.obj.Revision <= c.cache.revisionOf(key) {
+				delete(c.own, key) // nothing written, or the cache holds it
+			}
+		}
+		c.mu.Unlock()
+		for _, h := range wake {
+			c.q().AddWith(key, queue.AddOptions{Priority: h.priority()})
+		}
+	}
+}
+
+func (h heldChange) priority() int {
+	if h.initial {
+		return queue.PriorityLow
+	}
+	return queue.PriorityNormal
+}
+
+// ownChangeLocked sorts out a change of key that the controller may have
+// written itself; c.mu is held. It returns hold if the change must not wake
+// the key now: it is held while a write is in flight (if kept: a change the
+// predicates let through), or it is the echo of a write made through
+// Request.Store.
+func (c *Controller[T]) ownChangeLocked(ch *change[T], kept bool) (hold bool) {
+	key := ch.key()
+	ow := c.own[key]
+	if ow == nil {
+		return false
+	}
+	rev := ch.revision()
+	if ow.inflight > 0 {
+		if kept {
+			ow.held = append(ow.held, heldChange{rev: rev, initial: ch.Initial})
+		}
+		return true
+	}
+	if rev < ow.obj.Revision {
+		return false // older than the write: someone else's
+	}
+	delete(c.own, key) // the cache has caught up with the write
+	return ch.HasCur && !ow.deleted && rev == ow.obj.Revision
+}
+
+// ownObjectLocked returns the object a reconcile of key must see instead of
+// cached, if the controller wrote a newer one than the cache holds; c.mu is
+// held.
+func (c *Controller[T]) ownObjectLocked(key string, cached store.Object[T], present bool) (obj store.Object[T], deleted, ok bool) {
+	ow := c.own[key]
+	if ow == nil || ow.obj.Revision == 0 || ow.obj.Revision <= cached.Revision {
+		return cached, !present, false
+	}
+	if ow.deleted {
+		last := cached
+		last.Revision = ow.obj.Revision
+		return last, true, true
+	}
+	return ow.obj, false, true
+}
