@@ -166,8 +166,11 @@ func TestRequeueBacksOffWithoutAFailure(t *testing.T) {
 // After its term ends, a write is refused before reaching the store.
 func TestDeposedLeadersWritesThroughTheControllerAreRejected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.NewMemory[*item]()
-		leases := store.NewMemory[lock.Record]()
+		// Guards check keys of the same store: the lease record and the
+		// items share one byte store through two typed views.
+		raw := store.NewMemory[[]byte]()
+		s := store.NewView[*item](raw, store.JSON[*item]{})
+		leases := store.NewView[lock.Record](raw, store.JSON[lock.Record]{})
 		put(t, s, "job", &item{Want: 1})
 		lease, err := lock.NewLease(leases, "leader", lock.LeaseOptions{Holder: "a", TTL: 30 * time.Second})
 		require.NoError(t, err)
@@ -179,9 +182,13 @@ func TestDeposedLeadersWritesThroughTheControllerAreRejected(t *testing.T) {
 		var first sync.Once
 		rec := &recorder{fn: func(ctx context.Context, req Request[*item]) (Result, error) {
 			first.Do(func() {
+				// While the term is current, its writes go through.
+				obj, err := writeSeen(ctx, req)
+				results <- err
+				req.Object = obj
 				inReconcile <- req
 				<-takenOver
-				_, err := writeSeen(ctx, req)
+				_, err = writeSeen(ctx, req)
 				results <- err
 			})
 			return Result{}, nil
@@ -190,19 +197,22 @@ func TestDeposedLeadersWritesThroughTheControllerAreRejected(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- el.Run(ctx, c.Run) }()
+		require.NoError(t, <-results, "the current term's write was refused")
 		req := <-inReconcile
 
 		// Another replica takes the lease over while this one still
 		// believes it leads.
 		rec0, err := leases.Get(context.Background(), "leader")
 		require.NoError(t, err)
-		_, err = leases.Update(context.Background(), "leader", lock.Record{Holder: "b"}, rec0.Revision)
+		_, err = leases.Delete(context.Background(), "leader", rec0.Revision)
+		require.NoError(t, err)
+		_, err = leases.Create(context.Background(), "leader", lock.Record{Holder: "b"})
 		require.NoError(t, err)
 		close(takenOver)
 		require.ErrorIs(t, <-results, store.ErrGuardFailed, "a deposed leader's status write was accepted")
 		obj, err := s.Get(context.Background(), "job")
 		require.NoError(t, err)
-		require.Zero(t, obj.Value.Seen)
+		require.Equal(t, 1, obj.Value.Seen, "the deposed leader's write changed the store")
 
 		// Once the term is over, the request's store refuses to write.
 		advance(time.Minute)
