@@ -22,7 +22,11 @@
 //   - Get blocks until a key is ready, the context ends, or the queue shuts
 //     down, and its error says which.
 //   - ShutDown stops at once; Drain stops gracefully and reports every key
-//     it had to leave behind, so nothing is dropped silently.
+//     it had to leave behind, so nothing is dropped silently. Drain returns
+//     only once no key is in flight, or its context has ended, even if
+//     ShutDown is called meanwhile.
+//   - Bad input (a nil context) is an error matching ErrInvalid, never a
+//     panic; the zero Queue is ready to use.
 //
 // In steady state Add, Get and Done allocate nothing, and the memory a burst
 // of keys needed is given back once the queue has drained.
