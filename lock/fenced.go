@@ -17,7 +17,7 @@ import (
 //
 // Fenced returns an error matching ErrInvalid if s or lk is nil.
 func Fenced[T any](s store.Store[T], lk Lock) (store.Store[T], error) {
-	if s == nil || lk == nil {
+	if isNil(s) || isNil(lk) {
 		return nil, fmt.Errorf("%w: Fenced needs a store and a lock", ErrInvalid)
 	}
 	return &fenced[T]{Store: s, lk: lk}, nil

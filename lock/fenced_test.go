@@ -77,3 +77,15 @@ func ExampleFenced() {
 	// Output:
 	// write while leading: <nil>
 }
+
+func TestNewLeaseRefusesANilPointerStoreAndAcquireStopsOnInvalidInput(t *testing.T) {
+	var nilStore *store.Memory[lock.Record]
+	_, err := lock.NewLease(nilStore, "leader", lock.LeaseOptions{Holder: "a"})
+	require.ErrorIs(t, err, lock.ErrInvalid)
+
+	broken := store.NewView[lock.Record](nil, store.JSON[lock.Record]{}) // every call: store.ErrInvalid
+	l, err := lock.NewLease(broken, "leader", lock.LeaseOptions{Holder: "a"})
+	require.NoError(t, err)
+	_, err = l.Acquire(context.Background())
+	require.ErrorIs(t, err, store.ErrInvalid, "Acquire must not retry invalid input forever")
+}

@@ -67,7 +67,7 @@ var _ Locker = (*Lease)(nil)
 // ErrInvalid (and, for a bad key, store.ErrInvalid) if s is nil, key is not a
 // valid store key or the options are inconsistent (see LeaseOptions).
 func NewLease(s store.Store[Record], key string, opts LeaseOptions) (*Lease, error) {
-	if s == nil {
+	if isNil(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
 	}
 	if err := store.ValidateKey(key); err != nil {
@@ -103,6 +103,11 @@ func (l *Lease) Acquire(ctx context.Context) (Lock, error) {
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("lock: acquire %q: %w", l.key, ctx.Err())
+		}
+		if errors.Is(err, store.ErrInvalid) {
+			// Retrying cannot help (a View of a nil store, a record the
+			// codec refuses): say so instead of looping.
+			return nil, fmt.Errorf("lock: acquire %q: %w", l.key, err)
 		}
 		if err != nil {
 			l.log.Warn("acquire attempt failed; retrying", "err", err)
