@@ -64,6 +64,20 @@ func (e *Exponential[K]) When(key K) time.Duration {
 	return e.delay(n)
 }
 
+// Delay returns the wait before the next try after attempt n (n as in
+// NumRequeues before the requeue: 0 for the first requeue), without
+// jitter: base·2ⁿ, capped at the maximum. A reconciler can persist it
+// (the time of its next attempt) from Request.Attempt. When adds jitter of
+// up to jitter·Delay(n), capped at the maximum.
+func (e *Exponential[K]) Delay(n int) time.Duration {
+	n = max(n, 0)
+	d := e.max
+	if n < 63 && e.base <= e.max>>n {
+		d = e.base << n
+	}
+	return d
+}
+
 // delay returns the wait for the (n+1)-th requeue, without overflow.
 func (e *Exponential[K]) delay(n int) time.Duration {
 	d := e.max
