@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
 )
@@ -74,7 +75,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	s := store.NewMemory[*ReplicaSet](store.WithMutationCheck(nil))
 	pods := &fakePods{}
-	return &fixture{t: t, ctx: t.Context(), s: s, pods: pods, rec: &Reconciler{Store: s, Pods: pods}}
+	return &fixture{t: t, ctx: t.Context(), s: s, pods: pods, rec: &Reconciler{Pods: pods}}
 }
 
 func (f *fixture) putSpec(spec Spec) {
@@ -89,9 +90,10 @@ func (f *fixture) get() store.Object[*ReplicaSet] {
 }
 
 // reconcile reconciles the stored object, as the controller would with
-// an up-to-date cache.
+// an up-to-date cache; the request's store is the fixture's (a controller
+// hands over its own, which writes through it).
 func (f *fixture) reconcile() error {
-	_, err := f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: f.get()})
+	_, err := f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: f.get(), Store: f.s})
 	return err
 }
 
@@ -172,7 +174,7 @@ func TestReconcileStaleObjectConflicts(t *testing.T) {
 	stale := f.get()
 	f.putSpec(Spec{Replicas: 2})
 
-	_, err := f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: stale})
+	_, err := f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: stale, Store: f.s})
 	require.ErrorIs(t, err, store.ErrConflict)
 	rs := f.get().Value
 	assert.Equal(t, 2, rs.Spec.Replicas)
@@ -192,7 +194,7 @@ func TestReconcileDeletedStopsEveryPod(t *testing.T) {
 	require.NoError(t, err)
 	rev := f.revision()
 
-	_, err = f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: last, Deleted: true})
+	_, err = f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: last, Deleted: true, Store: f.s})
 	require.NoError(t, err)
 	assert.Empty(t, f.pods.pids("web"))
 	assert.Equal(t, rev, f.revision(), "nothing written for a deleted replica set")
@@ -237,4 +239,39 @@ func TestReconcileStartFailure(t *testing.T) {
 	ready, _ = reconcile.FindCondition(rs.Conditions, ConditionReady)
 	assert.Equal(t, reconcile.ConditionTrue, ready.Status)
 	f.assertIdle()
+}
+
+// The reconciler writes only through the request's store: given one that
+// refuses every write (fenced by a term that is over, as a deposed
+// leader's controller would hand over), it leaves the replica set as it
+// was and reports the guard failure.
+func TestReconcileWritesOnlyThroughTheRequestStore(t *testing.T) {
+	f := newFixture(t)
+	f.putSpec(Spec{Replicas: 2})
+	rev := f.revision()
+	lease, err := lock.NewLease(store.NewMemory[lock.Record](), "leases/rs", lock.LeaseOptions{Holder: "a", TTL: time.Hour})
+	require.NoError(t, err)
+	term, err := lease.Acquire(f.ctx)
+	require.NoError(t, err)
+	require.NoError(t, term.Release(f.ctx))
+	deposed, err := lock.Fenced[*ReplicaSet](f.s, term)
+	require.NoError(t, err)
+
+	_, err = f.rec.Reconcile(f.ctx, reconcile.Request[*ReplicaSet]{Key: "web", Object: f.get(), Store: deposed})
+	require.ErrorIs(t, err, store.ErrGuardFailed)
+	assert.Equal(t, rev, f.revision(), "a refused status write reached the store")
+	assert.Zero(t, f.get().Value.ObservedGeneration)
+}
+
+// StatusWritten hears each status write that changed the stored object,
+// and nothing from a reconcile that wrote nothing.
+func TestStatusWrittenHearsEachWrite(t *testing.T) {
+	f := newFixture(t)
+	var heard []int64
+	f.rec.StatusWritten = func(_ context.Context, obj store.Object[*ReplicaSet]) { heard = append(heard, obj.Revision) }
+	f.putSpec(Spec{Replicas: 2})
+	require.NoError(t, f.reconcile())
+	require.Equal(t, []int64{f.revision()}, heard)
+	f.assertIdle()
+	assert.Len(t, heard, 1, "an idle reconcile reported a write")
 }

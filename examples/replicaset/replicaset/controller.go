@@ -30,9 +30,20 @@ type Pods interface {
 // revision it reconciled. It keeps no state of its own: each reconcile looks
 // at the running pods, so it is idempotent, and one that finds the right
 // pods and an up-to-date status starts, stops and writes nothing.
+//
+// Every write goes through the request's store (Request.Store), that is
+// through the controller: under leader election it carries the current
+// term's guard, so a deposed leader's status write is rejected with
+// store.ErrGuardFailed; its echo does not wake the key again; and the next
+// reconcile of the key sees the object it wrote, never an older one. The
+// reconciler itself holds no store and attaches no guard.
 type Reconciler struct {
-	Store store.Store[*ReplicaSet]
-	Pods  Pods
+	Pods Pods
+	// StatusWritten, if set, is called after each status write that
+	// changed the stored object, with the reconcile's context (which
+	// carries the term of leadership, lock.FromContext, if any) and the
+	// object written. It is for narration and tests.
+	StatusWritten func(ctx context.Context, obj store.Object[*ReplicaSet])
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -70,7 +81,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Repli
 	}
 
 	status, ready := observe(running, spec.Replicas, startErr)
-	_, err := reconcile.WriteStatus(ctx, r.Store, req.Object, status, ready)
+	written, err := reconcile.WriteStatus(ctx, req.Store, req.Object, status, ready)
+	if err == nil && written.Revision != req.Object.Revision && r.StatusWritten != nil {
+		r.StatusWritten(ctx, written)
+	}
 	if startErr != nil {
 		// Back off on the start failure whatever became of the status.
 		return reconcile.Result{}, errors.Join(startErr, statusErr(err))
@@ -129,12 +143,17 @@ type ControllerConfig struct {
 	// Prefix limits the replica sets the controller watches to the keys
 	// under it ("" for all), for a store that holds other records too.
 	Prefix string
+	// StatusWritten, if set, hears each status write (see Reconciler).
+	StatusWritten func(ctx context.Context, obj store.Object[*ReplicaSet])
 }
 
 // NewController returns the replica set controller over s, with timings
-// short enough for a demo: retries back off from 50ms to 1s.
+// short enough for a demo: retries back off from 50ms to 1s. Its status
+// writes go to s through the controller (Request.Store): run it under a
+// reconcile.Manager with a lock.Elector and each carries the guard of the
+// term it runs in.
 func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile.Controller[*ReplicaSet], error) {
-	return reconcile.New(s, &Reconciler{Store: s, Pods: cfg.Pods}, reconcile.Options[*ReplicaSet]{
+	return reconcile.New(s, &Reconciler{Pods: cfg.Pods, StatusWritten: cfg.StatusWritten}, reconcile.Options[*ReplicaSet]{
 		Name:        "replicaset",
 		RateLimiter: queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
 		Timeout:     10 * time.Second,
