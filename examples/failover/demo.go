@@ -57,7 +57,7 @@ type Report struct {
 	// Terms lists every term of leadership, in start order.
 	Terms []Term
 	// Phases are the converged states: before the crash, right after the
-	// takeover, after the scale-up.
+	// takeover, after the scale-up (which follows the late write).
 	Phases []PhaseResult
 	// Crash describes the crash and the takeover.
 	Crash CrashResult
@@ -103,10 +103,15 @@ type CrashResult struct {
 	Handover time.Duration
 }
 
-// LateWriteResult describes the write made with the crashed term's guard.
+// LateWriteResult describes the status write the leader sent under its
+// term just before it crashed, delivered after the takeover.
 type LateWriteResult struct {
 	// Term is the crashed leader's term, whose guard the write carried.
 	Term Term
+	// SameRevision reports that the replica set had not changed between
+	// the sending and the delivery: the write's compare-and-swap would
+	// have passed, so only the guard rejected it.
+	SameRevision bool
 	// Err is the write's error: it matches store.ErrGuardFailed.
 	Err error
 	// Unchanged reports that the replica set was left as it was.

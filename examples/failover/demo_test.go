@@ -19,7 +19,7 @@ import (
 // pods' executable, and checks its guarantees from the report: one leader
 // at a time, a takeover within the TTL (plus a margin for a loaded machine)
 // of a crash that did not release the lease, convergence before and after,
-// the late write fenced off, and nothing left behind (goleak checks the
+// the late write fenced off by etcd, and nothing left behind (goleak checks the
 // goroutines in TestMain).
 func TestDemo(t *testing.T) {
 	const ttl = time.Second
@@ -86,9 +86,12 @@ func TestDemo(t *testing.T) {
 	assert.Equal(t, c.New.Replica, takeover.Leader)
 	assert.Equal(t, c.New.Replica, scaled.Leader)
 
-	// The deposed leader's late write was fenced off.
+	// The write the leader sent under its term, delivered after the
+	// takeover, was fenced off: by the guard alone, since its
+	// compare-and-swap revision was still the replica set's.
 	l := rep.LateWrite
 	assert.Equal(t, c.Old.Token, l.Term.Token)
+	assert.True(t, l.SameRevision, "the replica set changed between the late write's sending and its delivery")
 	assert.ErrorIs(t, l.Err, store.ErrGuardFailed)
 	assert.True(t, l.Unchanged)
 	assert.LessOrEqual(t, rep.GoroutinesAfter, rep.GoroutinesBefore)

@@ -2,8 +2,9 @@
 // as three replicas of one manager, elected through a lease on an embedded
 // etcd, and narrates a failover: the leader converges the pods, crashes
 // without releasing its lease, another replica takes over once the lease
-// has gone unrenewed for a TTL and keeps converging, and a late write of the
-// crashed leader is rejected by fencing.
+// has gone unrenewed for a TTL and keeps converging, and a status write the
+// crashed leader sent under its term, delayed in the network until after the
+// takeover, is rejected by fencing.
 //
 // Run it from the repository root:
 //
@@ -30,9 +31,10 @@ its own etcd client, campaign on the lease, and the leader runs the replica
 set controller, whose pods are child processes of this program. The leader
 converges the pods, then crashes (cut off from etcd at once, its manager
 stopped, its lease not released); another replica takes over once the lease
-has gone unrenewed for a TTL, adopts the pods and scales them; a late status
-write carrying the crashed leader's guard is rejected by etcd. On exit no pod
-and no goroutine is left.`
+has gone unrenewed for a TTL and adopts the pods; a status write the crashed
+leader sent under its term just before the crash, held by the network until
+then, is rejected by etcd; the new leader scales the pods. On exit no pod and
+no goroutine is left.`
 
 func main() {
 	if os.Getenv(replicaset.PodEnv) == "1" {

@@ -71,8 +71,9 @@ func (n *narrator) termEnded(t Term) {
 	n.say("%s no longer leads (token %d)", t.Replica, t.Token)
 }
 
-// statusWritten narrates a status write a controller made under term t.
-func (n *narrator) statusWritten(t Term, obj store.Object[*replicaset.ReplicaSet]) {
+// statusWritten narrates a status write the controller of replica made
+// in the term of token.
+func (n *narrator) statusWritten(replica string, token int64, obj store.Object[*replicaset.ReplicaSet]) {
 	rs := obj.Value
 	ready := "Ready=?"
 	if c, ok := reconcile.FindCondition(rs.Conditions, replicaset.ConditionReady); ok {
@@ -81,7 +82,7 @@ func (n *narrator) statusWritten(t Term, obj store.Object[*replicaset.ReplicaSet
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.sayLocked("%s (token %d) wrote status: %d/%d ready, %s, pods %s, generation %d",
-		t.Replica, t.Token, rs.Status.ReadyReplicas, rs.Spec.Replicas, ready, pidList(rs.Status.Pods), rs.ObservedGeneration)
+		replica, token, rs.Status.ReadyReplicas, rs.Spec.Replicas, ready, pidList(rs.Status.Pods), rs.ObservedGeneration)
 	n.written = max(n.written, obj.Revision)
 }
 
@@ -116,7 +117,7 @@ func summarize(w io.Writer, rep *Report, err error) {
 		if errors.Is(l.Err, store.ErrGuardFailed) {
 			verdict = "rejected with store.ErrGuardFailed"
 		}
-		line("fencing", "late write of %s's term (token %d) %s", l.Term.Replica, l.Term.Token, verdict)
+		line("fencing", "write of %s's term (token %d), delivered after the takeover, %s", l.Term.Replica, l.Term.Token, verdict)
 	}
 	if len(rep.Terms) > 0 {
 		parts := make([]string, len(rep.Terms))

@@ -43,8 +43,10 @@ type replicaDeps struct {
 	ttl      time.Duration
 	pods     *replicaset.Supervisor
 	terms    *terms
-	wrote    func(Term, store.Object[*replicaset.ReplicaSet])
-	logger   *slog.Logger
+	// wrote hears each status write of a replica's controller, with the
+	// token of the term it was made in.
+	wrote  func(replica string, token int64, obj store.Object[*replicaset.ReplicaSet])
+	logger *slog.Logger
 }
 
 // newReplica connects replica name to etcd and builds its manager.
@@ -62,7 +64,8 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	log := d.logger.With("replica", name)
 
 	// The lease record and the replica sets share one etcd prefix, so the
-	// lease's guard is a compare etcd checks in each replica set write.
+	// lease's guard is a compare etcd checks in each replica set write the
+	// controller makes while the replica leads.
 	// Both go through crashable, which cuts the replica off when it crashes.
 	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
 	if err != nil {
@@ -82,11 +85,21 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := replicaset.NewController(&fencedStore{Store: objects, wrote: d.wrote}, replicaset.ControllerConfig{
+	// The controller's writes need no wrapper: it writes through itself
+	// (Request.Store), which adds the guard of the term the elector runs it
+	// in to each write.
+	ctrl, err := replicaset.NewController(objects, replicaset.ControllerConfig{
 		Pods:   d.pods,
 		Exits:  d.pods.Exits(),
 		Logger: log,
 		Prefix: rsPrefix,
+		StatusWritten: func(ctx context.Context, obj store.Object[*replicaset.ReplicaSet]) {
+			var token int64
+			if lk, ok := lock.FromContext(ctx); ok {
+				token = lk.Token()
+			}
+			d.wrote(name, token, obj)
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/converge-go/converge/examples/internal/demo"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
@@ -28,16 +29,22 @@ type scenario struct {
 	replicas map[string]*replica
 	rep      *Report
 	want     int
+	late     *inFlight // the crashed leader's write, from crash to lateWrite
 }
 
 // play runs every step in order and stops at the first that fails.
-func (s *scenario) play(ctx context.Context) error {
+func (s *scenario) play(ctx context.Context) (err error) {
+	defer func() {
+		if s.late != nil {
+			err = errors.Join(err, s.late.close())
+		}
+	}()
 	n := s.cfg.Pods
 	steps := []func(context.Context) error{
 		func(ctx context.Context) error { return s.scale(ctx, "converge", n) },
 		s.crash,
-		func(ctx context.Context) error { return s.scale(ctx, "scale up", n+2) },
 		s.lateWrite,
+		func(ctx context.Context) error { return s.scale(ctx, "scale up", n+2) },
 	}
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
@@ -62,8 +69,9 @@ func (s *scenario) scale(ctx context.Context, name string, n int) error {
 	return s.settle(ctx, name, start, startedBefore, s.cfg.Timeout)
 }
 
-// crash crashes the leader, checks that its lease record survives it, and
-// waits for another replica to take over and adopt the pods.
+// crash has the leader send a status write that the network holds (see
+// sendLateWrite), crashes it, checks that its lease record survives the
+// crash, and waits for another replica to take over and adopt the pods.
 func (s *scenario) crash(ctx context.Context) error {
 	out := &s.rep.Crash
 	var old Term
@@ -75,6 +83,9 @@ func (s *scenario) crash(ctx context.Context) error {
 		return err
 	}
 	out.Old = old
+	if err := s.sendLateWrite(ctx, old); err != nil {
+		return err
+	}
 	s.say.say("== crash: %s, the leader, dies: cut off from etcd at once, its manager stopped, its lease not released", old.Replica)
 	out.At = time.Now()
 	startedBefore := s.sup.Stats().Started
@@ -116,35 +127,95 @@ func (s *scenario) crash(ctx context.Context) error {
 	return nil
 }
 
-// lateWrite has the crashed leader's term write the replica set's status
-// after the takeover, as a process that was paused rather than dead, or a
-// request delayed in the network, would. The write goes through the same
-// fenced path as the controller's writes, with the old term's guard, on a
-// fresh connection; etcd must reject it.
-func (s *scenario) lateWrite(ctx context.Context) error {
-	out := &s.rep.LateWrite
-	old := s.rep.Crash.Old
-	out.Term = old
-	stale := s.rep.Phases[0]
-	s.say.say("== late write: %s, back from the dead, writes the status of its term (token %d): %s %s",
-		old.Replica, old.Token, pods(len(stale.Pods)), pidList(stale.Pods))
+// inFlight is the status write the leader sent just before it crashed,
+// held by the network until lateWrite delivers it.
+type inFlight struct {
+	obj    store.Object[*replicaset.ReplicaSet] // the object it was written against
+	net    *delayed[*replicaset.ReplicaSet]
+	client *clientv3.Client // its connection
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the write has returned
+	err    error         // the write's error, once done
+}
 
+// wait returns the write's error once it has returned.
+func (f *inFlight) wait() error {
+	<-f.done
+	return f.err
+}
+
+// close abandons the write if it is still held and closes its connection.
+func (f *inFlight) close() error {
+	f.cancel()
+	<-f.done
+	return f.client.Close()
+}
+
+// sendLateWrite has the leader, while its term is still current, send a
+// status write that the network then holds (see delayed). It writes as code
+// outside a reconcile writes for a term: through lock.Fenced with the term's
+// lock, which checks that the term is current and adds its guard. The write
+// passes that check, so from here on only etcd can refuse it.
+func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
+	obj, err := s.objects.Get(ctx, demoKey)
+	if err != nil {
+		return fmt.Errorf("late write: %w", err)
+	}
 	client, err := newClient(s.endpoint)
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	st, err := etcdstore.New[*replicaset.ReplicaSet](client, etcdPrefix)
+	raw, err := etcdstore.New[*replicaset.ReplicaSet](client, etcdPrefix)
 	if err != nil {
-		return err
+		return errors.Join(err, client.Close())
 	}
+	net := newDelayed[*replicaset.ReplicaSet](raw)
+	fenced, err := lock.Fenced[*replicaset.ReplicaSet](net, old.lock)
+	if err != nil {
+		return errors.Join(err, client.Close())
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	late := &inFlight{obj: obj, net: net, client: client, cancel: cancel, done: make(chan struct{})}
+	s.late = late
+	pids := late.obj.Value.Status.Pods
+	status := replicaset.Status{ReadyReplicas: len(pids), Pods: pids}
+	ready := reconcile.Condition{Type: replicaset.ConditionReady, Status: reconcile.ConditionFalse, Reason: "Scaling",
+		Message: fmt.Sprintf("sent by %s in the term of token %d", old.Replica, old.Token)}
+	go func() {
+		defer close(late.done)
+		_, late.err = reconcile.WriteStatus(wctx, fenced, late.obj, status, ready)
+	}()
+	select {
+	case <-late.net.sent:
+	case <-late.done:
+		return fmt.Errorf("late write: refused before it was sent, while its term was current: %w", late.err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.say.say("%s, still leading, sends a status write (Ready=False, pods %s) under its term (token %d); the network holds it",
+		old.Replica, pidList(pids), old.Token)
+	return nil
+}
+
+// lateWrite delivers the crashed leader's write after the takeover, as a
+// network that delayed it would; etcd must reject it, the replica set
+// untouched.
+func (s *scenario) lateWrite(ctx context.Context) error {
+	out := &s.rep.LateWrite
+	old := s.rep.Crash.Old
+	out.Term = old
+	late := s.late
 	cur, err := s.objects.Get(ctx, demoKey)
 	if err != nil {
 		return fmt.Errorf("late write: %w", err)
 	}
-	status := replicaset.Status{ReadyReplicas: len(stale.Pods), Pods: stale.Pods}
-	ready := reconcile.Condition{Type: replicaset.ConditionReady, Status: reconcile.ConditionFalse, Reason: "Scaling", Message: "written by a deposed leader"}
-	_, out.Err = reconcile.WriteStatus(withTerm(ctx, old), &fencedStore{Store: st}, cur, status, ready)
+	out.SameRevision = cur.Revision == late.obj.Revision
+	s.say.say("== late write: the network delivers the status write %s sent under its term (token %d)", old.Replica, old.Token)
+	if out.SameRevision {
+		s.say.say("the replica set has not changed since (revision %d): its compare-and-swap would pass, only the term's guard can stop it", cur.Revision)
+	}
+	late.net.deliver()
+	out.Err = late.wait()
 	if !errors.Is(out.Err, store.ErrGuardFailed) {
 		return fmt.Errorf("late write: got error %v, want one matching store.ErrGuardFailed", out.Err)
 	}

@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/store"
 )
 
 // Term is one term of leadership of a replica: from the moment its Locker
@@ -21,14 +17,15 @@ type Term struct {
 	Replica string
 	// Token is the term's fencing token (the lease record's CreateRevision).
 	Token int64
-	// Guard is the store precondition that holds only while the term is
-	// the current one.
-	Guard store.Guard
 	// Start is when Acquire returned the lock.
 	Start time.Time
 	// End is when the lock's context was cancelled or the lock released,
 	// whichever came first; zero while the term lasts.
 	End time.Time
+
+	// lock is the term's lock, for writes made on the term's behalf
+	// outside its controller (lock.Fenced).
+	lock lock.Lock
 }
 
 // terms records every term of every replica, in start order. It is safe
@@ -44,7 +41,7 @@ type terms struct {
 // recorded when lk's context is cancelled or when lk is released, whichever
 // comes first; the returned record is for end.
 func (ts *terms) begin(replica string, lk lock.Lock) *Term {
-	t := &Term{Replica: replica, Token: lk.Token(), Guard: lk.Guard(), Start: time.Now()}
+	t := &Term{Replica: replica, Token: lk.Token(), Start: time.Now(), lock: lk}
 	ts.mu.Lock()
 	ts.list = append(ts.list, t)
 	started := *t
@@ -111,9 +108,8 @@ func overlap(list []Term) (a, b Term, found bool) {
 }
 
 // termLocker is a lock.Locker that records the terms of the Locker it
-// wraps and hands out locks whose context carries the term, so that every
-// write made under that context (the controller's) carries the term's guard
-// (see fencedStore).
+// wraps. It adds nothing to the locks: the controller fences its own writes
+// with the lock the elector puts in its context.
 type termLocker struct {
 	lock.Locker
 	replica string
@@ -126,20 +122,15 @@ func (l *termLocker) Acquire(ctx context.Context) (lock.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := l.terms.begin(l.replica, lk)
-	return &termLock{Lock: lk, ctx: withTerm(lk.Context(), *t), terms: l.terms, term: t}, nil
+	return &termLock{Lock: lk, terms: l.terms, term: l.terms.begin(l.replica, lk)}, nil
 }
 
-// termLock is a lock.Lock whose context carries its Term.
+// termLock is a lock.Lock whose release is recorded as the end of its term.
 type termLock struct {
 	lock.Lock
-	ctx   context.Context
 	terms *terms
 	term  *Term
 }
-
-// Context returns the lock's context, with the term as a value.
-func (l *termLock) Context() context.Context { return l.ctx }
 
 // Release records the end of the term, if its context has not ended
 // already, and releases the lock. An Elector releases once the work it ran
@@ -148,70 +139,4 @@ func (l *termLock) Context() context.Context { return l.ctx }
 func (l *termLock) Release(ctx context.Context) error {
 	l.terms.end(l.term)
 	return l.Lock.Release(ctx)
-}
-
-type termKey struct{}
-
-// withTerm returns ctx carrying t.
-func withTerm(ctx context.Context, t Term) context.Context {
-	return context.WithValue(ctx, termKey{}, t)
-}
-
-// termFrom returns the term ctx carries.
-func termFrom(ctx context.Context) (Term, bool) {
-	t, ok := ctx.Value(termKey{}).(Term)
-	return t, ok
-}
-
-// errNoTerm is returned by a fencedStore for a write whose context carries
-// no term of leadership.
-var errNoTerm = errors.New("write outside a term of leadership")
-
-// fencedStore is the controller's view of the replica sets: reads pass
-// through, and every write carries the guard of the term its context
-// carries, so that etcd checks, in the write's own transaction, that the
-// term is still the current one. A write without a term is refused.
-type fencedStore struct {
-	store.Store[*replicaset.ReplicaSet]
-	// wrote, if set, hears each successful write.
-	wrote func(Term, store.Object[*replicaset.ReplicaSet])
-}
-
-type object = store.Object[*replicaset.ReplicaSet]
-
-// Create creates key under the term's guard.
-func (f *fencedStore) Create(ctx context.Context, key string, value *replicaset.ReplicaSet, guards ...store.Guard) (object, error) {
-	t, ok := termFrom(ctx)
-	if !ok {
-		return object{}, fmt.Errorf("create %q: %w", key, errNoTerm)
-	}
-	obj, err := f.Store.Create(ctx, key, value, append(slices.Clip(guards), t.Guard)...)
-	f.report(t, obj, err)
-	return obj, err
-}
-
-// Update updates key under the term's guard.
-func (f *fencedStore) Update(ctx context.Context, key string, value *replicaset.ReplicaSet, revision int64, guards ...store.Guard) (object, error) {
-	t, ok := termFrom(ctx)
-	if !ok {
-		return object{}, fmt.Errorf("update %q: %w", key, errNoTerm)
-	}
-	obj, err := f.Store.Update(ctx, key, value, revision, append(slices.Clip(guards), t.Guard)...)
-	f.report(t, obj, err)
-	return obj, err
-}
-
-// Delete deletes key under the term's guard.
-func (f *fencedStore) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
-	t, ok := termFrom(ctx)
-	if !ok {
-		return 0, fmt.Errorf("delete %q: %w", key, errNoTerm)
-	}
-	return f.Store.Delete(ctx, key, revision, append(slices.Clip(guards), t.Guard)...)
-}
-
-func (f *fencedStore) report(t Term, obj object, err error) {
-	if err == nil && f.wrote != nil {
-		f.wrote(t, obj)
-	}
 }

@@ -16,61 +16,96 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// TestFencedStoreCarriesTheTermsGuard checks the path the controller's
-// writes take: a write under a term carries its guard, a write without a
-// term is refused, and a write under a term that has been taken over fails
-// with store.ErrGuardFailed. The lease and the replica sets share one byte
-// store, as they share one etcd prefix in the demo.
-func TestFencedStoreCarriesTheTermsGuard(t *testing.T) {
+// TestTermLockerRecordsEachTerm checks the record the demo's summary and
+// test rely on: each acquisition starts a term with its token, a release
+// ends it, and the next holder's term follows it with a larger token.
+func TestTermLockerRecordsEachTerm(t *testing.T) {
 	ctx := t.Context()
-	raw := store.NewMemory[[]byte]()
-	records := store.NewView[lock.Record](raw, nil)
-	objects := store.NewView[*replicaset.ReplicaSet](raw, nil)
+	records := store.NewMemory[lock.Record]()
 	ts := &terms{}
 	locker := func(holder string) *termLocker {
 		lease, err := lock.NewLease(records, leaseKey, lock.LeaseOptions{Holder: holder, TTL: time.Hour})
 		require.NoError(t, err)
 		return &termLocker{Locker: lease, replica: holder, terms: ts}
 	}
-	var writes []Term
-	fenced := &fencedStore{Store: objects, wrote: func(t Term, _ object) { writes = append(writes, t) }}
 
-	_, err := reconcile.PutSpec(ctx, objects, demoKey, replicaset.Spec{Replicas: 1})
-	require.NoError(t, err)
 	first, err := locker("a").Acquire(ctx)
 	require.NoError(t, err)
-	term, ok := termFrom(first.Context())
-	require.True(t, ok, "the lock's context carries its term")
-	assert.Equal(t, first.Token(), term.Token)
-	assert.Equal(t, first.Guard(), term.Guard)
-
-	cur, err := objects.Get(ctx, demoKey)
-	require.NoError(t, err)
-	_, err = reconcile.WriteStatus(ctx, fenced, cur, replicaset.Status{ReadyReplicas: 1})
-	require.ErrorIs(t, err, errNoTerm)
-	cur, err = reconcile.WriteStatus(first.Context(), fenced, cur, replicaset.Status{ReadyReplicas: 1})
-	require.NoError(t, err)
-	require.Len(t, writes, 1)
-	assert.Equal(t, "a", writes[0].Replica)
-
-	// a releases, b takes over: a's late write is fenced off.
+	now, ok := ts.current()
+	require.True(t, ok)
+	assert.Equal(t, "a", now.Replica)
+	assert.Equal(t, first.Token(), now.Token)
 	require.NoError(t, first.Release(ctx))
+	_, ok = ts.current()
+	assert.False(t, ok, "a's term ended when a released")
+
 	second, err := locker("b").Acquire(ctx)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, second.Release(context.WithoutCancel(ctx))) }()
-	_, err = reconcile.WriteStatus(withTerm(ctx, term), fenced, cur, replicaset.Status{ReadyReplicas: 2})
-	require.ErrorIs(t, err, store.ErrGuardFailed)
-	_, err = reconcile.WriteStatus(second.Context(), fenced, cur, replicaset.Status{ReadyReplicas: 2})
-	require.NoError(t, err)
-
 	list := ts.all()
 	require.Len(t, list, 2)
-	assert.False(t, list[0].End.IsZero(), "a's term ended when a released")
+	assert.False(t, list[0].End.IsZero())
+	assert.True(t, list[1].End.IsZero())
+	assert.Greater(t, list[1].Token, list[0].Token)
 	_, _, found := overlap(list)
 	assert.False(t, found)
-	now, ok := ts.current()
-	require.True(t, ok)
-	assert.Equal(t, "b", now.Replica)
+}
+
+// TestHeldWriteOfATakenOverTermIsRejected checks the demo's late write over
+// a memory store: a status write sent through lock.Fenced while its term is
+// current, held by the network until another term has begun, is rejected
+// by the store with store.ErrGuardFailed although its compare-and-swap
+// would pass; the same write delivered while the term lasts is accepted.
+// The lease and the replica sets share one byte store, as they share one
+// etcd prefix in the demo.
+func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
+	ctx := t.Context()
+	raw := store.NewMemory[[]byte]()
+	records := store.NewView[lock.Record](raw, nil)
+	objects := store.NewView[*replicaset.ReplicaSet](raw, nil)
+	acquire := func(holder string) lock.Lock {
+		lease, err := lock.NewLease(records, leaseKey, lock.LeaseOptions{Holder: holder, TTL: time.Hour})
+		require.NoError(t, err)
+		lk, err := lease.Acquire(ctx)
+		require.NoError(t, err)
+		return lk
+	}
+	_, err := reconcile.PutSpec(ctx, objects, demoKey, replicaset.Spec{Replicas: 1})
+	require.NoError(t, err)
+	// send writes the status through the network under lk's term and
+	// returns once the network holds the write.
+	send := func(lk lock.Lock, ready int) (*delayed[*replicaset.ReplicaSet], <-chan error) {
+		net := newDelayed[*replicaset.ReplicaSet](objects)
+		fenced, err := lock.Fenced[*replicaset.ReplicaSet](net, lk)
+		require.NoError(t, err)
+		cur, err := objects.Get(ctx, demoKey)
+		require.NoError(t, err)
+		res := make(chan error, 1)
+		go func() {
+			_, err := reconcile.WriteStatus(ctx, fenced, cur, replicaset.Status{ReadyReplicas: ready})
+			res <- err
+		}()
+		<-net.sent
+		return net, res
+	}
+
+	a := acquire("a")
+	net, res := send(a, 1)
+	net.deliver()
+	require.NoError(t, <-res, "a write delivered while its term lasts is accepted")
+
+	net, res = send(a, 2)
+	require.NoError(t, a.Release(ctx))
+	b := acquire("b")
+	defer func() { require.NoError(t, b.Release(context.WithoutCancel(ctx))) }()
+	before, err := objects.Get(ctx, demoKey)
+	require.NoError(t, err)
+	net.deliver()
+	require.ErrorIs(t, <-res, store.ErrGuardFailed)
+	after, err := objects.Get(ctx, demoKey)
+	require.NoError(t, err)
+	assert.Equal(t, before.Revision, after.Revision, "the late write changed the replica set")
+	assert.Equal(t, 1, after.Value.Status.ReadyReplicas)
 }
 
 func TestOverlap(t *testing.T) {
