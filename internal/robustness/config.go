@@ -21,11 +21,16 @@ type Config struct {
 	// DisconnectEvery makes the watcher stop and resume its watch after
 	// every so many events (0: never).
 	DisconnectEvery int
+	// SilentOutage puts the store through a silent outage (see Faults.
+	// SetOutage) from a third to a half of the operations: the clients'
+	// calls fail before reaching the store, and the watch stays open and
+	// delivers nothing until it ends, then everything it held back.
+	SilentOutage bool
 }
 
 // DefaultConfig is the run the tests use by default: 8 clients on 4 keys,
 // 2,000 operations, 5% of writes failing before commit and 5% after, the
-// watch disconnected every 50 events.
+// watch disconnected every 50 events, and a silent outage.
 func DefaultConfig(seed uint64) Config {
 	return Config{
 		Clients:          8,
@@ -35,6 +40,7 @@ func DefaultConfig(seed uint64) Config {
 		FailBeforeCommit: 0.05,
 		FailAfterCommit:  0.05,
 		DisconnectEvery:  50,
+		SilentOutage:     true,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/store"
 )
 
@@ -114,7 +115,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	)
 	go func() {
 		defer close(watched)
-		wlog, watchEr = watchUntil(watchCtx, rs, KeyPrefix, start, cfg.DisconnectEvery, final)
+		wlog, watchEr = watchUntil(watchCtx, faults, KeyPrefix, start, cfg.DisconnectEvery, final)
 	}()
 
 	mid, midErr := runClients(ctx, t, b, cfg, h, faults, rs)
@@ -189,7 +190,13 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 				// Let other clients in between operations, so that
 				// even a store as fast as Memory sees them interleave.
 				runtime.Gosched()
-				if done.Add(1) == int64(cfg.Ops/2) {
+				switch n := done.Add(1); {
+				case cfg.SilentOutage && n == int64(cfg.Ops/3):
+					faults.SetOutage(reconciletest.Silent)
+				case n == int64(cfg.Ops/2):
+					if cfg.SilentOutage {
+						faults.SetOutage(reconciletest.Up)
+					}
 					halfway()
 				}
 			}

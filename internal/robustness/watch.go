@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -41,6 +43,14 @@ func watchUntil(ctx context.Context, s store.Store[Value], prefix string, start 
 			return log, nil
 		}
 		w, err := s.Watch(ctx, prefix, last)
+		if errors.Is(err, store.ErrUnavailable) {
+			// An outage (Faults): try again shortly, like a client
+			// reconnecting.
+			if err := ctxtime.Sleep(ctx, time.Millisecond); err != nil {
+				return log, fmt.Errorf("watch after revision %d: %w", last, err)
+			}
+			continue
+		}
 		if err != nil {
 			return log, fmt.Errorf("watch after revision %d: %w", last, err)
 		}
