@@ -128,8 +128,8 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 // TestChaosConvergence runs a replica-set controller over 1,000 objects with
 // 10% store errors, 5% injected conflicts, 1% panics, 1% hung calls ended by
 // timeouts, watch breaks every few hundred events, spec changes, deletions
-// and creations throughout, a store outage during which the world is
-// disturbed, and a controller restart halfway. Every object must converge
+// and creations throughout, a loud and a silent store outage during which
+// the world is disturbed, and a controller restart halfway. Every object must converge
 // (status and world match spec), no desired state may be lost, no key may be
 // reconciled by two workers at once, the idempotency check must pass, and no
 // goroutine may be left (the bubble checks).
@@ -224,6 +224,27 @@ func runChaos(t *testing.T, seed uint64) {
 	churn(100) // desired state changes the controller cannot see yet
 	s.SetDown(false)
 	churn(100)
+
+	// A silent outage: calls fail while the watch stays open, delivers
+	// nothing and answers no progress request (as an etcd member cut off
+	// from its peers): the controller must notice it all the same, and
+	// heal from its cache.
+	s.SetOutage(Silent)
+	disturbed = slices.Sorted(maps.Keys(desired))[50:100]
+	for _, key := range disturbed {
+		w.scale(key, 0)
+		w.events <- key
+	}
+	churn(50) // held back by the watch until the outage ends
+	<-time.After(3 * time.Second)
+	require.NotEmpty(t, c1.Health().Degraded, "a silent outage was not reported")
+	for _, key := range disturbed {
+		if obj, ok := c1.Lister().Get(key); ok && obj.Value.Spec.Replicas > 0 {
+			require.Equal(t, obj.Value.Spec.Replicas, w.count(key), "%s was not healed from the cache during the silent outage", key)
+		}
+	}
+	s.SetOutage(Up)
+	churn(50)
 
 	// A restart halfway: a new controller with a fresh cache over the same
 	// store.
