@@ -567,6 +567,16 @@ func (q *Queue[K]) Done(key K) {
 	q.checkDrained()
 }
 
+// Queued reports whether key will be handed out (again): it is waiting,
+// delayed, or processing and marked dirty. It is false for a key only
+// processing, and for an unknown key.
+func (q *Queue[K]) Queued(key K) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[key]
+	return ok && it.pending()
+}
+
 // Remove cancels key's pending work: a waiting or delayed key is dropped and
 // a processing key loses its dirty mark and delay, so it is not handed out
 // again after Done (the in-flight work itself finishes normally). The key's

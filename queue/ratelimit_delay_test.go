@@ -17,3 +17,23 @@ func TestExponentialDelayTellsTheWaitOfAttemptN(t *testing.T) {
 	require.Equal(t, 2*time.Second, e.Delay(math.MaxInt))
 	require.Equal(t, 100*time.Millisecond, e.Delay(-1))
 }
+
+func TestQueuedTellsWhetherAKeyWillBeHandedOutAgain(t *testing.T) {
+	q := New(Config[string]{})
+	require.False(t, q.Queued("a"))
+	q.Add("a")
+	require.True(t, q.Queued("a"), "waiting")
+	k, err := q.Get(t.Context())
+	require.NoError(t, err)
+	require.False(t, q.Queued(k), "processing only")
+	q.Add(k)
+	require.True(t, q.Queued(k), "processing and dirty")
+	q.Done(k)
+	k, _ = q.Get(t.Context())
+	q.AddAfter(k, time.Hour)
+	require.True(t, q.Queued(k), "processing with a delay")
+	q.Done(k)
+	require.True(t, q.Queued(k), "delayed")
+	var zero Queue[string]
+	require.False(t, zero.Queued("x"))
+}

@@ -66,6 +66,16 @@ type Controller[T any] struct {
 	// the cache did not yet hold the newer object: its arrival wakes them,
 	// whatever the predicates say.
 	conflicted map[string]struct{}
+	// observed is the revision of the newest change observe has seen, and
+	// observedKeys the keys it has seen at that revision (several keys
+	// may share one).
+	observed     int64
+	observedKeys map[string]struct{}
+	// coveredAhead holds, per key, a revision a successful or terminal
+	// reconcile covered before observe saw its change (the cache is
+	// updated before observe hears of it): when that change arrives it
+	// neither wakes the key nor waits, and a deletion's tombstone goes.
+	coveredAhead map[string]int64
 	// own tracks the writes made through Request.Store to keys of the
 	// cache's view, until the cache holds them (see writer).
 	own map[string]*ownWrite[T]
@@ -131,14 +141,16 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	}
 	opts.Logger = opts.Logger.With("controller", opts.Name)
 	c := &Controller[T]{
-		store:      s,
-		opts:       opts,
-		rec:        rec,
-		pending:    make(map[string]pendingChange),
-		conflicted: make(map[string]struct{}),
-		own:        make(map[string]*ownWrite[T]),
-		last:       make(map[string]lastReconcile),
-		wantWorker: opts.Workers,
+		store:        s,
+		opts:         opts,
+		rec:          rec,
+		pending:      make(map[string]pendingChange),
+		conflicted:   make(map[string]struct{}),
+		own:          make(map[string]*ownWrite[T]),
+		observedKeys: make(map[string]struct{}),
+		coveredAhead: make(map[string]int64),
+		last:         make(map[string]lastReconcile),
+		wantWorker:   opts.Workers,
 	}
 	c.queue.Store(c.newQueue())
 	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
@@ -185,6 +197,19 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	for i := range changes {
 		ch := &changes[i]
 		key := ch.key()
+		rev := ch.revision()
+		c.noteObservedLocked(key, rev)
+		if r, ok := c.coveredAhead[key]; ok && rev <= r {
+			// A reconcile already covered this change.
+			if rev == r {
+				delete(c.coveredAhead, key)
+			}
+			verdicts[i] = drop
+			if !ch.HasCur {
+				unwanted = append(unwanted, i)
+			}
+			continue
+		}
 		if len(c.own) > 0 && c.ownChangeLocked(ch, verdicts[i] == keep) {
 			verdicts[i] = drop // the controller's own write: no wake-up
 			continue
@@ -221,6 +246,32 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
 	}
 	c.verdicts = verdicts[:0]
+}
+
+// noteObservedLocked records that observe has seen key's change at rev;
+// c.mu is held.
+func (c *Controller[T]) noteObservedLocked(key string, rev int64) {
+	if rev > c.observed {
+		c.observed = rev
+		if len(c.observedKeys) > 64 {
+			c.observedKeys = make(map[string]struct{})
+		} else {
+			clear(c.observedKeys)
+		}
+	}
+	if rev == c.observed {
+		c.observedKeys[key] = struct{}{}
+	}
+}
+
+// observedLocked reports whether observe has seen key's change at rev (the
+// cache holds changes before observe hears of them); c.mu is held.
+func (c *Controller[T]) observedLocked(key string, rev int64) bool {
+	if rev < c.observed {
+		return true
+	}
+	_, ok := c.observedKeys[key]
+	return rev == c.observed && ok
 }
 
 // addPendingLocked records a change of key at rev that a reconcile must
@@ -260,10 +311,16 @@ func (c *Controller[T]) Enqueue(key string) { c.q().Add(key) }
 
 // EnqueueAll asks for every cached key to be reconciled, at low priority,
 // as a resync does.
+//
+// The keys are queued under the cache's read lock, so that no removal
+// slips in between reading a key and queueing it: a key removed after
+// being read would be reconciled again after its deletion was, without
+// the last value.
 func (c *Controller[T]) EnqueueAll() {
-	for _, obj := range c.Lister().List() {
-		c.q().AddWith(obj.Key, queue.AddOptions{Priority: queue.PriorityLow})
-	}
+	q := c.q()
+	c.cache.eachKey(func(key string) {
+		q.AddWith(key, queue.AddOptions{Priority: queue.PriorityLow})
+	})
 }
 
 // Revision returns the store revision the controller's cache reflects.

@@ -316,6 +316,16 @@ func (in *informer[T]) lookup(key string) (obj store.Object[T], present, deleted
 	return obj, false, deleted
 }
 
+// eachKey calls fn for every cached key, under the read lock (fn must not
+// call back into the informer).
+func (in *informer[T]) eachKey(fn func(key string)) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	for key := range in.objects {
+		fn(key)
+	}
+}
+
 // revisionOf returns the revision of key's cached object, or of its
 // tombstone, or 0.
 func (in *informer[T]) revisionOf(key string) int64 {

@@ -80,7 +80,7 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 		}
 		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 	}
-	c.finish(req, outcome, err, start, elapsed)
+	c.finish(req, outcome, err, start, elapsed, q.Queued(key))
 	if c.opts.Metrics != nil {
 		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
 	}
@@ -138,17 +138,32 @@ func classify(err error) Outcome {
 // was given (changes that arrived meanwhile stay pending) and, for a
 // deletion, ends the key's records (its tombstone, its history and its
 // conflict mark); every other outcome is kept for introspection. A
-// deletion's tombstone stays if the key changed again during the reconcile
-// (the queue hands the key out once more, and that request carries it too).
+// deletion's tombstone stays while the key will be handed out again
+// (requeued: it changed again, or was woken, during the reconcile), so that
+// the next request carries it too; that request's finish lets it go.
 //
 // Lock order: c.mu before the cache's lock, never the reverse (the cache
 // calls observe without its lock held).
-func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration) {
+func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration, requeued bool) {
 	covered := outcome == Success || outcome == TerminalFailure
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	touched := false
-	if p, ok := c.pending[req.Key]; ok && p.inflight {
+	// The cache may hold the object this reconcile saw before observe has
+	// heard of its change: then it is covered ahead, and its arrival must
+	// neither wake the key nor leave it pending.
+	ahead := covered && req.Object.Revision > 0 && !c.observedLocked(req.Key, req.Object.Revision)
+	if ahead {
+		c.coveredAhead[req.Key] = max(c.coveredAhead[req.Key], req.Object.Revision)
+	}
+	if p, ok := c.pending[req.Key]; ok && !p.inflight && covered && p.latest <= req.Object.Revision {
+		// Recorded after this reconcile started, for a change it saw.
+		delete(c.pending, req.Key)
+		if c.progress != nil {
+			close(c.progress)
+			c.progress = nil
+		}
+	} else if ok && p.inflight {
 		touched = p.touched
 		switch {
 		case !covered:
@@ -172,7 +187,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start
 	}
 	if covered && req.Deleted {
 		delete(c.last, req.Key) // deleted and dealt with: forget it
-		if !touched {
+		if !touched && !ahead && !requeued {
 			c.cache.forgetTombstone(req.Key, req.Object.Revision)
 		}
 		return

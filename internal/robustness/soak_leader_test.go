@@ -74,12 +74,10 @@ const minFlips = 300
 // term would leave its key's record behind), the live heap has not grown
 // with the keys or the terms, and no goroutine is left.
 func TestSoakLeadershipFlipsLoseNoRetryAndKeepNoRecord(t *testing.T) {
-	// At 3360851 and f1c689f it fails in nearly every run: across changes
-	// of term, Deleted requests arrive with an empty Object (revision 0)
-	// for keys the cache held; such a reconcile does not cover the key's
-	// pending deletion, and in some runs WaitForRevision then hangs with
-	// nothing left queued and no record in Snapshot.
-	t.Skip("issue 9: waits for defect 5 (a Deleted request without the last value) across changes of term, and the WaitForRevision hang it causes (defects 3 and 13)")
+	// Before the controller covered changes its cache held ahead of
+	// observing them, this failed in nearly every run: Deleted requests
+	// with an empty Object for keys the cache held, and WaitForRevision
+	// hanging on deletions no reconcile could cover.
 	leakCheck(t)
 	s := store.NewMemory[*replicaSet](store.WithHistory(100))
 	t.Cleanup(func() { _ = s.Close() })

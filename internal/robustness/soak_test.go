@@ -81,17 +81,21 @@ func liveHeap() uint64 {
 // success.
 type churnReconciler struct {
 	calls atomic.Uint64
-	// empty counts Deleted requests without the key's last value: every
-	// key is reconciled before it is deleted, so the cache held each one.
+	// empty counts Deleted requests without the key's last value before
+	// the key's deletion was reconciled: every key is reconciled before it
+	// is deleted, so the cache held each one. (Once a deletion has been
+	// reconciled, its tombstone may go: a later wake-up of the key, as by
+	// a resync that raced with the deletion, carries no value.)
 	empty      atomic.Int64
 	emptyFirst atomic.Value // fmt of the first such request
 	mu         sync.Mutex
 	ok         map[string]bool
-	notify     chan struct{} // closed and replaced on every first success
+	gone       map[string]bool // keys whose deletion was reconciled
+	notify     chan struct{}   // closed and replaced on every first success
 }
 
 func newChurnReconciler() *churnReconciler {
-	return &churnReconciler{ok: map[string]bool{}, notify: make(chan struct{})}
+	return &churnReconciler{ok: map[string]bool{}, gone: map[string]bool{}, notify: make(chan struct{})}
 }
 
 func roll(key string, call uint64) uint32 {
@@ -103,7 +107,10 @@ func roll(key string, call uint64) uint32 {
 var errInjected = errors.New("injected error")
 
 func (r *churnReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
-	if req.Deleted && (req.Object.Key != req.Key || req.Object.Value == nil || req.Object.Revision == 0) {
+	r.mu.Lock()
+	gone := r.gone[req.Key]
+	r.mu.Unlock()
+	if req.Deleted && !gone && (req.Object.Key != req.Key || req.Object.Value == nil || req.Object.Revision == 0) {
 		if r.empty.Add(1) == 1 {
 			r.emptyFirst.Store(fmt.Sprintf("%+v", req))
 		}
@@ -115,6 +122,11 @@ func (r *churnReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 		panic("injected panic")
 	case p < 30 && !req.Deleted:
 		return reconcile.Result{RequeueAfter: time.Millisecond}, nil
+	}
+	if req.Deleted {
+		r.mu.Lock()
+		r.gone[req.Key] = true
+		r.mu.Unlock()
 	}
 	if !req.Deleted {
 		r.mu.Lock()
