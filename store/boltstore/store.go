@@ -183,6 +183,17 @@ func initialise(tx *bolt.Tx) error {
 	)
 }
 
+// Codec returns the codec that encodes the store's values (store.Encoded),
+// so that helpers judge a write by the bytes the file would keep.
+func (s *Store[T]) Codec() store.Codec[T] {
+	if s == nil {
+		return nil
+	}
+	return s.codec
+}
+
+var _ store.Encoded[int] = (*Store[int])(nil)
+
 // Close ends every watch with store.ErrUnavailable, waits for calls in
 // flight, and releases the file. Every acknowledged write is on disk before
 // Close returns. Calls after Close fail with store.ErrUnavailable.

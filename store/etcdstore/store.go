@@ -51,6 +51,17 @@ func New[T any](client *clientv3.Client, prefix string, opts ...Option) (*Store[
 	return &Store[T]{client: client, prefix: prefix, codec: codec, maxValueSize: cfg.maxValueSize, openTimeout: cfg.openTimeout}, nil
 }
 
+// Codec returns the codec that encodes the store's values (store.Encoded),
+// so that helpers judge a write by the bytes etcd would keep.
+func (s *Store[T]) Codec() store.Codec[T] {
+	if s == nil {
+		return nil
+	}
+	return s.codec
+}
+
+var _ store.Encoded[int] = (*Store[int])(nil)
+
 // Prefix returns the etcd key prefix under which the Store's keys live.
 func (s *Store[T]) Prefix() string {
 	if s == nil {
