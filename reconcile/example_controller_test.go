@@ -37,7 +37,7 @@ func Example() {
 		}
 		status := *req.Object.Value // never mutate a shared value
 		status.Ready = want
-		_, err := s.Update(ctx, req.Key, &status, req.Object.Revision)
+		_, err := req.Store.Update(ctx, req.Key, &status, req.Object.Revision) // through the controller
 		return reconcile.Result{}, err
 	})
 
