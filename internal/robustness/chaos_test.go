@@ -275,6 +275,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	}
 	checkConverged(t, inner, w, desired)
 	require.Zero(t, exclusive.Violations())
+	require.Zero(t, rec.staleReads(), "reconciles were given objects older than their controller's own status writes")
 	if b.name == "etcd" {
 		require.Positive(t, multi.Load(), "no transaction wrote several keys")
 	}

@@ -184,18 +184,31 @@ type chaosReconciler struct {
 	rng   *rand.Rand
 	seen  map[string]int64 // highest revision reconciled successfully
 	calls map[string]int   // reconciles started
+	wrote map[string]int64 // the revision of each key's last status write
+	stale int              // reconciles given an object older than their own last write
 	notes *ledger          // if set, status writes are noted in its log
 }
 
 func newChaosReconciler(s store.Store[*replicaSet], w *world, seed uint64) *chaosReconciler {
-	r := &chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(seed, 11)), seen: map[string]int64{}, calls: map[string]int{}}
+	r := &chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(seed, 11)), seen: map[string]int64{}, calls: map[string]int{}, wrote: map[string]int64{}}
 	r.chaos.Store(true)
 	return r
 }
 
-func (r *chaosReconciler) start(key string) float64 {
+// staleReads returns how many reconciles were given an object older than
+// the status their controller had last written for the key.
+func (r *chaosReconciler) staleReads() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.stale
+}
+
+func (r *chaosReconciler) start(key string, rev int64) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rev < r.wrote[key] {
+		r.stale++
+	}
 	r.calls[key]++
 	return r.rng.Float64()
 }
@@ -221,7 +234,7 @@ func (r *chaosReconciler) callCount(key string) int {
 }
 
 func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (res reconcile.Result, err error) {
-	p := r.start(req.Key)
+	p := r.start(req.Key, req.Object.Revision)
 	if r.notes != nil {
 		defer func() {
 			r.notes.note(req.Key, fmt.Sprintf("reconcile of revision %d (deleted %v, attempt %d): %v", req.Object.Revision, req.Deleted, req.Attempt, err))
@@ -245,9 +258,15 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 	if r.world.count(req.Key) != want {
 		r.world.scale(req.Key, want)
 	}
-	obj, err := reconcile.WriteStatus(ctx, r.store, req.Object, rsStatus{Ready: want})
+	// Through the controller: fenced, and read back by the next reconcile.
+	obj, err := reconcile.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if obj.Revision != req.Object.Revision {
+		r.mu.Lock()
+		r.wrote[req.Key] = max(r.wrote[req.Key], obj.Revision)
+		r.mu.Unlock()
 	}
 	if r.notes != nil && obj.Revision != req.Object.Revision {
 		r.notes.note(req.Key, fmt.Sprintf("status of %+v at %d (gen %d) written at %d", req.Object.Value.Spec, req.Object.Revision, req.Object.Value.Generation, obj.Revision))
