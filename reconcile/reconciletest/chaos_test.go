@@ -121,7 +121,7 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 	if r.world.count(req.Key) != want {
 		r.world.scale(req.Key, want)
 	}
-	_, err := reconcile.WriteStatus(ctx, r.store, req.Object, rsStatus{Ready: want})
+	_, err := reconcile.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
 	return reconcile.Result{}, err
 }
 
