@@ -72,16 +72,14 @@ func TestWritesStatusThenErrorBacksOffOnTheLimitersScheduleOnEveryBackend(t *tes
 
 			mu.Lock()
 			defer mu.Unlock()
-			require.Len(t, at, failures+1, "the key was reconciled more often than its backoff allows (its own status write woke it)")
+			require.Len(t, at, failures+1, "the key was reconciled more often than its backoff allows (its own status write woke it): gaps %v",
+				lazy(func() string { return fmt.Sprint(gapsOf(at)) }))
 			want := make([]int, failures+1)
 			for i := range want {
 				want[i] = i
 			}
 			require.Equal(t, want, attempts, "Request.Attempt counts the failed tries")
-			gaps := make([]time.Duration, failures)
-			for i := range gaps {
-				gaps[i] = at[i+1].Sub(at[i])
-			}
+			gaps := gapsOf(at)
 			t.Logf("%s: gaps between reconciles %v (limiter delays %v)", b.name, gaps, delays(limiter, failures))
 			for i, g := range gaps {
 				require.GreaterOrEqual(t, g, limiter.Delay(i),
@@ -98,4 +96,13 @@ func delays(l *queue.Exponential[string], n int) []time.Duration {
 		d[i] = l.Delay(i)
 	}
 	return d
+}
+
+// gapsOf returns the time between consecutive instants.
+func gapsOf(at []time.Time) []time.Duration {
+	var gaps []time.Duration
+	for i := 1; i < len(at); i++ {
+		gaps = append(gaps, at[i].Sub(at[i-1]))
+	}
+	return gaps
 }
