@@ -230,10 +230,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		}
 		c.addPendingLocked(key, ch.revision())
 	}
-	c.mu.Unlock()
-	for _, i := range unwanted {
-		c.cache.forgetTombstone(changes[i].key(), changes[i].revision())
-	}
+	// Queue under c.mu, so that a finishing reconcile, which asks the
+	// queue under c.mu whether its key will be handed out again, sees
+	// these adds (lock order: c.mu, then the queue's, then the cache's).
 	q := c.q()
 	for i := range changes {
 		if verdicts[i] == drop {
@@ -245,6 +244,14 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		}
 		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
 	}
+	for _, i := range unwanted {
+		if key := changes[i].key(); !q.Queued(key) {
+			// Nothing will hand the key out again; if something will, that
+			// request carries the tombstone and its finish lets it go.
+			c.cache.forgetTombstone(key, changes[i].revision())
+		}
+	}
+	c.mu.Unlock()
 	c.verdicts = verdicts[:0]
 }
 

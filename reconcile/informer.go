@@ -326,17 +326,6 @@ func (in *informer[T]) eachKey(fn func(key string)) {
 	}
 }
 
-// revisionOf returns the revision of key's cached object, or of its
-// tombstone, or 0.
-func (in *informer[T]) revisionOf(key string) int64 {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	if obj, ok := in.objects[key]; ok {
-		return obj.Revision
-	}
-	return in.tombstones[key].Revision
-}
-
 // forgetTombstone drops key's tombstone if it is the one of the removal at
 // rev (a newer removal keeps its own).
 func (in *informer[T]) forgetTombstone(key string, rev int64) {

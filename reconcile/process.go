@@ -80,7 +80,7 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 		}
 		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 	}
-	c.finish(req, outcome, err, start, elapsed, q.Queued(key))
+	c.finish(req, outcome, err, start, elapsed, q)
 	if c.opts.Metrics != nil {
 		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
 	}
@@ -139,12 +139,12 @@ func classify(err error) Outcome {
 // deletion, ends the key's records (its tombstone, its history and its
 // conflict mark); every other outcome is kept for introspection. A
 // deletion's tombstone stays while the key will be handed out again
-// (requeued: it changed again, or was woken, during the reconcile), so that
+// (it changed again, or was woken, during the reconcile), so that
 // the next request carries it too; that request's finish lets it go.
 //
 // Lock order: c.mu before the cache's lock, never the reverse (the cache
 // calls observe without its lock held).
-func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration, requeued bool) {
+func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration, q *queue.Queue[string]) {
 	covered := outcome == Success || outcome == TerminalFailure
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -187,7 +187,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start
 	}
 	if covered && req.Deleted {
 		delete(c.last, req.Key) // deleted and dealt with: forget it
-		if !touched && !ahead && !requeued {
+		if !touched && !ahead && !q.Queued(req.Key) {
 			c.cache.forgetTombstone(req.Key, req.Object.Revision)
 		}
 		return

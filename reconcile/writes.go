@@ -102,6 +102,23 @@ type ownWrite[T any] struct {
 	// only, with deleted set); zero Revision if none.
 	obj     store.Object[T]
 	deleted bool
+	// echoes are the revisions of the writes (not deletes) made here
+	// whose watch events have not arrived yet: a change at one of them is
+	// an echo, any other is someone else's (echoes may arrive late, after
+	// a newer own write has completed).
+	echoes []int64
+}
+
+// isEcho reports whether rev is one of the pending echoes, and forgets it
+// and every older one (events arrive in revision order).
+func (ow *ownWrite[T]) isEcho(rev int64) bool {
+	for i, r := range ow.echoes {
+		if r == rev {
+			ow.echoes = ow.echoes[i+1:]
+			return true
+		}
+	}
+	return false
 }
 
 // heldChange is a change reported while a write to its key was in flight.
@@ -130,19 +147,26 @@ func (c *Controller[T]) beginWrite(key string) (done func(obj store.Object[T], d
 		if err == nil && obj.Revision > ow.obj.Revision {
 			ow.obj, ow.deleted = obj, deleted
 		}
+		if err == nil && !deleted && obj.Revision > 0 {
+			ow.echoes = append(ow.echoes, obj.Revision)
+		}
 		var wake []heldChange
 		if ow.inflight == 0 {
 			// Every held change is now known: this write's echo, or
 			// someone else's change.
 			for _, h := range ow.held {
-				if h.rev != ow.obj.Revision || ow.deleted {
+				if !ow.isEcho(h.rev) {
 					c.addPendingLocked(key, h.rev)
 					wake = append(wake, h)
 				}
 			}
 			ow.held = nil
-			if ow.obj.Revision == 0 || ow.obj.Revision <= c.cache.revisionOf(key) {
-				delete(c.own, key) // nothing written, or the cache holds it
+			if ow.obj.Revision == 0 || c.observedLocked(key, ow.obj.Revision) {
+				// Nothing written, or its echo has been seen (and held,
+				// and sorted out above). The cache may hold the write
+				// before observe hears of it: then the entry stays, to
+				// recognise the echo.
+				delete(c.own, key)
 			}
 		}
 		c.mu.Unlock()
@@ -177,11 +201,11 @@ func (c *Controller[T]) ownChangeLocked(ch *change[T], kept bool) (hold bool) {
 		}
 		return true
 	}
-	if rev < ow.obj.Revision {
-		return false // older than the write: someone else's
+	echo := ch.HasCur && ow.isEcho(rev)
+	if rev >= ow.obj.Revision {
+		delete(c.own, key) // the cache has caught up with the newest write
 	}
-	delete(c.own, key) // the cache has caught up with the write
-	return ch.HasCur && !ow.deleted && rev == ow.obj.Revision
+	return echo
 }
 
 // ownObjectLocked returns the object a reconcile of key must see instead of
