@@ -22,7 +22,8 @@ import (
 // test's own faults, the cluster's leader is killed (SIGKILL) and later
 // restarted, then the leader and a follower are killed together (the
 // quorum is lost: a linearizable read fails) and both restarted. The
-// controller's requests and watches are in flight across each kill.
+// controller's watch is open across each kill, and each kill waits until one
+// of its store calls is under way.
 //
 // The test's own writers (the user, the foreign writer, the test's reads)
 // are held back from a moment before each kill until the cluster serves
@@ -75,11 +76,13 @@ type gatedStore struct {
 	gate   sync.RWMutex // held for writing while members are killed
 	writes atomic.Int64
 	failed atomic.Int64 // calls by the controller that failed
+	flying atomic.Int64 // calls by the controller under way
 }
 
 func (g *gatedStore) enter(ctx context.Context) func() {
 	if ctx != g.test {
-		return func() {}
+		g.flying.Add(1)
+		return func() { g.flying.Add(-1) }
 	}
 	g.gate.RLock()
 	return g.gate.RUnlock
@@ -185,6 +188,7 @@ type procFaults struct {
 	done chan struct{}
 	err  error // set before done is closed
 	step string
+	cut  int // kills made while a call of the controller's was under way
 }
 
 // run kills the leader, restarts it, then kills the leader and a follower
@@ -216,18 +220,40 @@ func (f *procFaults) run() {
 		return fn()
 	}
 	fail := func(err error) { f.err = fmt.Errorf("%s: %w", f.step, err) }
+	// busy runs fn with the gate closed at a moment a call of the
+	// controller's is under way, so that a kill in fn cuts requests off:
+	// it closes the gate, and opens it again for the writers to go on
+	// (and the controller to follow them) while no call is under way.
+	busy := func(fn func() error) error {
+		deadline := time.Now().Add(procPatience)
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			f.g.gate.Lock()
+			if f.g.flying.Load() > 0 {
+				f.cut++
+				defer f.g.gate.Unlock()
+				return fn()
+			}
+			f.g.gate.Unlock()
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return fmt.Errorf("no call of the controller's under way within %v", procPatience)
+			}
+			<-tick.C
+		}
+	}
 
 	// The 200 objects written before the run count as writes too.
 	next += 200
 	if !afterWrites("kill the leader") {
 		return
 	}
-	var leader int
-	if err := closed(func() error {
-		var err error
-		if leader, err = f.c.Leader(ctx); err != nil {
-			return err
-		}
+	leader, err := f.c.Leader(ctx)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := busy(func() error {
 		if err := f.c.Kill(leader); err != nil {
 			return err
 		}
@@ -257,11 +283,11 @@ func (f *procFaults) run() {
 	if !afterWrites("kill the quorum") {
 		return
 	}
-	if err := closed(func() error {
-		leader, err := f.c.Leader(ctx)
-		if err != nil {
-			return err
-		}
+	if leader, err = f.c.Leader(ctx); err != nil {
+		fail(err)
+		return
+	}
+	if err := busy(func() error {
 		follower := (leader + 1) % len(f.c.members)
 		survivor := (leader + 2) % len(f.c.members)
 		for _, i := range []int{leader, follower} {
@@ -299,6 +325,6 @@ func (f *procFaults) check() {
 	case f.step != "done" && !f.t.Failed():
 		f.t.Errorf("process faults not all injected before the run ended; stopped at %q", f.step)
 	default:
-		f.t.Logf("process faults: leader killed and restarted, quorum killed and restarted; %d of the controller's store calls failed (besides the fault store's)", f.g.failed.Load())
+		f.t.Logf("process faults: leader killed and restarted, quorum killed and restarted (%d kills with a call of the controller's under way); %d of the controller's store calls failed (besides the fault store's)", f.cut, f.g.failed.Load())
 	}
 }
