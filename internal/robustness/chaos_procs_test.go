@@ -12,6 +12,7 @@ import (
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,7 +56,7 @@ const procsFaultEvery = 60
 // that every fault was injected.
 func openProcsChaos(t *testing.T, _ int) (chaosStore, foreignWriter) {
 	cl := startProcCluster(t, 3)
-	client, err := cl.client(cl.Endpoints()...)
+	client, err := etcdprocs.Client(cl.Endpoints()...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
 	s, err := etcdstore.New[*replicaSet](client, chaosPrefix)
@@ -184,7 +185,7 @@ func (w gatedWriter) apply(ctx context.Context, changes []change, l *ledger) (in
 // writers progress.
 type procFaults struct {
 	t    *testing.T
-	c    *procCluster
+	c    *etcdprocs.Cluster
 	g    *gatedStore
 	done chan struct{}
 	err  error // set before done is closed
@@ -249,7 +250,7 @@ func (f *procFaults) run() {
 	if !afterWrites("kill the leader") {
 		return
 	}
-	leader, err := f.c.Leader(ctx)
+	leader, err := f.c.Leader(ctx, procPatience)
 	if err != nil {
 		fail(err)
 		return
@@ -259,12 +260,12 @@ func (f *procFaults) run() {
 			return err
 		}
 		var rest []int
-		for i := range f.c.members {
+		for i := range f.c.Size() {
 			if i != leader {
 				rest = append(rest, i)
 			}
 		}
-		return f.c.WaitServing(ctx, f.c.Endpoints(rest...)...)
+		return f.c.WaitServing(ctx, procPatience, f.c.Endpoints(rest...)...)
 	}); err != nil {
 		fail(err)
 		return
@@ -276,7 +277,7 @@ func (f *procFaults) run() {
 		if err := f.c.Start(leader); err != nil {
 			return err
 		}
-		return f.c.WaitServing(ctx, f.c.Endpoints()...)
+		return f.c.WaitServing(ctx, procPatience, f.c.Endpoints()...)
 	}); err != nil {
 		fail(err)
 		return
@@ -284,31 +285,31 @@ func (f *procFaults) run() {
 	if !afterWrites("kill the quorum") {
 		return
 	}
-	if leader, err = f.c.Leader(ctx); err != nil {
+	if leader, err = f.c.Leader(ctx, procPatience); err != nil {
 		fail(err)
 		return
 	}
 	if err := busy(func() error {
-		follower := (leader + 1) % len(f.c.members)
-		survivor := (leader + 2) % len(f.c.members)
+		follower := (leader + 1) % f.c.Size()
+		survivor := (leader + 2) % f.c.Size()
 		for _, i := range []int{leader, follower} {
 			if err := f.c.Kill(i); err != nil {
 				return err
 			}
 		}
-		ok, err := f.c.readable(ctx, 500*time.Millisecond, f.c.Endpoints(survivor)...)
+		ok, err := f.c.Readable(ctx, 500*time.Millisecond, f.c.Endpoints(survivor)...)
 		switch {
 		case err != nil:
 			return err
 		case ok:
-			return fmt.Errorf("a linearizable read succeeded on %s with two of three members killed", f.c.members[survivor].name)
+			return fmt.Errorf("a linearizable read succeeded on %s with two of three members killed", f.c.Endpoints(survivor)[0])
 		}
 		for _, i := range []int{leader, follower} {
 			if err := f.c.Start(i); err != nil {
 				return err
 			}
 		}
-		return f.c.WaitServing(ctx, f.c.Endpoints()...)
+		return f.c.WaitServing(ctx, procPatience, f.c.Endpoints()...)
 	}); err != nil {
 		fail(err)
 		return
