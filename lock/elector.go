@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/internal/nilness"
 )
 
 // Defaults of ElectorOptions.
@@ -43,7 +44,7 @@ type Elector struct {
 // NewElector returns an Elector campaigning on locker. It fails with
 // ErrInvalid if locker is nil (or a nil pointer) or an option is negative.
 func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
-	if isNil(locker) {
+	if nilness.Is(locker) {
 		return nil, fmt.Errorf("%w: nil locker", ErrInvalid)
 	}
 	if opts.RetryDelay < 0 || opts.ReleaseTimeout < 0 {

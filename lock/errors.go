@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 )
 
 // Errors of package lock. Test for them with errors.Is: they are wrapped with
@@ -30,17 +29,4 @@ func checkContext(ctx context.Context) error {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
 	}
 	return nil
-}
-
-// isNil reports whether v is nil or holds a nil pointer (or map, slice,
-// channel, function), whose methods would panic.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
-		return r.IsNil()
-	}
-	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/store"
 )
 
@@ -17,7 +18,7 @@ import (
 //
 // Fenced returns an error matching ErrInvalid if s or lk is nil.
 func Fenced[T any](s store.Store[T], lk Lock) (store.Store[T], error) {
-	if isNil(s) || isNil(lk) {
+	if nilness.Is(s) || nilness.Is(lk) {
 		return nil, fmt.Errorf("%w: Fenced needs a store and a lock", ErrInvalid)
 	}
 	return &fenced[T]{Store: s, lk: lk}, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/store"
 )
 
@@ -67,7 +68,7 @@ var _ Locker = (*Lease)(nil)
 // ErrInvalid (and, for a bad key, store.ErrInvalid) if s is nil, key is not a
 // valid store key or the options are inconsistent (see LeaseOptions).
 func NewLease(s store.Store[Record], key string, opts LeaseOptions) (*Lease, error) {
-	if isNil(s) {
+	if nilness.Is(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
 	}
 	if err := store.ValidateKey(key); err != nil {

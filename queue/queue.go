@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/converge-go/converge/internal/nilness"
 )
 
 // Errors of package queue. Test for them with errors.Is.
@@ -150,10 +151,10 @@ func (q *Queue[K]) setup(cfg Config[K]) {
 	q.drained = make(chan struct{})
 	q.ready.byPriority = cfg.AgingAfter < 0
 	q.limiter = cfg.RateLimiter
-	if isNil(q.limiter) {
+	if nilness.Is(q.limiter) {
 		q.limiter = DefaultRateLimiter[K]()
 	}
-	if !isNil(cfg.Metrics) {
+	if !nilness.Is(cfg.Metrics) {
 		q.metrics = cfg.Metrics
 	}
 	switch {
@@ -181,19 +182,6 @@ func (q *Queue[K]) rateLimiter() RateLimiter[K] {
 		q.mu.Unlock()
 	}
 	return q.limiter
-}
-
-// isNil reports whether v is nil or holds a nil pointer, map, slice, func
-// or channel, whose methods would panic or do nothing.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return r.IsNil()
-	}
-	return false
 }
 
 // now returns the queue's monotonic clock: nanoseconds since New.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/converge-go/converge/internal/nilness"
 )
 
 // RateLimiter decides how long a key waits before a retry. Implementations
@@ -165,7 +167,7 @@ type Max[K comparable] []RateLimiter[K]
 func NewMax[K comparable](limiters ...RateLimiter[K]) Max[K] {
 	m := make(Max[K], 0, len(limiters))
 	for _, l := range limiters {
-		if !isNil(l) {
+		if !nilness.Is(l) {
 			m = append(m, l)
 		}
 	}

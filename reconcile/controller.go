@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
@@ -130,10 +130,10 @@ type lastReconcile struct {
 // New returns a controller reconciling the objects of s with rec. It
 // validates opts (errors match ErrInvalidOptions).
 func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controller[T], error) {
-	if isNil(s) {
+	if nilness.Is(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
 	}
-	if isNil(rec) {
+	if nilness.Is(rec) {
 		return nil, fmt.Errorf("%w: nil reconciler", ErrInvalidOptions)
 	}
 	if err := opts.validate(); err != nil {
@@ -410,10 +410,8 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	}
 	c.workersMu.Lock()
 	c.workerCtx, c.reconCtx = ctx, reconCtx
-	c.writer = &writer[T]{c: c}
-	if lk, ok := lock.FromContext(ctx); ok {
-		c.writer.term = lk
-	}
+	term, _ := lock.FromContext(ctx)
+	c.writer = newWriter(c, term)
 	c.scaleLocked()
 	c.workersMu.Unlock()
 
@@ -534,17 +532,4 @@ func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[strin
 		c.process(reconCtx, q, w, key)
 		q.Done(key)
 	}
-}
-
-// isNil reports whether v is nil or an interface holding a nil pointer,
-// func, map, channel or slice.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
 }

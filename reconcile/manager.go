@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/lock"
 )
 
@@ -151,7 +151,7 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 // another runnable has the same name, and ErrManagerStarted once Run has been
 // called.
 func (m *Manager) Add(r Runnable) error {
-	if isNilRunnable(r) {
+	if nilness.Is(r) {
 		return ErrNilRunnable
 	}
 	m.mu.Lock()
@@ -375,18 +375,4 @@ func (f *firstError) get() error {
 
 func isContextError(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// isNilRunnable reports a nil interface or a runnable of a nillable kind
-// (function, pointer, map...) holding nil, whose Run would panic.
-func isNilRunnable(r Runnable) bool {
-	if r == nil {
-		return true
-	}
-	v := reflect.ValueOf(r)
-	switch v.Kind() {
-	case reflect.Func, reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/converge-go/converge/lock"
@@ -28,67 +27,42 @@ import (
 // Reads go to the store unchanged. Keys outside the controller's prefix are
 // fenced but otherwise written as they are.
 type writer[T any] struct {
-	c    *Controller[T]
-	term lock.Lock // nil outside a term
+	// Store is the primary store, seen through lock.Fenced during a term:
+	// reads pass through, writes carry the term's guard.
+	store.Store[T]
+	c *Controller[T]
 }
 
-func (w *writer[T]) Get(ctx context.Context, key string) (store.Object[T], error) {
-	return w.c.store.Get(ctx, key)
+// newWriter returns the writer of a run of c, fenced by term if not nil.
+func newWriter[T any](c *Controller[T], term lock.Lock) *writer[T] {
+	w := &writer[T]{Store: c.store, c: c}
+	if term != nil {
+		if fenced, err := lock.Fenced(c.store, term); err == nil { // err only for nil inputs
+			w.Store = fenced
+		}
+	}
+	return w
 }
-
-func (w *writer[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
-	return w.c.store.List(ctx, prefix)
-}
-
-func (w *writer[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
-	return w.c.store.Watch(ctx, prefix, after)
-}
-
-func (w *writer[T]) Revision(ctx context.Context) (int64, error) { return w.c.store.Revision(ctx) }
 
 func (w *writer[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
-	guards, err := w.fence(guards)
-	if err != nil {
-		return store.Object[T]{}, err
-	}
 	done := w.c.beginWrite(key)
-	obj, err := w.c.store.Create(ctx, key, value, guards...)
+	obj, err := w.Store.Create(ctx, key, value, guards...)
 	done(obj, false, err)
 	return obj, err
 }
 
 func (w *writer[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
-	guards, err := w.fence(guards)
-	if err != nil {
-		return store.Object[T]{}, err
-	}
 	done := w.c.beginWrite(key)
-	obj, err := w.c.store.Update(ctx, key, value, revision, guards...)
+	obj, err := w.Store.Update(ctx, key, value, revision, guards...)
 	done(obj, false, err)
 	return obj, err
 }
 
 func (w *writer[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
-	guards, err := w.fence(guards)
-	if err != nil {
-		return 0, err
-	}
 	done := w.c.beginWrite(key)
-	rev, err := w.c.store.Delete(ctx, key, revision, guards...)
+	rev, err := w.Store.Delete(ctx, key, revision, guards...)
 	done(store.Object[T]{Key: key, Revision: rev}, true, err)
 	return rev, err
-}
-
-// fence adds the term's guard to a write's guards, or refuses the write if
-// the term is over.
-func (w *writer[T]) fence(guards []store.Guard) ([]store.Guard, error) {
-	if w.term == nil {
-		return guards, nil
-	}
-	if err := w.term.Context().Err(); err != nil {
-		return nil, fmt.Errorf("%w: the term of leadership this write belongs to is over", store.ErrGuardFailed)
-	}
-	return append(guards[:len(guards):len(guards)], w.term.Guard()), nil
 }
 
 // ownWrite tracks the writes made through the controller to one key of its

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/internal/nilness"
 )
 
 // Defaults of the retry loop of Modify and CreateOrUpdate.
@@ -154,7 +155,7 @@ func checkModify[T any](ctx context.Context, s Store[T], nilMutate bool) error {
 	switch {
 	case ctx == nil:
 		return fmt.Errorf("%w: nil context", ErrInvalid)
-	case isNilInterface(s):
+	case nilness.Is(s):
 		return fmt.Errorf("%w: nil store", ErrInvalid)
 	case nilMutate:
 		return fmt.Errorf("%w: nil mutate function", ErrInvalid)

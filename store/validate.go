@@ -91,17 +91,3 @@ func isNil[T any](v T) bool {
 	}
 	return false
 }
-
-// isNilInterface reports whether v is nil or holds a nil pointer, map,
-// slice, channel or function: a store, codec or option that would panic
-// when used.
-func isNilInterface(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch r := reflect.ValueOf(v); r.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return r.IsNil()
-	}
-	return false
-}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/converge-go/converge/internal/nilness"
 )
 
 // View is a Store[T] over a Store[[]byte] that encodes values with a Codec.
@@ -35,11 +37,11 @@ var _ Store[int] = (*View[int])(nil)
 func NewView[T any](raw Store[[]byte], codec Codec[T]) *View[T] {
 	v := &View[T]{raw: raw, codec: codec}
 	switch {
-	case isNilInterface(raw):
+	case nilness.Is(raw):
 		v.invalid = fmt.Errorf("%w: view of a nil byte store", ErrInvalid)
 	case codec == nil:
 		v.codec = JSON[T]{}
-	case isNilInterface(codec):
+	case nilness.Is(codec):
 		v.invalid = fmt.Errorf("%w: view with a nil %T codec", ErrInvalid, codec)
 	}
 	return v
