@@ -179,8 +179,9 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 
 // apply installs a batch of watch events (and progress reports). With
 // trustLast, the last event's revision counts as complete (for a watch that
-// cannot report progress).
-func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
+// cannot report progress). It reports whether the newest revision applied
+// may still have keys to come.
+func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial bool) {
 	in.mu.Lock()
 	changes := in.changes[:0]
 	for i := range events {
@@ -227,12 +228,14 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) {
 	if trustLast {
 		in.complete = in.revision
 	}
-	if in.complete >= in.revision {
+	partial = in.complete < in.revision
+	if !partial {
 		in.resetRevKeys()
 	}
 	complete := in.complete
 	in.mu.Unlock()
 	in.report(changes, complete)
+	return partial
 }
 
 // report passes changes to onChange, then publishes rev. Only the

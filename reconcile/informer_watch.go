@@ -97,13 +97,13 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			// events, so that the cache keeps up with busy writers.
 			batch = append(batch[:0], ev)
 			batch = drain(w.Events(), batch)
-			in.apply(batch, hb.requester == nil)
+			partial := in.apply(batch, hb.requester == nil)
 			hb.heard(batch)
 			if !proven {
 				proven = true
 				in.setDown(nil)
 			}
-			if in.partial() {
+			if partial {
 				// Prove the last revision complete without waiting for
 				// the next write.
 				if err := hb.ask(wctx); err != nil {
@@ -144,14 +144,6 @@ func drain[T any](ch <-chan store.Event[T], batch []store.Event[T]) []store.Even
 
 // maxBatch bounds the watch events applied under one lock.
 const maxBatch = 256
-
-// partial reports whether the newest revision applied may still have keys
-// to come.
-func (in *informer[T]) partial() bool {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.complete < in.revision
-}
 
 // heartbeat proves a watch alive. With a store.ProgressRequester watch it
 // asks for progress reports and declares the watch silent when a request
