@@ -58,14 +58,19 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 	in.mu.RLock()
 	listed, after := in.listed, in.complete
 	in.mu.RUnlock()
+	prove := func() {
+		if !proven {
+			proven = true
+			in.setDown(nil)
+		}
+	}
 	if !listed {
 		objs, listRev, err := in.store.List(ctx, in.prefix)
 		if err != nil {
 			return false, fmt.Errorf("list: %w", err)
 		}
 		in.replace(objs, listRev)
-		proven = true
-		in.setDown(nil)
+		prove()
 		in.mu.RLock()
 		after = in.complete
 		in.mu.RUnlock()
@@ -99,10 +104,7 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			batch = drain(w.Events(), batch)
 			partial := in.apply(batch, hb.requester == nil)
 			hb.heard(batch)
-			if !proven {
-				proven = true
-				in.setDown(nil)
-			}
+			prove()
 			if partial {
 				// Prove the last revision complete without waiting for
 				// the next write.
@@ -118,9 +120,8 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			if err := hb.beat(wctx); err != nil {
 				return proven, err
 			}
-			if !proven && hb.probed {
-				proven = true
-				in.setDown(nil)
+			if hb.probed {
+				prove()
 			}
 		}
 	}
