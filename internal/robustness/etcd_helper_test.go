@@ -2,13 +2,13 @@ package robustness_test
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -102,23 +102,20 @@ func waitReady(m *etcdMember) error {
 // directory, and waits until all are ready (which implies a leader). A
 // single member listens for peers on port 0; a cluster's peer URLs must be
 // known before its members start, so they take loopback ports that were
-// free a moment ago.
+// free a moment ago and lie outside the kernel's ephemeral range
+// (etcdprocs.FreeAddrs).
 func startEtcdCluster(t testing.TB, n int) ([]*etcdMember, error) {
+	hosts := []string{"127.0.0.1:0"}
+	if n > 1 {
+		var err error
+		if hosts, err = etcdprocs.FreeAddrs(n); err != nil {
+			return nil, err
+		}
+	}
 	peers := make([]url.URL, n)
 	var initial []string
 	for i := range peers {
-		host := "127.0.0.1:0"
-		if n > 1 {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				return nil, err
-			}
-			host = l.Addr().String()
-			if err := l.Close(); err != nil {
-				return nil, err
-			}
-		}
-		peers[i] = url.URL{Scheme: "http", Host: host}
+		peers[i] = url.URL{Scheme: "http", Host: hosts[i]}
 		initial = append(initial, fmt.Sprintf("m%d=%s", i, peers[i].String()))
 	}
 	members := make([]*etcdMember, n)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,21 +13,18 @@ import (
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 	"github.com/stretchr/testify/require"
 )
 
 // freePorts returns n loopback addresses whose ports were free a moment
-// ago: peer URLs must be known before the members start, so they cannot
-// use port 0.
+// ago and lie outside the kernel's ephemeral range (etcdprocs.FreeAddrs):
+// peer URLs must be known before the members start, and a restarted member
+// needs its old ports, so they cannot use port 0.
 func freePorts(t testing.TB, n int) []string {
 	t.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addrs[i] = l.Addr().String()
-		require.NoError(t, l.Close())
-	}
+	addrs, err := etcdprocs.FreeAddrs(n)
+	require.NoError(t, err)
 	return addrs
 }
 

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +61,7 @@ type Cluster struct {
 // under dir, and waits up to patience until it serves a linearizable read.
 // The caller calls Stop.
 func Start(ctx context.Context, bin, dir string, n int, patience time.Duration) (*Cluster, error) {
-	addrs, err := freeAddrs(2 * n)
+	addrs, err := FreeAddrs(2 * n)
 	if err != nil {
 		return nil, err
 	}
@@ -102,22 +101,6 @@ func Start(ctx context.Context, bin, dir string, n int, patience time.Duration) 
 		return nil, err
 	}
 	return c, nil
-}
-
-// freeAddrs returns n loopback addresses whose ports were free a moment ago.
-func freeAddrs(n int) ([]string, error) {
-	addrs := make([]string, n)
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		addrs[i] = l.Addr().String()
-		if err := l.Close(); err != nil {
-			return nil, err
-		}
-	}
-	return addrs, nil
 }
 
 // Size returns the number of members.
