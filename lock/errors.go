@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/converge-go/converge/internal/invalid"
 )
 
 // Errors of package lock. Test for them with errors.Is: they are wrapped with
@@ -11,7 +13,8 @@ import (
 var (
 	// ErrInvalid: bad input (a nil context, store or function, an invalid
 	// lease key, inconsistent options, a Lease not made by NewLease).
-	ErrInvalid = errors.New("lock: invalid input")
+	// errors.Is matches it with the ErrInvalid of every converge package.
+	ErrInvalid error = invalid.New("lock")
 	// ErrNotLocked: Keyed.Unlock of a key that is not locked.
 	ErrNotLocked = errors.New("lock: key is not locked")
 	// ErrLost: leadership is in doubt (a renewal failed past the renew

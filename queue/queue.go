@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
 )
 
@@ -20,7 +21,8 @@ var (
 	// waits for it to be Done and hands it out again.
 	ErrShutDown = errors.New("queue: shut down")
 	// ErrInvalid: bad input (a nil context).
-	ErrInvalid = errors.New("queue: invalid input")
+	// errors.Is matches it with the ErrInvalid of every converge package.
+	ErrInvalid error = invalid.New("queue")
 )
 
 // Priorities for AddOptions.Priority. Any int works; these name the common

@@ -128,13 +128,13 @@ type lastReconcile struct {
 }
 
 // New returns a controller reconciling the objects of s with rec. It
-// validates opts (errors match ErrInvalidOptions).
+// validates opts (errors match ErrInvalid).
 func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controller[T], error) {
 	if nilness.Is(s) {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
 	}
 	if nilness.Is(rec) {
-		return nil, fmt.Errorf("%w: nil reconciler", ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: nil reconciler", ErrInvalid)
 	}
 	if err := opts.validate(); err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		synced = c.cache.relist()
 	}
 	log := c.opts.Logger
-	intake, stopIntake := context.WithCancel(context.WithValue(context.WithValue(ctx, loggerKey{}, log), heartbeatKey{}, c.opts.HeartbeatInterval))
+	intake, stopIntake := context.WithCancel(ctx)
 	var sources sync.WaitGroup
 	sources.Go(func() { c.cache.run(intake) })
 	for _, src := range c.opts.Sources {
@@ -421,18 +421,18 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	c.workers, c.workerCtx, c.reconCtx = nil, nil, nil
 	c.workersMu.Unlock()
 	stopIntake()
-	c.q().ShutDown()
-	done := make(chan struct{})
-	go func() { c.workerWG.Wait(); close(done) }()
-	grace := time.NewTimer(c.opts.GracePeriod)
-	defer grace.Stop()
-	select {
-	case <-done:
-	case <-grace.C:
+	// Stop the hand-outs, then let the reconciles in flight finish within
+	// the grace period. Keys left in the queue stay there for the next
+	// run's carry-over.
+	q := c.q()
+	q.ShutDown()
+	grace, cancelGrace := context.WithTimeout(context.WithoutCancel(ctx), c.opts.GracePeriod)
+	defer cancelGrace()
+	if _, err := q.Drain(grace); err != nil {
 		log.Warn("grace period over; cancelling in-flight reconciles", "grace", c.opts.GracePeriod)
 		cancelReconciles()
-		<-done
 	}
+	c.workerWG.Wait()
 	log.Info("stopped")
 	return nil
 }
@@ -455,7 +455,7 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	c.mu.Lock()
 	var owed []string
 	for key, r := range c.last {
-		if r.outcome != Success && r.outcome != TerminalFailure {
+		if !r.outcome.Settled() {
 			owed = append(owed, key)
 		}
 	}
@@ -469,7 +469,12 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 func (c *Controller[T]) runSource(ctx context.Context, src Source) {
 	failures := 0
 	for {
-		err := src.Start(ctx, c.Enqueue)
+		var err error
+		if cs, ok := src.(controllerSource); ok {
+			err = cs.startFor(ctx, c.Enqueue, c.opts.Logger, c.opts.HeartbeatInterval)
+		} else {
+			err = src.Start(ctx, c.Enqueue)
+		}
 		if ctx.Err() != nil {
 			return
 		}

@@ -18,23 +18,23 @@ func TestNewValidatesOptions(t *testing.T) {
 	s := store.NewMemory[*item]()
 	rec := &recorder{}
 	_, err := New[*item](s, rec, Options[*item]{})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New[*item](nil, rec, Options[*item]{Name: "x"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New[*item](s, nil, Options[*item]{Name: "x"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Workers: -1})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Timeout: -time.Second})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Prefix: "bad\x00"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Predicates: []Predicate[*item]{nil}})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Sources: []Source{nil}})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Indexes: map[string]IndexFunc[*item]{"i": nil}})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 }
 
 func TestReconcilesInitialListAndChanges(t *testing.T) {
@@ -319,11 +319,21 @@ func (m *countingMetrics) inc(name string) {
 	m.n[name]++
 }
 
-func (m *countingMetrics) ReconcileTotal(_, result string)     { m.inc("total/" + result) }
-func (m *countingMetrics) ReconcileErrors(string)              { m.inc("errors") }
-func (m *countingMetrics) TerminalReconcileErrors(string)      { m.inc("terminal") }
-func (m *countingMetrics) ReconcilePanics(string)              { m.inc("panics") }
-func (m *countingMetrics) ReconcileTime(string, time.Duration) { m.inc("time") }
+// Reconciled counts the way a controller-runtime exporter would: the
+// result label, errors, terminal errors, panics and timings.
+func (m *countingMetrics) Reconciled(_ string, o Outcome, _ time.Duration) {
+	m.inc("total/" + o.Result())
+	if o.Failed() {
+		m.inc("errors")
+	}
+	switch o {
+	case TerminalFailure:
+		m.inc("terminal")
+	case Panicked:
+		m.inc("panics")
+	}
+	m.inc("time")
+}
 
 func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()

@@ -23,7 +23,7 @@ func Example() {
 
 	var mu sync.Mutex
 	running := map[string]int{} // the world
-	rec := reconcile.Func[*replicas](func(ctx context.Context, req reconcile.Request[*replicas]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[*replicas](func(ctx context.Context, req reconcile.Request[*replicas]) (reconcile.Result, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if req.Deleted {
@@ -80,7 +80,7 @@ func ExampleFromChannel() {
 	s := store.NewMemory[string]()
 	exited := make(chan string)
 	woken := make(chan string)
-	rec := reconcile.Func[string](func(ctx context.Context, req reconcile.Request[string]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[string](func(ctx context.Context, req reconcile.Request[string]) (reconcile.Result, error) {
 		woken <- req.Key
 		return reconcile.Result{}, nil
 	})

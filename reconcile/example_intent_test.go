@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -19,7 +20,7 @@ type taskStatus struct {
 	Phase    string // "Launching", then "Running"
 }
 
-type task = reconcile.Resource[taskSpec, taskStatus]
+type task = resource.Resource[taskSpec, taskStatus]
 
 // processes stands for the world: started processes by launch ID. Starting
 // an ID that already runs does nothing, so relaunching after a crash is safe.
@@ -51,7 +52,7 @@ func Example_sideEffectsThatMustNotRepeat() {
 	world := &processes{running: map[string]string{}}
 	launches := 0
 
-	rec := reconcile.Func[*task](func(ctx context.Context, req reconcile.Request[*task]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[*task](func(ctx context.Context, req reconcile.Request[*task]) (reconcile.Result, error) {
 		if req.Deleted {
 			return reconcile.Result{}, nil
 		}
@@ -62,7 +63,7 @@ func Example_sideEffectsThatMustNotRepeat() {
 			// started: the newer object is reconciled instead.
 			st = taskStatus{LaunchID: fmt.Sprintf("%s@%d", req.Key, obj.Revision), Phase: "Launching"}
 			var err error
-			if obj, err = reconcile.WriteStatus(ctx, req.Store, obj, st); err != nil {
+			if obj, err = resource.WriteStatus(ctx, req.Store, obj, st); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
@@ -74,7 +75,7 @@ func Example_sideEffectsThatMustNotRepeat() {
 		// 3. Record the result.
 		if st.Phase != "Running" {
 			st.Phase = "Running"
-			if _, err := reconcile.WriteStatus(ctx, req.Store, obj, st); err != nil {
+			if _, err := resource.WriteStatus(ctx, req.Store, obj, st); err != nil {
 				return reconcile.Result{}, err
 			}
 		}
@@ -91,7 +92,7 @@ func Example_sideEffectsThatMustNotRepeat() {
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(ctx) }()
 
-	obj, _ := reconcile.PutSpec(ctx, s, "jobs/backup", taskSpec{Command: "backup --all"})
+	obj, _ := resource.PutSpec(ctx, s, "jobs/backup", taskSpec{Command: "backup --all"})
 	_ = c.WaitForRevision(ctx, obj.Revision)
 	c.Enqueue("jobs/backup") // a restart or resync reconciles it again
 	cancel()

@@ -107,7 +107,7 @@ func TestKeepsHealingWhileStoreIsDown(t *testing.T) {
 		var statusErrs int
 		var mu sync.Mutex
 		var outage sync.Once
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			if req.Deleted {
 				world.set(req.Key, 0)
 				return Result{}, nil
@@ -194,7 +194,7 @@ func TestStatusConflictReconcilesNewerObject(t *testing.T) {
 		m := &countingMetrics{}
 		var once sync.Once
 		var c *Controller[*item]
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			once.Do(func() { put(t, s, "a", &item{Want: 2}) }) // a spec write sneaks in
 			if req.Object.Value.Seen == req.Object.Value.Want {
 				return Result{}, nil
@@ -228,7 +228,7 @@ func TestShutdownGracePeriod(t *testing.T) {
 		put(t, s, "quick", &item{})
 		put(t, s, "slow", &item{})
 		finished := make(chan string, 2)
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			d := time.Second
 			if req.Key == "slow" {
 				d = time.Hour
@@ -277,7 +277,7 @@ func TestSetWorkersWhileRunning(t *testing.T) {
 		s := store.NewMemory[*item]()
 		var mu sync.Mutex
 		active, peak := 0, 0
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			mu.Lock()
 			active++
 			peak = max(peak, active)
@@ -324,7 +324,7 @@ func TestStuckReconcileMarksUnhealthy(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "stuck", &item{})
 		release := make(chan struct{})
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			<-release
 			return Result{}, nil
 		})
@@ -342,7 +342,7 @@ func TestStuckReconcileMarksUnhealthy(t *testing.T) {
 		require.Equal(t, "stuck", h.Stuck[0].Key)
 		require.Equal(t, 90*time.Second, h.Stuck[0].Running)
 		snap := c.Snapshot()
-		require.Equal(t, queue.Processing, snap[0].Queue.State)
+		require.Equal(t, queue.Processing, snap[0].State)
 		close(release)
 		synctest.Wait()
 		require.NoError(t, c.Healthy())
@@ -350,11 +350,32 @@ func TestStuckReconcileMarksUnhealthy(t *testing.T) {
 	})
 }
 
-func TestErrorClassification(t *testing.T) {
-	require.Equal(t, Success, classify(nil))
-	require.Equal(t, Failure, classify(errors.New("x")))
-	require.Equal(t, TerminalFailure, classify(Terminal(store.ErrConflict)))
-	require.Equal(t, Conflict, classify(fmt.Errorf("status: %w", store.ErrConflict)))
-	require.Equal(t, Panicked, classify(&PanicError{Value: 1}))
+// TestEveryReconcileEndsInExactlyOneOutcome: the result and error of a
+// reconcile name one outcome, terminal wins over conflict, an error wins
+// over a requested requeue, and only successes and terminal failures
+// settle the object.
+func TestEveryReconcileEndsInExactlyOneOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		res     Result
+		err     error
+		want    Outcome
+		settled bool
+	}{
+		{Result{}, nil, Success, true},
+		{Result{Requeue: true}, nil, Requeue, true},
+		{Result{RequeueAfter: time.Second}, nil, RequeueAfter, true},
+		{Result{}, errors.New("x"), Failure, false},
+		{Result{Requeue: true}, errors.New("x"), Failure, false},
+		{Result{}, Terminal(store.ErrConflict), TerminalFailure, true},
+		{Result{}, fmt.Errorf("status: %w", store.ErrConflict), Conflict, false},
+		{Result{}, &PanicError{Value: 1}, Panicked, false},
+	} {
+		got := classify(tc.res, tc.err)
+		require.Equal(t, tc.want, got, "%+v %v", tc.res, tc.err)
+		require.Equal(t, tc.settled, got.Settled(), "%s", got)
+	}
+	require.Equal(t, "error", TerminalFailure.Result())
+	require.Equal(t, "error", Panicked.Result())
+	require.Equal(t, "requeue_after", RequeueAfter.Result())
 	require.Contains(t, (&PanicError{Value: "boom"}).Error(), "boom")
 }

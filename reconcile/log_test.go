@@ -52,7 +52,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		var mu sync.Mutex
 		var ids []string
-		rec := Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			mu.Lock()
 			ids = append(ids, ID(ctx))
 			n := len(ids)

@@ -1,17 +1,19 @@
 package reconcile
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 )
 
-// ErrInvalidOptions matches every error New returns for bad options.
-var ErrInvalidOptions = errors.New("reconcile: invalid options")
+// ErrInvalid matches every error New returns for bad options, and bad input
+// elsewhere in the package. errors.Is matches it with the ErrInvalid of
+// every converge package (store.ErrInvalid included).
+var ErrInvalid error = invalid.New("reconcile")
 
 // Predicate decides whether a change of a primary object wakes its key:
 // old is nil for a new object, cur nil for a deleted one. Every predicate
@@ -77,30 +79,30 @@ const (
 func (o *Options[T]) validate() error {
 	switch {
 	case o.Name == "":
-		return fmt.Errorf("%w: Name is required", ErrInvalidOptions)
+		return fmt.Errorf("%w: Name is required", ErrInvalid)
 	case o.Workers < 0:
-		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalidOptions, o.Workers)
+		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalid, o.Workers)
 	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.GracePeriod < 0, o.HeartbeatInterval < 0:
-		return fmt.Errorf("%w: durations must not be negative", ErrInvalidOptions)
+		return fmt.Errorf("%w: durations must not be negative", ErrInvalid)
 	}
 	if o.Prefix != "" {
 		if err := store.ValidatePrefix(o.Prefix); err != nil {
-			return fmt.Errorf("%w: Prefix: %w", ErrInvalidOptions, err)
+			return fmt.Errorf("%w: Prefix: %w", ErrInvalid, err)
 		}
 	}
 	for i, p := range o.Predicates {
 		if p == nil {
-			return fmt.Errorf("%w: Predicates[%d] is nil", ErrInvalidOptions, i)
+			return fmt.Errorf("%w: Predicates[%d] is nil", ErrInvalid, i)
 		}
 	}
 	for name, fn := range o.Indexes {
 		if fn == nil {
-			return fmt.Errorf("%w: index %q has a nil function", ErrInvalidOptions, name)
+			return fmt.Errorf("%w: index %q has a nil function", ErrInvalid, name)
 		}
 	}
 	for i, s := range o.Sources {
 		if s == nil {
-			return fmt.Errorf("%w: Sources[%d] is nil", ErrInvalidOptions, i)
+			return fmt.Errorf("%w: Sources[%d] is nil", ErrInvalid, i)
 		}
 	}
 	if o.Workers == 0 {

@@ -34,20 +34,17 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 	res, err := c.call(ctx, req)
 	elapsed := time.Since(start)
 
-	outcome := classify(err)
+	outcome := classify(res, err)
 	switch outcome {
 	case Success:
-		switch {
-		case res.Requeue:
-			// Not done yet, and not failing: back off on the key's
-			// limiter without forgetting it.
-			q.AddRateLimited(key)
-		case res.RequeueAfter > 0:
-			q.Forget(key)
-			q.AddAfter(key, res.RequeueAfter)
-		default:
-			q.Forget(key)
-		}
+		q.Forget(key)
+	case Requeue:
+		// Not done yet, and not failing: back off on the key's limiter
+		// without forgetting it.
+		q.AddRateLimited(key)
+	case RequeueAfter:
+		q.Forget(key)
+		q.AddAfter(key, res.RequeueAfter)
 	case TerminalFailure:
 		q.Forget(key)
 		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
@@ -82,7 +79,7 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 	}
 	c.finish(req, outcome, err, start, elapsed, q)
 	if c.opts.Metrics != nil {
-		report(c.opts.Metrics, c.opts.Name, outcome, res, elapsed)
+		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
 	}
 }
 
@@ -117,8 +114,15 @@ func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, e
 	return c.rec.Reconcile(ctx, req)
 }
 
-func classify(err error) Outcome {
+// classify names how a reconcile that returned res and err ended.
+func classify(res Result, err error) Outcome {
 	if err == nil {
+		switch {
+		case res.Requeue:
+			return Requeue
+		case res.RequeueAfter > 0:
+			return RequeueAfter
+		}
 		return Success
 	}
 	var pe *PanicError
@@ -145,7 +149,7 @@ func classify(err error) Outcome {
 // Lock order: c.mu before the cache's lock, never the reverse (the cache
 // calls observe without its lock held).
 func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration, q *queue.Queue[string]) {
-	covered := outcome == Success || outcome == TerminalFailure
+	covered := outcome.Settled()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	touched := false

@@ -60,14 +60,14 @@ type Reconciler[T any] interface {
 	Reconcile(ctx context.Context, req Request[T]) (Result, error)
 }
 
-// Func adapts a function to Reconciler.
-type Func[T any] func(ctx context.Context, req Request[T]) (Result, error)
+// ReconcilerFunc adapts a function to Reconciler.
+type ReconcilerFunc[T any] func(ctx context.Context, req Request[T]) (Result, error)
 
 // Reconcile calls f.
-func (f Func[T]) Reconcile(ctx context.Context, req Request[T]) (Result, error) { return f(ctx, req) }
+func (f ReconcilerFunc[T]) Reconcile(ctx context.Context, req Request[T]) (Result, error) { return f(ctx, req) }
 
 // ErrTerminal matches every error made by Terminal.
-var ErrTerminal = errors.New("terminal")
+var ErrTerminal = errors.New("reconcile: terminal")
 
 // Terminal marks err as terminal: retrying cannot help (invalid spec,
 // permission denied). The key is not requeued and its backoff is reset; the
@@ -85,10 +85,14 @@ func (e terminalError) Error() string        { return "terminal: " + e.err.Error
 func (e terminalError) Unwrap() error        { return e.err }
 func (e terminalError) Is(target error) bool { return target == ErrTerminal }
 
-// PanicError is the error a recovered panic becomes.
+// PanicError is the error a recovered panic becomes: in a reconcile (the
+// key is retried with backoff) and in a runnable of a manager.Manager (the
+// manager stops). Find it with errors.As.
 type PanicError struct {
+	// Value is what was passed to panic.
 	Value any
+	// Stack is the goroutine's stack where the panic was recovered.
 	Stack []byte
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("reconciler panicked: %v", e.Value) }
+func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }

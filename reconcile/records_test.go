@@ -220,11 +220,11 @@ func TestRecordsFollowKeysAliveAcrossManyRuns(t *testing.T) {
 func TestNewRefusesTypedNilReconcilerAndStore(t *testing.T) {
 	var rec *recorder
 	_, err := New[*item](store.NewMemory[*item](), rec, Options[*item]{Name: "x"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
-	var fn Func[*item]
+	require.ErrorIs(t, err, ErrInvalid)
+	var fn ReconcilerFunc[*item]
 	_, err = New[*item](store.NewMemory[*item](), fn, Options[*item]{Name: "x"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 	var s *store.Memory[*item]
 	_, err = New[*item](s, &recorder{}, Options[*item]{Name: "x"})
-	require.ErrorIs(t, err, ErrInvalidOptions)
+	require.ErrorIs(t, err, ErrInvalid)
 }

@@ -68,17 +68,15 @@ type storeSource[C any] struct {
 	in     atomic.Pointer[informer[C]]
 }
 
+// Start runs the source on its own: no logs, the default heartbeat. A
+// controller starts it with its own logger and heartbeat instead.
 func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error {
+	return s.startFor(ctx, enqueue, slog.New(slog.DiscardHandler), defaultHeartbeat)
+}
+
+func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration) error {
 	if s.mapper == nil {
-		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalidOptions)
-	}
-	log, _ := ctx.Value(loggerKey{}).(*slog.Logger)
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	hb, _ := ctx.Value(heartbeatKey{}).(time.Duration)
-	if hb <= 0 {
-		hb = defaultHeartbeat
+		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalid)
 	}
 	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), hb, func(changes []change[C]) {
 		for i := range changes {
@@ -100,9 +98,8 @@ func (s *storeSource[C]) health() error {
 	return nil
 }
 
-// loggerKey carries the controller's logger to the sources it starts.
-type loggerKey struct{}
-
-// heartbeatKey carries the controller's HeartbeatInterval to the sources it
-// starts.
-type heartbeatKey struct{}
+// controllerSource is a source of this package that a controller starts
+// with its logger and heartbeat interval.
+type controllerSource interface {
+	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration) error
+}

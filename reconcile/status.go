@@ -143,9 +143,21 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 // KeyState joins a key's place in the queue with its latest reconcile.
 type KeyState struct {
 	Key string
-	// Queue is the key's queue entry; its State is zero if the key is not
-	// in the queue.
-	Queue queue.Item[string]
+	// State is where the key is in the queue: waiting, delayed or
+	// processing; zero if it is not queued.
+	State queue.State
+	// Dirty: the key is processing and was woken again meanwhile; it is
+	// handed out again when the reconcile ends.
+	Dirty bool
+	// Since is when a processing key's reconcile started.
+	Since time.Time
+	// Until is when a delayed key becomes ready (for a processing key, the
+	// deadline of an add due after it is done).
+	Until time.Time
+	// Priority is the priority of the key's next hand-out.
+	Priority int
+	// Retries counts the key's consecutive backoffs (reset by a success).
+	Retries int
 	// LastOutcome, LastError, LastAt and LastDuration describe the key's
 	// latest reconcile (zero if none since it last converged after deletion).
 	LastOutcome  Outcome
@@ -162,7 +174,7 @@ type KeyState struct {
 func (c *Controller[T]) Snapshot() []KeyState {
 	states := map[string]*KeyState{}
 	for _, it := range c.q().Snapshot() {
-		states[it.Key] = &KeyState{Key: it.Key, Queue: it}
+		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until, Priority: it.Priority, Retries: it.Requeues}
 	}
 	c.mu.Lock()
 	for key, r := range c.last {

@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/converge-go/converge/internal/invalid"
+)
 
 // Errors returned by every Store. Test for them with errors.Is: backends wrap
 // them with detail (the key, the revisions involved).
@@ -25,7 +29,8 @@ var (
 	ErrUnavailable = errors.New("store: unavailable")
 	// ErrInvalid: bad input (empty, oversized or malformed key, nil value,
 	// oversized encoded value). Nothing was written.
-	ErrInvalid = errors.New("store: invalid input")
+	// errors.Is matches it with the ErrInvalid of every converge package.
+	ErrInvalid error = invalid.New("store")
 	// ErrMutated: a value handed out by the in-memory store was changed in
 	// place (reported only with WithMutationCheck).
 	ErrMutated = errors.New("store: shared value was mutated")

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -76,7 +76,7 @@ func (n *narrator) termEnded(t Term) {
 func (n *narrator) statusWritten(replica string, token int64, obj store.Object[*replicaset.ReplicaSet]) {
 	rs := obj.Value
 	ready := "Ready=?"
-	if c, ok := reconcile.FindCondition(rs.Conditions, replicaset.ConditionReady); ok {
+	if c, ok := resource.FindCondition(rs.Conditions, replicaset.ConditionReady); ok {
 		ready = "Ready=" + string(c.Status)
 	}
 	n.mu.Lock()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
 )
@@ -27,7 +27,7 @@ import (
 type replica struct {
 	name   string
 	client *clientv3.Client
-	mgr    *reconcile.Manager
+	mgr    *manager.Manager
 
 	closeClient func() error // closes client once
 	crashed     atomic.Bool  // set by crash: every store call fails
@@ -107,7 +107,7 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	if !ctrl.NeedsLeaderElection() {
 		return nil, errors.New("the replica set controller is not leader-only")
 	}
-	r.mgr, err = reconcile.NewManager(reconcile.ManagerOptions{Logger: log, Elector: elector, ShutdownTimeout: 10 * time.Second})
+	r.mgr, err = manager.New(manager.Options{Logger: log, Elector: elector, ShutdownTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
 )
@@ -61,7 +61,7 @@ func (s *scenario) scale(ctx context.Context, name string, n int) error {
 	s.say.say("== %s: the operator asks for %s", name, pods(n))
 	s.want = n
 	s.say.setWant(n)
-	obj, err := reconcile.PutSpec(ctx, s.objects, demoKey, replicaset.Spec{Replicas: n})
+	obj, err := resource.PutSpec(ctx, s.objects, demoKey, replicaset.Spec{Replicas: n})
 	if err != nil {
 		return fmt.Errorf("%s: put spec: %w", name, err)
 	}
@@ -179,11 +179,11 @@ func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
 	s.late = late
 	pids := late.obj.Value.Status.Pods
 	status := replicaset.Status{ReadyReplicas: len(pids), Pods: pids}
-	ready := reconcile.Condition{Type: replicaset.ConditionReady, Status: reconcile.ConditionFalse, Reason: "Scaling",
+	ready := resource.Condition{Type: replicaset.ConditionReady, Status: resource.ConditionFalse, Reason: "Scaling",
 		Message: fmt.Sprintf("sent by %s in the term of token %d", old.Replica, old.Token)}
 	go func() {
 		defer close(late.done)
-		_, late.err = reconcile.WriteStatus(wctx, fenced, late.obj, status, ready)
+		_, late.err = resource.WriteStatus(wctx, fenced, late.obj, status, ready)
 	}()
 	select {
 	case <-late.net.sent:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -70,7 +70,7 @@ func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
 		require.NoError(t, err)
 		return lk
 	}
-	_, err := reconcile.PutSpec(ctx, objects, demoKey, replicaset.Spec{Replicas: 1})
+	_, err := resource.PutSpec(ctx, objects, demoKey, replicaset.Spec{Replicas: 1})
 	require.NoError(t, err)
 	// send writes the status through the network under lk's term and
 	// returns once the network holds the write.
@@ -82,7 +82,7 @@ func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
 		require.NoError(t, err)
 		res := make(chan error, 1)
 		go func() {
-			_, err := reconcile.WriteStatus(ctx, fenced, cur, replicaset.Status{ReadyReplicas: ready})
+			_, err := resource.WriteStatus(ctx, fenced, cur, replicaset.Status{ReadyReplicas: ready})
 			res <- err
 		}()
 		<-net.sent

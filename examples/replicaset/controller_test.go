@@ -12,6 +12,7 @@ import (
 
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -79,7 +80,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) putSpec(spec Spec) {
-	_, err := reconcile.PutSpec(f.ctx, f.s, "web", spec)
+	_, err := resource.PutSpec(f.ctx, f.s, "web", spec)
 	require.NoError(f.t, err)
 }
 
@@ -124,9 +125,9 @@ func TestReconcileConvergesAndIsIdempotent(t *testing.T) {
 	assert.Equal(t, 3, rs.Status.ReadyReplicas)
 	assert.Equal(t, f.pods.pids("web"), rs.Status.Pods)
 	assert.Equal(t, rs.Generation, rs.ObservedGeneration)
-	ready, ok := reconcile.FindCondition(rs.Conditions, ConditionReady)
+	ready, ok := resource.FindCondition(rs.Conditions, ConditionReady)
 	require.True(t, ok)
-	assert.Equal(t, reconcile.ConditionTrue, ready.Status)
+	assert.Equal(t, resource.ConditionTrue, ready.Status)
 
 	f.assertIdle()
 	f.assertIdle()
@@ -228,16 +229,16 @@ func TestReconcileStartFailure(t *testing.T) {
 
 	rs := f.get().Value
 	assert.Equal(t, 2, rs.Status.ReadyReplicas)
-	ready, _ := reconcile.FindCondition(rs.Conditions, ConditionReady)
-	assert.Equal(t, reconcile.ConditionFalse, ready.Status)
+	ready, _ := resource.FindCondition(rs.Conditions, ConditionReady)
+	assert.Equal(t, resource.ConditionFalse, ready.Status)
 	assert.Equal(t, "StartFailed", ready.Reason)
 
 	f.pods.failFrom = 0
 	require.NoError(t, f.reconcile())
 	rs = f.get().Value
 	assert.Equal(t, 3, rs.Status.ReadyReplicas)
-	ready, _ = reconcile.FindCondition(rs.Conditions, ConditionReady)
-	assert.Equal(t, reconcile.ConditionTrue, ready.Status)
+	ready, _ = resource.FindCondition(rs.Conditions, ConditionReady)
+	assert.Equal(t, resource.ConditionTrue, ready.Status)
 	f.assertIdle()
 }
 

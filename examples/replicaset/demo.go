@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store/boltstore"
 )
 
@@ -136,11 +136,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	mgr, err := reconcile.NewManager(reconcile.ManagerOptions{Logger: cfg.Logger, ShutdownTimeout: 10 * time.Second})
+	mgr, err := manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: 10 * time.Second})
 	if err != nil {
 		return rep, err
 	}
-	if err := errors.Join(mgr.Add(ctrl), mgr.Add(reconcile.RunnableFunc(func(ctx context.Context) error {
+	if err := errors.Join(mgr.Add(ctrl), mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return say.watchStore(ctx, db)
 	}))); err != nil {
 		return rep, err

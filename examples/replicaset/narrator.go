@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -112,7 +112,7 @@ func (n *narrator) change(key string, old, cur *ReplicaSet) {
 		return // no status written yet
 	}
 	ready := "Ready=?"
-	if c, ok := reconcile.FindCondition(cur.Conditions, ConditionReady); ok {
+	if c, ok := resource.FindCondition(cur.Conditions, ConditionReady); ok {
 		ready = "Ready=" + string(c.Status)
 	}
 	n.say("%s: status written: %d/%d ready, %s, pods %s, observed generation %d",

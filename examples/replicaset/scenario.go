@@ -11,6 +11,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/demo"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -63,7 +64,7 @@ func (s *scenario) scale(ctx context.Context, name string, n int) error {
 	s.say.say("== %s: %s", name, replicas(n))
 	s.want = n
 	s.say.setWant(n)
-	if _, err := reconcile.PutSpec(ctx, s.net, demoKey, Spec{Replicas: n}); err != nil {
+	if _, err := resource.PutSpec(ctx, s.net, demoKey, Spec{Replicas: n}); err != nil {
 		return fmt.Errorf("%s: put spec: %w", name, err)
 	}
 	_, err := s.settle(ctx, name, start, nil)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -13,7 +14,7 @@ import (
 type (
 	AppSpec   struct{ Image string }
 	AppStatus struct{ Running string }
-	App       = reconcile.Resource[AppSpec, AppStatus]
+	App       = resource.Resource[AppSpec, AppStatus]
 )
 
 // world stands for the processes the controller manages: the image each
@@ -49,7 +50,7 @@ func Example() {
 
 	// README: ten lines
 	s := store.NewMemory[*App]() // or boltstore.Open, etcdstore.New
-	rec := reconcile.Func[*App](func(ctx context.Context, req reconcile.Request[*App]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[*App](func(ctx context.Context, req reconcile.Request[*App]) (reconcile.Result, error) {
 		if req.Deleted {
 			return reconcile.Result{}, teardown(ctx, req.Key, req.Object.Value) // last known value
 		}
@@ -57,14 +58,14 @@ func Example() {
 		if err != nil {
 			return reconcile.Result{}, err // backs off per key; reconcile.Terminal(err) does not retry
 		}
-		_, err = reconcile.WriteStatus(ctx, req.Store, req.Object, status) // CAS through the controller
+		_, err = resource.WriteStatus(ctx, req.Store, req.Object, status) // CAS through the controller
 		return reconcile.Result{}, err
 	})
 	c, _ := reconcile.New(s, rec, reconcile.Options[*App]{Name: "apps", Workers: 8})
 	go c.Run(ctx) // list+watch cache, sources, queue, workers; keeps healing if the store goes away
 	// end README
 
-	obj, err := reconcile.PutSpec(ctx, s, "apps/web", AppSpec{Image: "web:1"})
+	obj, err := resource.PutSpec(ctx, s, "apps/web", AppSpec{Image: "web:1"})
 	if err != nil {
 		fmt.Println(err)
 		return

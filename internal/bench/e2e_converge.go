@@ -16,7 +16,7 @@ import (
 func RunConverge(s E2EStore, keys []string, workers int) (E2EResult, error) {
 	cs := &countingStore{E2EStore: s}
 	t := newTracker(len(keys))
-	rec := reconcile.Func[*Pair](func(ctx context.Context, req reconcile.Request[*Pair]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[*Pair](func(ctx context.Context, req reconcile.Request[*Pair]) (reconcile.Result, error) {
 		if req.Deleted {
 			return reconcile.Result{}, nil
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -24,7 +25,7 @@ type rsStatus struct {
 	Ready int `json:"ready"`
 }
 
-type replicaSet = reconcile.Resource[rsSpec, rsStatus]
+type replicaSet = resource.Resource[rsSpec, rsStatus]
 
 // world simulates the processes replica sets run: pods per owner.
 type world struct {
@@ -259,7 +260,7 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 		r.world.scale(req.Key, want)
 	}
 	// Through the controller: fenced, and read back by the next reconcile.
-	obj, err := reconcile.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
+	obj, err := resource.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
 	if err != nil {
 		return reconcile.Result{}, err
 	}

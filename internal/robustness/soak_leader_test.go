@@ -11,6 +11,7 @@ import (
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
@@ -84,7 +85,7 @@ func TestSoakLeadershipFlipsLoseNoRetryAndKeepNoRecord(t *testing.T) {
 	locker := &flipLocker{rng: rand.New(rand.NewPCG(1, 2))}
 	el, err := lock.NewElector(locker, lock.ElectorOptions{RetryDelay: time.Millisecond})
 	require.NoError(t, err)
-	m, err := reconcile.NewManager(reconcile.ManagerOptions{Elector: el, ShutdownTimeout: patience})
+	m, err := manager.New(manager.Options{Elector: el, ShutdownTimeout: patience})
 	require.NoError(t, err)
 	rec := newChurnReconciler()
 	c, err := reconcile.New[*replicaSet](s, rec, reconcile.Options[*replicaSet]{

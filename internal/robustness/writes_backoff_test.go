@@ -34,7 +34,7 @@ func TestWritesStatusThenErrorBacksOffOnTheLimitersScheduleOnEveryBackend(t *tes
 			var at []time.Time
 			var attempts []int
 			var lastWrite int64
-			rec := reconcile.Func[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
+			rec := reconcile.ReconcilerFunc[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
 				start := time.Now()
 				obj, err := bumpReady(ctx, req)
 				if err != nil {

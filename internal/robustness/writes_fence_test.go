@@ -80,7 +80,7 @@ func TestDeposedLeadersWritesThroughTheControllerAreRejectedOnEveryBackend(t *te
 			inReconcile, takenOver := make(chan reconcile.Request[*replicaSet], 1), make(chan struct{})
 			results := make(chan error, 2)
 			var first sync.Once
-			rec := reconcile.Func[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
+			rec := reconcile.ReconcilerFunc[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
 				first.Do(func() {
 					obj, err := bumpReady(ctx, req) // while the term is current
 					results <- err

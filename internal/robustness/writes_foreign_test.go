@@ -10,6 +10,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +29,7 @@ func TestForeignStatusWriteWakesAKeyInBackoffOnEveryBackend(t *testing.T) {
 
 			var mu sync.Mutex
 			var seen []int // Status.Ready each reconcile was given
-			rec := reconcile.Func[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
+			rec := reconcile.ReconcilerFunc[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
 				ready := req.Object.Value.Status.Ready
 				if ready < foreignReady {
 					if _, err := bumpReady(ctx, req); err != nil {
@@ -55,7 +56,7 @@ func TestForeignStatusWriteWakesAKeyInBackoffOnEveryBackend(t *testing.T) {
 			obj, err := s.Get(ctx, "job")
 			require.NoError(t, err)
 			require.Equal(t, 1, obj.Value.Status.Ready, "the reconcile's own status write")
-			foreign, err := reconcile.WriteStatus(ctx, s, obj, rsStatus{Ready: foreignReady})
+			foreign, err := resource.WriteStatus(ctx, s, obj, rsStatus{Ready: foreignReady})
 			require.NoError(t, err)
 			start := time.Now()
 			waitFor(t, func() bool { return count() >= 2 }, "a foreign status write did not wake a key in an hour's backoff")

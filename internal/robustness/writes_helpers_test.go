@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
@@ -33,5 +34,5 @@ func startController(t *testing.T, c *reconcile.Controller[*replicaSet]) (stop f
 
 // bumpReady writes the status Ready+1 through the request's store.
 func bumpReady(ctx context.Context, req reconcile.Request[*replicaSet]) (store.Object[*replicaSet], error) {
-	return reconcile.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: req.Object.Value.Status.Ready + 1})
+	return resource.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: req.Object.Value.Status.Ready + 1})
 }

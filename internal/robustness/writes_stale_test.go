@@ -41,7 +41,7 @@ func TestNoReconcileSeesAnObjectOlderThanItsOwnWriteOnEveryBackend(t *testing.T)
 			done := map[string]int{}
 			stale, wrongStatus, total := 0, 0, 0
 			var firstStale string
-			rec := reconcile.Func[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
+			rec := reconcile.ReconcilerFunc[*replicaSet](func(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
 				mu.Lock()
 				w := written[req.Key]
 				total++

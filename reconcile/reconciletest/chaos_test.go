@@ -17,6 +17,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ func chaosSeeds() []uint64 {
 
 type rsSpec struct{ Replicas int }
 type rsStatus struct{ Ready int }
-type replicaSet = reconcile.Resource[rsSpec, rsStatus]
+type replicaSet = resource.Resource[rsSpec, rsStatus]
 
 // world simulates the processes replica sets run: pods per owner.
 type world struct {
@@ -121,7 +122,7 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 	if r.world.count(req.Key) != want {
 		r.world.scale(req.Key, want)
 	}
-	_, err := reconcile.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
+	_, err := resource.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
 	return reconcile.Result{}, err
 }
 
@@ -153,7 +154,7 @@ func runChaos(t *testing.T, seed uint64) {
 	// desired is the model: what the test wrote, which the store must keep.
 	desired := map[string]int{}
 	setSpec := func(key string, n int) {
-		_, err := reconcile.PutSpec(ctx, mem, key, rsSpec{Replicas: n})
+		_, err := resource.PutSpec(ctx, mem, key, rsSpec{Replicas: n})
 		require.NoError(t, err)
 		desired[key] = n
 	}

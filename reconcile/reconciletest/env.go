@@ -197,11 +197,11 @@ func (e *Env) idle(horizon time.Duration) (time.Duration, bool) {
 			next = step
 		}
 		for _, k := range r.c.Snapshot() {
-			switch k.Queue.State {
+			switch k.State {
 			case queue.Waiting, queue.Processing:
 				busy = true
 			case queue.Delayed:
-				if d := k.Queue.Until.Sub(now); d <= horizon {
+				if d := k.Until.Sub(now); d <= horizon {
 					busy = true
 					if next < 0 || d < next {
 						next = d
@@ -256,25 +256,20 @@ type Metrics struct {
 
 var _ reconcile.Metrics = (*Metrics)(nil)
 
-// ReconcileTotal counts a reconcile, and a conflict.
-func (m *Metrics) ReconcileTotal(_, result string) {
+// Reconciled counts a reconcile, and whether it failed (terminal failures
+// and panics included), panicked or conflicted.
+func (m *Metrics) Reconciled(_ string, o reconcile.Outcome, _ time.Duration) {
 	m.reconciles.Add(1)
-	if result == reconcile.ResultConflict {
+	if o.Failed() {
+		m.errors.Add(1)
+	}
+	switch o {
+	case reconcile.Panicked:
+		m.panics.Add(1)
+	case reconcile.Conflict:
 		m.conflicts.Add(1)
 	}
 }
-
-// ReconcileErrors counts an error.
-func (m *Metrics) ReconcileErrors(string) { m.errors.Add(1) }
-
-// TerminalReconcileErrors is counted among errors.
-func (m *Metrics) TerminalReconcileErrors(string) {}
-
-// ReconcilePanics counts a panic.
-func (m *Metrics) ReconcilePanics(string) { m.panics.Add(1) }
-
-// ReconcileTime is not recorded.
-func (m *Metrics) ReconcileTime(string, time.Duration) {}
 
 func (m *Metrics) counts() Counts {
 	return Counts{Reconciles: m.reconciles.Load(), Errors: m.errors.Load(), Panics: m.panics.Load(), Conflicts: m.conflicts.Load()}

@@ -40,7 +40,7 @@ type counter struct{ N, Seen int }
 
 // statusWriter writes Seen = N if it differs; with always set it writes
 // every time (not idempotent).
-func statusWriter(s store.Store[*counter], always bool) reconcile.Func[*counter] {
+func statusWriter(s store.Store[*counter], always bool) reconcile.ReconcilerFunc[*counter] {
 	return func(ctx context.Context, req reconcile.Request[*counter]) (reconcile.Result, error) {
 		if req.Deleted || (!always && req.Object.Value.Seen == req.Object.Value.N) {
 			return reconcile.Result{}, nil
@@ -82,7 +82,7 @@ func TestCheckIdempotentCatchesRepeatedWrites(t *testing.T) {
 		require.NoError(t, err)
 		var mu sync.Mutex
 		touchy, touched := false, false
-		rec := reconcile.Func[*counter](func(ctx context.Context, req reconcile.Request[*counter]) (reconcile.Result, error) {
+		rec := reconcile.ReconcilerFunc[*counter](func(ctx context.Context, req reconcile.Request[*counter]) (reconcile.Result, error) {
 			mu.Lock()
 			again := touchy && !touched // writes once more when woken after converging
 			touched = touched || again
@@ -114,7 +114,7 @@ func TestConvergeHonoursHorizon(t *testing.T) {
 		_, err := s.Create(context.Background(), "k", &counter{})
 		require.NoError(t, err)
 		calls := 0
-		rec := reconcile.Func[*counter](func(ctx context.Context, req reconcile.Request[*counter]) (reconcile.Result, error) {
+		rec := reconcile.ReconcilerFunc[*counter](func(ctx context.Context, req reconcile.Request[*counter]) (reconcile.Result, error) {
 			calls++
 			if calls < 3 {
 				return reconcile.Result{}, errors.New("not yet")
@@ -202,7 +202,7 @@ func TestExclusiveReportsOverlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &recordingT{TB: t}
 		release := make(chan struct{})
-		inner := reconcile.Func[int](func(ctx context.Context, req reconcile.Request[int]) (reconcile.Result, error) {
+		inner := reconcile.ReconcilerFunc[int](func(ctx context.Context, req reconcile.Request[int]) (reconcile.Result, error) {
 			<-release
 			return reconcile.Result{}, nil
 		})

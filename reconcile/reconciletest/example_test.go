@@ -44,7 +44,7 @@ func TestScaler(t *testing.T) {
 		mem := store.NewMemory[*int]()
 		s := reconciletest.Wrap(env, mem, reconciletest.Faults{Seed: 1, ErrorRate: 0.2})
 		world := map[string]int{}
-		rec := reconcile.Func[*int](func(ctx context.Context, req reconcile.Request[*int]) (reconcile.Result, error) {
+		rec := reconcile.ReconcilerFunc[*int](func(ctx context.Context, req reconcile.Request[*int]) (reconcile.Result, error) {
 			if _, err := s.Get(ctx, req.Key); err != nil && !errors.Is(err, store.ErrNotFound) {
 				return reconcile.Result{}, err // the store is flaky: retry with backoff
 			}

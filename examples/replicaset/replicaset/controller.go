@@ -11,6 +11,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -81,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Repli
 	}
 
 	status, ready := observe(running, spec.Replicas, startErr)
-	written, err := reconcile.WriteStatus(ctx, req.Store, req.Object, status, ready)
+	written, err := resource.WriteStatus(ctx, req.Store, req.Object, status, ready)
 	if err == nil && written.Revision != req.Object.Revision && r.StatusWritten != nil {
 		r.StatusWritten(ctx, written)
 	}
@@ -102,7 +103,7 @@ func statusErr(err error) error {
 }
 
 // observe builds the status and the Ready condition from the pods running.
-func observe(running []Pod, want int, startErr error) (Status, reconcile.Condition) {
+func observe(running []Pod, want int, startErr error) (Status, resource.Condition) {
 	pids := make([]int, len(running))
 	for i, p := range running {
 		pids[i] = p.PID
@@ -112,11 +113,11 @@ func observe(running []Pod, want int, startErr error) (Status, reconcile.Conditi
 	msg := fmt.Sprintf("%d of %d pods running", len(running), want)
 	switch {
 	case startErr != nil:
-		return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionFalse, Reason: "StartFailed", Message: msg + ": " + startErr.Error()}
+		return status, resource.Condition{Type: ConditionReady, Status: resource.ConditionFalse, Reason: "StartFailed", Message: msg + ": " + startErr.Error()}
 	case len(running) == want:
-		return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionTrue, Reason: "AllPodsRunning", Message: msg}
+		return status, resource.Condition{Type: ConditionReady, Status: resource.ConditionTrue, Reason: "AllPodsRunning", Message: msg}
 	}
-	return status, reconcile.Condition{Type: ConditionReady, Status: reconcile.ConditionFalse, Reason: "Scaling", Message: msg}
+	return status, resource.Condition{Type: ConditionReady, Status: resource.ConditionFalse, Reason: "Scaling", Message: msg}
 }
 
 // validate rejects a spec no retry can make work.
@@ -150,7 +151,7 @@ type ControllerConfig struct {
 // NewController returns the replica set controller over s, with timings
 // short enough for a demo: retries back off from 50ms to 1s. Its status
 // writes go to s through the controller (Request.Store): run it under a
-// reconcile.Manager with a lock.Elector and each carries the guard of the
+// manager.Manager with a lock.Elector and each carries the guard of the
 // term it runs in.
 func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile.Controller[*ReplicaSet], error) {
 	return reconcile.New(s, &Reconciler{Pods: cfg.Pods, StatusWritten: cfg.StatusWritten}, reconcile.Options[*ReplicaSet]{

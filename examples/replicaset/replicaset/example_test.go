@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/converge-go/converge/examples/replicaset/replicaset"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -57,7 +57,7 @@ func ExampleNewController() {
 	done := make(chan error)
 	go func() { done <- c.Run(ctx) }()
 
-	obj, err := reconcile.PutSpec(ctx, s, "web", replicaset.Spec{Replicas: 3})
+	obj, err := resource.PutSpec(ctx, s, "web", replicaset.Spec{Replicas: 3})
 	if err != nil {
 		panic(err)
 	}

@@ -5,7 +5,7 @@
 // processes run (RunPod).
 package replicaset
 
-import "github.com/converge-go/converge/reconcile"
+import "github.com/converge-go/converge/reconcile/resource"
 
 // Spec is the desired state of a replica set: how many pods, running what.
 type Spec struct {
@@ -26,9 +26,9 @@ type Status struct {
 	Pods []int `json:"pods,omitempty"`
 }
 
-// ReplicaSet is the stored resource: Spec written with reconcile.PutSpec,
-// Status written by the controller with reconcile.WriteStatus.
-type ReplicaSet = reconcile.Resource[Spec, Status]
+// ReplicaSet is the stored resource: Spec written with resource.PutSpec,
+// Status written by the controller with resource.WriteStatus.
+type ReplicaSet = resource.Resource[Spec, Status]
 
 // ConditionReady is the condition the controller records on every
 // reconcile: True when as many pods run as the spec asks for.

@@ -1,4 +1,4 @@
-package reconcile
+package manager
 
 import (
 	"errors"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// ErrManagerNotRunning: the manager has not been started, is stopping or has
+// ErrNotRunning: the manager has not been started, is stopping or has
 // stopped; it is then neither ready nor healthy.
-var ErrManagerNotRunning = errors.New("reconcile: manager not running")
+var ErrNotRunning = errors.New("manager: not running")
 
 // ReadyChecker is implemented by runnables that need time before they can do
 // their work, such as a controller whose cache is filling. Ready returns nil
@@ -35,7 +35,7 @@ type checkFailure struct {
 
 // Ready returns nil when the manager is running and every runnable that
 // implements ReadyChecker is ready (leader-only runnables are not checked
-// while another process leads). Otherwise it returns ErrManagerNotRunning,
+// while another process leads). Otherwise it returns ErrNotRunning,
 // or the failed checks joined, each prefixed with its runnable's name.
 func (m *Manager) Ready() error {
 	return joinFailures(m.check(func(r Runnable) (bool, error) {
@@ -49,7 +49,7 @@ func (m *Manager) Ready() error {
 
 // Healthy returns nil when the manager is running and every runnable that
 // implements HealthChecker is healthy. Otherwise it returns
-// ErrManagerNotRunning, or the failed checks joined, each prefixed with its
+// ErrNotRunning, or the failed checks joined, each prefixed with its
 // runnable's name.
 func (m *Manager) Healthy() error {
 	return joinFailures(m.check(func(r Runnable) (bool, error) {
@@ -102,7 +102,7 @@ func (m *Manager) probe(check func() error) http.Handler {
 func (m *Manager) check(probe func(Runnable) (bool, error)) []checkFailure {
 	phase, runnables := m.snapshot()
 	if phase != phaseRunning {
-		return []checkFailure{{name: "manager", err: fmt.Errorf("%w (%s)", ErrManagerNotRunning, phase)}}
+		return []checkFailure{{name: "manager", err: fmt.Errorf("%w (%s)", ErrNotRunning, phase)}}
 	}
 	var failed []checkFailure
 	following := !m.IsLeader()

@@ -1,6 +1,9 @@
-package reconcile
+package resource
 
-import "github.com/converge-go/converge/store"
+import (
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
+)
 
 // GenerationChanged is a Predicate for Resource that lets through creations,
 // deletions and spec changes (a new Generation) and drops status-only
@@ -10,7 +13,7 @@ import "github.com/converge-go/converge/store"
 //
 // A status write that conflicts with a change this predicate dropped is
 // still reconciled again as soon as the newer object is cached.
-func GenerationChanged[Spec, Status any]() Predicate[*Resource[Spec, Status]] {
+func GenerationChanged[Spec, Status any]() reconcile.Predicate[*Resource[Spec, Status]] {
 	return func(old, cur *objectOf[Spec, Status]) bool {
 		if old == nil || cur == nil || old.Value == nil || cur.Value == nil {
 			return true

@@ -1,4 +1,4 @@
-package reconcile_test
+package resource_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -29,7 +29,7 @@ type appStatus struct {
 	ReadyReplicas int
 }
 
-type app = reconcile.Resource[appSpec, appStatus]
+type app = resource.Resource[appSpec, appStatus]
 
 // newAppStore returns a memory store that fails the test if a value it
 // handed out is changed in place. Call checkShared at the end of the test:
@@ -60,23 +60,23 @@ func TestPutSpecBumpsGenerationOnlyOnChange(t *testing.T) {
 	v1 := appSpec{Image: "web:1", Replicas: 2}
 	v2 := appSpec{Image: "web:2", Replicas: 2}
 
-	created, err := reconcile.PutSpec(ctx, s, "apps/web", v1)
+	created, err := resource.PutSpec(ctx, s, "apps/web", v1)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), created.Value.Generation)
 	assert.Equal(t, v1, created.Value.Spec)
 
-	same, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Replicas: 2})
+	same, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Replicas: 2})
 	require.NoError(t, err)
 	assert.Equal(t, created, same, "an unchanged spec must return the stored object")
 	assert.Equal(t, created.Revision, revision(t, s), "an unchanged spec must write nothing")
 
-	changed, err := reconcile.PutSpec(ctx, s, "apps/web", v2)
+	changed, err := resource.PutSpec(ctx, s, "apps/web", v2)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), changed.Value.Generation)
 	assert.Equal(t, v2, changed.Value.Spec)
 	assert.Greater(t, changed.Revision, created.Revision)
 
-	back, err := reconcile.PutSpec(ctx, s, "apps/web", v1)
+	back, err := resource.PutSpec(ctx, s, "apps/web", v1)
 	require.NoError(t, err)
 	assert.Equal(t, int64(3), back.Value.Generation, "changing back is a change")
 	checkShared(t, s)
@@ -85,10 +85,10 @@ func TestPutSpecBumpsGenerationOnlyOnChange(t *testing.T) {
 func TestPutSpecTreatsNilAndEmptyAsEqual(t *testing.T) {
 	ctx := t.Context()
 	s := newAppStore(t)
-	created, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Labels: map[string]string{}})
+	created, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Labels: map[string]string{}})
 	require.NoError(t, err)
 
-	same, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+	same, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 	require.NoError(t, err)
 	assert.Equal(t, created.Revision, same.Revision)
 	assert.Equal(t, int64(1), same.Value.Generation)
@@ -102,13 +102,13 @@ type hiddenSpec struct {
 
 func TestPutSpecComparesUnexportedFields(t *testing.T) {
 	ctx := t.Context()
-	s := store.NewMemory[*reconcile.Resource[hiddenSpec, struct{}]]()
+	s := store.NewMemory[*resource.Resource[hiddenSpec, struct{}]]()
 
-	first, err := reconcile.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 1})
+	first, err := resource.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 1})
 	require.NoError(t, err)
-	same, err := reconcile.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 1})
+	same, err := resource.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 1})
 	require.NoError(t, err)
-	changed, err := reconcile.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 2})
+	changed, err := resource.PutSpec(ctx, s, "k", hiddenSpec{Name: "a", secret: 2})
 	require.NoError(t, err)
 
 	assert.Equal(t, first.Revision, same.Revision)
@@ -118,19 +118,19 @@ func TestPutSpecComparesUnexportedFields(t *testing.T) {
 func TestPutSpecKeepsStatusAndConditions(t *testing.T) {
 	ctx := t.Context()
 	s := newAppStore(t)
-	obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+	obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 	require.NoError(t, err)
-	ready := reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Running"}
-	_, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
+	ready := resource.Condition{Type: "Ready", Status: resource.ConditionTrue, Reason: "Running"}
+	_, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
 	require.NoError(t, err)
 
-	obj, err = reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+	obj, err = resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 	require.NoError(t, err)
 
 	assert.Equal(t, appStatus{ReadyReplicas: 1}, obj.Value.Status)
 	assert.Equal(t, int64(1), obj.Value.ObservedGeneration)
 	assert.Equal(t, int64(2), obj.Value.Generation)
-	got, ok := reconcile.FindCondition(obj.Value.Conditions, "Ready")
+	got, ok := resource.FindCondition(obj.Value.Conditions, "Ready")
 	require.True(t, ok)
 	assert.Equal(t, "Running", got.Reason)
 	checkShared(t, s)
@@ -140,14 +140,14 @@ func TestWriteStatusRecordsObservedGeneration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		s := newAppStore(t)
-		_, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+		_, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 		require.NoError(t, err)
-		obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+		obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 		require.NoError(t, err)
 		require.Equal(t, int64(0), obj.Value.ObservedGeneration)
 
-		ready := reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Running", Message: "2/2 up"}
-		written, err := reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 2}, ready)
+		ready := resource.Condition{Type: "Ready", Status: resource.ConditionTrue, Reason: "Running", Message: "2/2 up"}
+		written, err := resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 2}, ready)
 		require.NoError(t, err)
 
 		stored, err := s.Get(ctx, "apps/web")
@@ -158,7 +158,7 @@ func TestWriteStatusRecordsObservedGeneration(t *testing.T) {
 		assert.Equal(t, appStatus{ReadyReplicas: 2}, stored.Value.Status)
 		assert.Equal(t, appSpec{Image: "web:2"}, stored.Value.Spec)
 		ready.LastTransitionTime = time.Now()
-		assert.Equal(t, []reconcile.Condition{ready}, stored.Value.Conditions)
+		assert.Equal(t, []resource.Condition{ready}, stored.Value.Conditions)
 		checkShared(t, s)
 	})
 }
@@ -166,13 +166,13 @@ func TestWriteStatusRecordsObservedGeneration(t *testing.T) {
 func TestWriteStatusConflictsWhenSpecChangedSinceRead(t *testing.T) {
 	ctx := t.Context()
 	s := newAppStore(t)
-	reconciled, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+	reconciled, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 	require.NoError(t, err)
-	newer, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+	newer, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 	require.NoError(t, err)
 
-	_, err = reconcile.WriteStatus(ctx, s, reconciled, appStatus{ReadyReplicas: 1},
-		reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue})
+	_, err = resource.WriteStatus(ctx, s, reconciled, appStatus{ReadyReplicas: 1},
+		resource.Condition{Type: "Ready", Status: resource.ConditionTrue})
 
 	require.ErrorIs(t, err, store.ErrConflict)
 	stored, err := s.Get(ctx, "apps/web")
@@ -189,29 +189,29 @@ func TestWriteStatusWritesNothingWhenNothingChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		s := newAppStore(t)
-		obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+		obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 		require.NoError(t, err)
-		ready := reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Running"}
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
+		ready := resource.Condition{Type: "Ready", Status: resource.ConditionTrue, Reason: "Running"}
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
 		require.NoError(t, err)
 		before := revision(t, s)
 
 		<-time.After(time.Minute) // a later reconcile, with a later clock
-		again, err := reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
+		again, err := resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
 		require.NoError(t, err)
 		assert.Equal(t, obj, again)
 		assert.Equal(t, before, revision(t, s), "an unchanged status must write nothing")
 
-		noConds, err := reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
+		noConds, err := resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
 		require.NoError(t, err)
 		assert.Equal(t, obj, noConds, "omitting conditions keeps them")
 		assert.Equal(t, before, revision(t, s))
 
 		// Even an out-of-date object writes nothing when there is nothing to
 		// record: the newer version is reconciled on its own.
-		_, err = reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+		_, err = resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 		require.NoError(t, err)
-		stale, err := reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
+		stale, err := resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1}, ready)
 		require.NoError(t, err)
 		assert.Equal(t, obj, stale)
 		checkShared(t, s)
@@ -221,14 +221,14 @@ func TestWriteStatusWritesNothingWhenNothingChanged(t *testing.T) {
 func TestWriteStatusWritesWhenOnlyObservedGenerationLags(t *testing.T) {
 	ctx := t.Context()
 	s := newAppStore(t)
-	obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+	obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 	require.NoError(t, err)
-	_, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
+	_, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
 	require.NoError(t, err)
-	obj, err = reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+	obj, err = resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 	require.NoError(t, err)
 
-	written, err := reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
+	written, err := resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1})
 	require.NoError(t, err)
 	assert.Greater(t, written.Revision, obj.Revision)
 	assert.Equal(t, int64(2), written.Value.ObservedGeneration)
@@ -238,46 +238,46 @@ func TestWriteStatusConditionTransitionTimes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		s := newAppStore(t)
-		obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+		obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 		require.NoError(t, err)
 		t0 := time.Now()
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse, Reason: "Pulling"})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{},
+			resource.Condition{Type: "Ready", Status: resource.ConditionFalse, Reason: "Pulling"})
 		require.NoError(t, err)
 
 		<-time.After(time.Minute)
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse, Reason: "Starting"},
-			reconcile.Condition{Type: "Degraded", Status: reconcile.ConditionFalse})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{},
+			resource.Condition{Type: "Ready", Status: resource.ConditionFalse, Reason: "Starting"},
+			resource.Condition{Type: "Degraded", Status: resource.ConditionFalse})
 		require.NoError(t, err)
-		ready, _ := reconcile.FindCondition(obj.Value.Conditions, "Ready")
+		ready, _ := resource.FindCondition(obj.Value.Conditions, "Ready")
 		assert.Equal(t, "Starting", ready.Reason, "the reason is updated")
 		assert.True(t, ready.LastTransitionTime.Equal(t0), "same status keeps the transition time")
-		degraded, _ := reconcile.FindCondition(obj.Value.Conditions, "Degraded")
+		degraded, _ := resource.FindCondition(obj.Value.Conditions, "Degraded")
 		assert.True(t, degraded.LastTransitionTime.Equal(time.Now()), "a new condition starts now")
 
 		<-time.After(time.Minute)
 		t2 := time.Now()
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Running"})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1},
+			resource.Condition{Type: "Ready", Status: resource.ConditionTrue, Reason: "Running"})
 		require.NoError(t, err)
-		ready, _ = reconcile.FindCondition(obj.Value.Conditions, "Ready")
-		assert.Equal(t, reconcile.ConditionTrue, ready.Status)
+		ready, _ = resource.FindCondition(obj.Value.Conditions, "Ready")
+		assert.Equal(t, resource.ConditionTrue, ready.Status)
 		assert.True(t, ready.LastTransitionTime.Equal(t2), "a status change moves the transition time")
 		assert.Equal(t, []string{"Ready", "Degraded"}, conditionTypes(obj.Value.Conditions), "order is kept")
 
 		// A transition time given by the caller is used for a transition.
 		given := t0.Add(-time.Hour)
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse, LastTransitionTime: given})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{},
+			resource.Condition{Type: "Ready", Status: resource.ConditionFalse, LastTransitionTime: given})
 		require.NoError(t, err)
-		ready, _ = reconcile.FindCondition(obj.Value.Conditions, "Ready")
+		ready, _ = resource.FindCondition(obj.Value.Conditions, "Ready")
 		assert.True(t, ready.LastTransitionTime.Equal(given))
 		checkShared(t, s)
 	})
 }
 
-func conditionTypes(conds []reconcile.Condition) []string {
+func conditionTypes(conds []resource.Condition) []string {
 	types := make([]string, len(conds))
 	for i, c := range conds {
 		types[i] = c.Type
@@ -288,68 +288,68 @@ func conditionTypes(conds []reconcile.Condition) []string {
 func TestSetConditionReturnsNewSlice(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
-	conds := make([]reconcile.Condition, 1, 4) // spare capacity must not be written
-	conds[0] = reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse, LastTransitionTime: t0}
+	conds := make([]resource.Condition, 1, 4) // spare capacity must not be written
+	conds[0] = resource.Condition{Type: "Ready", Status: resource.ConditionFalse, LastTransitionTime: t0}
 	orig := slices.Clone(conds[:cap(conds)])
 
-	added := reconcile.SetCondition(conds, reconcile.Condition{Type: "Synced", Status: reconcile.ConditionTrue}, t1)
-	flipped := reconcile.SetCondition(conds, reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue}, t1)
-	kept := reconcile.SetCondition(conds, reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse, Message: "m"}, t1)
+	added := resource.SetCondition(conds, resource.Condition{Type: "Synced", Status: resource.ConditionTrue}, t1)
+	flipped := resource.SetCondition(conds, resource.Condition{Type: "Ready", Status: resource.ConditionTrue}, t1)
+	kept := resource.SetCondition(conds, resource.Condition{Type: "Ready", Status: resource.ConditionFalse, Message: "m"}, t1)
 
 	assert.Equal(t, orig, conds[:cap(conds)], "the input slice was changed")
-	assert.Equal(t, []reconcile.Condition{conds[0], {Type: "Synced", Status: reconcile.ConditionTrue, LastTransitionTime: t1}}, added)
-	assert.Equal(t, []reconcile.Condition{{Type: "Ready", Status: reconcile.ConditionTrue, LastTransitionTime: t1}}, flipped)
-	assert.Equal(t, []reconcile.Condition{{Type: "Ready", Status: reconcile.ConditionFalse, Message: "m", LastTransitionTime: t0}}, kept)
+	assert.Equal(t, []resource.Condition{conds[0], {Type: "Synced", Status: resource.ConditionTrue, LastTransitionTime: t1}}, added)
+	assert.Equal(t, []resource.Condition{{Type: "Ready", Status: resource.ConditionTrue, LastTransitionTime: t1}}, flipped)
+	assert.Equal(t, []resource.Condition{{Type: "Ready", Status: resource.ConditionFalse, Message: "m", LastTransitionTime: t0}}, kept)
 
-	got, ok := reconcile.FindCondition(added, "Synced")
+	got, ok := resource.FindCondition(added, "Synced")
 	assert.True(t, ok)
-	assert.Equal(t, reconcile.ConditionTrue, got.Status)
-	_, ok = reconcile.FindCondition(added, "Missing")
+	assert.Equal(t, resource.ConditionTrue, got.Status)
+	_, ok = resource.FindCondition(added, "Missing")
 	assert.False(t, ok)
-	_, ok = reconcile.FindCondition(nil, "Ready")
+	_, ok = resource.FindCondition(nil, "Ready")
 	assert.False(t, ok)
 }
 
 func TestResourceHelpersRejectBadInput(t *testing.T) {
 	ctx := t.Context()
 	s := newAppStore(t)
-	obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
+	obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1"})
 	require.NoError(t, err)
 	before := revision(t, s)
 
 	cases := map[string]func() error{
 		"PutSpec nil store": func() error {
-			_, err := reconcile.PutSpec[appSpec, appStatus](ctx, nil, "k", appSpec{})
+			_, err := resource.PutSpec[appSpec, appStatus](ctx, nil, "k", appSpec{})
 			return err
 		},
 		"PutSpec empty key": func() error {
-			_, err := reconcile.PutSpec(ctx, s, "", appSpec{})
+			_, err := resource.PutSpec(ctx, s, "", appSpec{})
 			return err
 		},
 		"WriteStatus nil store": func() error {
-			_, err := reconcile.WriteStatus[appSpec, appStatus](ctx, nil, obj, appStatus{})
+			_, err := resource.WriteStatus[appSpec, appStatus](ctx, nil, obj, appStatus{})
 			return err
 		},
 		"WriteStatus nil value": func() error {
-			_, err := reconcile.WriteStatus(ctx, s, store.Object[*app]{Key: "apps/web", Revision: obj.Revision}, appStatus{})
+			_, err := resource.WriteStatus(ctx, s, store.Object[*app]{Key: "apps/web", Revision: obj.Revision}, appStatus{})
 			return err
 		},
 		"WriteStatus zero revision": func() error {
-			_, err := reconcile.WriteStatus(ctx, s, store.Object[*app]{Key: "apps/web", Value: obj.Value}, appStatus{})
+			_, err := resource.WriteStatus(ctx, s, store.Object[*app]{Key: "apps/web", Value: obj.Value}, appStatus{})
 			return err
 		},
 		"WriteStatus empty key": func() error {
 			bad := obj
 			bad.Key = ""
-			_, err := reconcile.WriteStatus(ctx, s, bad, appStatus{ReadyReplicas: 1})
+			_, err := resource.WriteStatus(ctx, s, bad, appStatus{ReadyReplicas: 1})
 			return err
 		},
 		"WriteStatus condition without type": func() error {
-			_, err := reconcile.WriteStatus(ctx, s, obj, appStatus{}, reconcile.Condition{Status: reconcile.ConditionTrue})
+			_, err := resource.WriteStatus(ctx, s, obj, appStatus{}, resource.Condition{Status: resource.ConditionTrue})
 			return err
 		},
 		"WriteStatus condition with unknown status": func() error {
-			_, err := reconcile.WriteStatus(ctx, s, obj, appStatus{}, reconcile.Condition{Type: "Ready", Status: "yes"})
+			_, err := resource.WriteStatus(ctx, s, obj, appStatus{}, resource.Condition{Type: "Ready", Status: "yes"})
 			return err
 		},
 	}
@@ -374,7 +374,7 @@ func (nilValueStore) Get(_ context.Context, key string) (store.Object[*app], err
 func TestPutSpecRejectsStoredNilValue(t *testing.T) {
 	s := nilValueStore{store.NewMemory[*app]()}
 	var err error
-	require.NotPanics(t, func() { _, err = reconcile.PutSpec(t.Context(), s, "k", appSpec{}) })
+	require.NotPanics(t, func() { _, err = resource.PutSpec(t.Context(), s, "k", appSpec{}) })
 	assert.ErrorIs(t, err, store.ErrInvalid)
 }
 
@@ -384,21 +384,21 @@ func TestResourceHelpersDoNotMutateSharedValues(t *testing.T) {
 		// With no report function the store fails the next operation if a
 		// value it handed out was changed.
 		s := store.NewMemory[*app](store.WithMutationCheck(nil))
-		obj, err := reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Labels: map[string]string{"tier": "front"}})
+		obj, err := resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:1", Labels: map[string]string{"tier": "front"}})
 		require.NoError(t, err)
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionFalse})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 1},
+			resource.Condition{Type: "Ready", Status: resource.ConditionFalse})
 		require.NoError(t, err)
 		held := obj.Value
 		snapshot := *held
 		snapshot.Conditions = slices.Clone(held.Conditions)
 
 		<-time.After(time.Second)
-		obj, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 2},
-			reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue},
-			reconcile.Condition{Type: "Degraded", Status: reconcile.ConditionFalse})
+		obj, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: 2},
+			resource.Condition{Type: "Ready", Status: resource.ConditionTrue},
+			resource.Condition{Type: "Degraded", Status: resource.ConditionFalse})
 		require.NoError(t, err)
-		_, err = reconcile.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
+		_, err = resource.PutSpec(ctx, s, "apps/web", appSpec{Image: "web:2"})
 		require.NoError(t, err)
 
 		assert.Empty(t, cmp.Diff(snapshot, *held), "a value handed out by the store was changed")
@@ -441,7 +441,7 @@ func TestPutSpecConcurrentWithStatusWritesLosesNoSpecWrite(t *testing.T) {
 						}
 						for j, spec := range specs {
 							<-time.After(time.Duration(rand.IntN(3)) * time.Millisecond)
-							got, err := reconcile.PutSpec(ctx, s, key, spec, store.WithAttempts(1000))
+							got, err := resource.PutSpec(ctx, s, key, spec, store.WithAttempts(1000))
 							if !assert.NoError(t, err) {
 								return
 							}
@@ -464,8 +464,8 @@ func TestPutSpecConcurrentWithStatusWritesLosesNoSpecWrite(t *testing.T) {
 						}
 						// Reconcile for a while, letting spec writes land meanwhile.
 						<-time.After(time.Duration(rand.IntN(3)) * time.Millisecond)
-						_, err = reconcile.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: i},
-							reconcile.Condition{Type: "Ready", Status: []reconcile.ConditionStatus{reconcile.ConditionTrue, reconcile.ConditionFalse}[i%2]})
+						_, err = resource.WriteStatus(ctx, s, obj, appStatus{ReadyReplicas: i},
+							resource.Condition{Type: "Ready", Status: []resource.ConditionStatus{resource.ConditionTrue, resource.ConditionFalse}[i%2]})
 						if err == nil {
 							statusWritten.Add(1)
 						} else if !assert.ErrorIs(t, err, store.ErrConflict) {

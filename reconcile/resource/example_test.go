@@ -1,4 +1,4 @@
-package reconcile_test
+package resource_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -14,14 +14,14 @@ type volumeSpec struct{ SizeGiB int }
 
 type volumeStatus struct{ AttachedTo string }
 
-type volume = reconcile.Resource[volumeSpec, volumeStatus]
+type volume = resource.Resource[volumeSpec, volumeStatus]
 
 func Example_resource() {
 	ctx := context.Background()
 	s := store.NewMemory[*volume]()
 
 	// A user declares the desired state.
-	obj, err := reconcile.PutSpec(ctx, s, "volumes/data", volumeSpec{SizeGiB: 10})
+	obj, err := resource.PutSpec(ctx, s, "volumes/data", volumeSpec{SizeGiB: 10})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -29,18 +29,18 @@ func Example_resource() {
 	fmt.Printf("after create: generation %d, observed %d\n", obj.Value.Generation, obj.Value.ObservedGeneration)
 
 	// The controller reconciles obj and records what it saw.
-	obj, err = reconcile.WriteStatus(ctx, s, obj, volumeStatus{AttachedTo: "node-1"},
-		reconcile.Condition{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Attached"})
+	obj, err = resource.WriteStatus(ctx, s, obj, volumeStatus{AttachedTo: "node-1"},
+		resource.Condition{Type: "Ready", Status: resource.ConditionTrue, Reason: "Attached"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ready, _ := reconcile.FindCondition(obj.Value.Conditions, "Ready")
+	ready, _ := resource.FindCondition(obj.Value.Conditions, "Ready")
 	fmt.Printf("after status: generation %d, observed %d, Ready=%s (%s)\n",
 		obj.Value.Generation, obj.Value.ObservedGeneration, ready.Status, ready.Reason)
 
 	// The user grows the volume while the controller works on the old spec.
-	grown, err := reconcile.PutSpec(ctx, s, "volumes/data", volumeSpec{SizeGiB: 20})
+	grown, err := resource.PutSpec(ctx, s, "volumes/data", volumeSpec{SizeGiB: 20})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -48,7 +48,7 @@ func Example_resource() {
 	fmt.Printf("after resize: generation %d, observed %d\n", grown.Value.Generation, grown.Value.ObservedGeneration)
 
 	// The status of the old version is refused: the new one gets reconciled.
-	_, err = reconcile.WriteStatus(ctx, s, obj, volumeStatus{AttachedTo: "node-2"})
+	_, err = resource.WriteStatus(ctx, s, obj, volumeStatus{AttachedTo: "node-2"})
 	fmt.Println("stale status write conflicts:", errors.Is(err, store.ErrConflict))
 
 	// Output:
@@ -60,16 +60,16 @@ func Example_resource() {
 
 func ExampleSetCondition() {
 	start := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	steps := []reconcile.Condition{
-		{Type: "Ready", Status: reconcile.ConditionFalse, Reason: "Pulling"},
-		{Type: "Ready", Status: reconcile.ConditionFalse, Reason: "Starting"}, // same status
-		{Type: "Ready", Status: reconcile.ConditionTrue, Reason: "Running"},   // a transition
+	steps := []resource.Condition{
+		{Type: "Ready", Status: resource.ConditionFalse, Reason: "Pulling"},
+		{Type: "Ready", Status: resource.ConditionFalse, Reason: "Starting"}, // same status
+		{Type: "Ready", Status: resource.ConditionTrue, Reason: "Running"},   // a transition
 	}
-	var conds []reconcile.Condition
+	var conds []resource.Condition
 	for i, c := range steps {
 		now := start.Add(time.Duration(i) * time.Minute)
-		conds = reconcile.SetCondition(conds, c, now)
-		ready, _ := reconcile.FindCondition(conds, "Ready")
+		conds = resource.SetCondition(conds, c, now)
+		ready, _ := resource.FindCondition(conds, "Ready")
 		fmt.Printf("at +%v: Ready=%s (%s) since +%v\n", now.Sub(start), ready.Status, ready.Reason, ready.LastTransitionTime.Sub(start))
 	}
 	// Output:

@@ -1,4 +1,4 @@
-package reconcile_test
+package manager_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 )
 
 // cacheWarmer is a runnable that is not ready until it has done its first
@@ -32,7 +32,7 @@ func (c *cacheWarmer) Ready() error {
 }
 
 func ExampleManager() {
-	m, err := reconcile.NewManager(reconcile.ManagerOptions{})
+	m, err := manager.New(manager.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -62,17 +62,17 @@ func ExampleManager() {
 }
 
 func ExampleManager_Run_fatalError() {
-	m, _ := reconcile.NewManager(reconcile.ManagerOptions{})
-	_ = m.Add(reconcile.RunnableFunc(func(ctx context.Context) error {
+	m, _ := manager.New(manager.Options{})
+	_ = m.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done() // stopped by the other runnable's failure
 		return ctx.Err()
 	}))
-	_ = m.Add(reconcile.RunnableFunc(func(context.Context) error {
+	_ = m.Add(manager.RunnableFunc(func(context.Context) error {
 		return errors.New("listener closed")
 	}))
 
 	err := m.Run(context.Background())
 	fmt.Println(err)
 	// Output:
-	// reconcile: runnable "runnable-2": listener closed
+	// manager: runnable "runnable-2": listener closed
 }

@@ -1,4 +1,4 @@
-package reconcile
+package resource
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func (r *Resource[Spec, Status]) clone() *Resource[Spec, Status] {
 
 // errSpecUnchanged ends a CreateOrUpdate round that found the spec already
 // in place.
-var errSpecUnchanged = errors.New("reconcile: spec unchanged")
+var errSpecUnchanged = errors.New("resource: spec unchanged")
 
 // PutSpec makes key hold spec, creating the resource (at Generation 1) if it
 // does not exist, and returns the resource as stored.

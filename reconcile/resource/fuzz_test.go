@@ -1,4 +1,4 @@
-package reconcile_test
+package resource_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -28,7 +28,7 @@ type fuzzValue struct {
 	Data    map[string]any
 }
 
-type fuzzResource = reconcile.Resource[fuzzValue, fuzzValue]
+type fuzzResource = resource.Resource[fuzzValue, fuzzValue]
 
 // opaqueFuzzStore is a codec-backed store that does not name its codec.
 type opaqueFuzzStore struct{ store.Store[*fuzzResource] }
@@ -117,7 +117,7 @@ func fuzzRevision(t *testing.T, s store.Store[*fuzzResource]) int64 {
 
 func checkPutSpec(t *testing.T, s store.Store[*fuzzResource], codec, refused bool, spec fuzzValue) {
 	ctx := context.Background()
-	_, err := reconcile.PutSpec(ctx, s, "r/spec", spec)
+	_, err := resource.PutSpec(ctx, s, "r/spec", spec)
 	if refused {
 		require.ErrorIs(t, err, store.ErrInvalid, "a spec JSON would change must be refused")
 		assert.Equal(t, int64(0), fuzzRevision(t, s), "a refused spec must write nothing")
@@ -125,7 +125,7 @@ func checkPutSpec(t *testing.T, s store.Store[*fuzzResource], codec, refused boo
 	}
 	require.NoError(t, err)
 	for range 2 {
-		_, err = reconcile.PutSpec(ctx, s, "r/spec", spec)
+		_, err = resource.PutSpec(ctx, s, "r/spec", spec)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, int64(1), fuzzRevision(t, s), "the same spec must be written exactly once")
@@ -137,9 +137,9 @@ func checkPutSpec(t *testing.T, s store.Store[*fuzzResource], codec, refused boo
 
 func checkWriteStatus(t *testing.T, s store.Store[*fuzzResource], codec, refused bool, status fuzzValue) {
 	ctx := context.Background()
-	obj, err := reconcile.PutSpec(ctx, s, "r/status", fuzzValue{Message: "spec"})
+	obj, err := resource.PutSpec(ctx, s, "r/status", fuzzValue{Message: "spec"})
 	require.NoError(t, err)
-	_, err = reconcile.WriteStatus(ctx, s, obj, status)
+	_, err = resource.WriteStatus(ctx, s, obj, status)
 	if refused {
 		require.ErrorIs(t, err, store.ErrInvalid, "a status JSON would change must be refused")
 		assert.Equal(t, obj.Revision, fuzzRevision(t, s), "a refused status must write nothing")
@@ -149,7 +149,7 @@ func checkWriteStatus(t *testing.T, s store.Store[*fuzzResource], codec, refused
 	for range 2 {
 		cur, err := s.Get(ctx, "r/status")
 		require.NoError(t, err)
-		_, err = reconcile.WriteStatus(ctx, s, cur, status)
+		_, err = resource.WriteStatus(ctx, s, cur, status)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, obj.Revision+1, fuzzRevision(t, s), "the same status must be written exactly once")

@@ -1,4 +1,4 @@
-package reconcile_test
+package manager_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 )
 
 // mgrRunnable is a named runnable whose readiness and health tests set.
@@ -69,9 +70,9 @@ func untilDone(stopped chan struct{}) func(ctx context.Context) error {
 	}
 }
 
-func newTestManager(t *testing.T, opts reconcile.ManagerOptions, rs ...reconcile.Runnable) *reconcile.Manager {
+func newTestManager(t *testing.T, opts manager.Options, rs ...manager.Runnable) *manager.Manager {
 	t.Helper()
-	m, err := reconcile.NewManager(opts)
+	m, err := manager.New(opts)
 	require.NoError(t, err)
 	for _, r := range rs {
 		require.NoError(t, m.Add(r))
@@ -104,17 +105,17 @@ func TestManagerFirstFatalErrorStopsOthersAndIsReturned(t *testing.T) {
 			<-time.After(time.Second)
 			return boom
 		}}
-		m := newTestManager(t, reconcile.ManagerOptions{}, other, failing)
+		m := newTestManager(t, manager.Options{}, other, failing)
 
 		start := time.Now()
 		err := m.Run(t.Context())
 
 		require.ErrorIs(t, err, boom)
 		assert.Contains(t, err.Error(), `"failing"`)
-		assert.NotErrorIs(t, err, reconcile.ErrShutdownTimeout)
+		assert.NotErrorIs(t, err, manager.ErrShutdownTimeout)
 		assert.True(t, isClosed(stopped), "the other runnable was not stopped")
 		assert.Equal(t, time.Second, time.Since(start), "Run did not return as soon as the others stopped")
-		assert.ErrorIs(t, m.Healthy(), reconcile.ErrManagerNotRunning)
+		assert.ErrorIs(t, m.Healthy(), manager.ErrNotRunning)
 	})
 }
 
@@ -127,7 +128,7 @@ func TestManagerContextErrorBeforeShutdownIsFatal(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}}
-		m := newTestManager(t, reconcile.ManagerOptions{}, own)
+		m := newTestManager(t, manager.Options{}, own)
 
 		err := m.Run(t.Context())
 
@@ -139,7 +140,7 @@ func TestManagerContextErrorBeforeShutdownIsFatal(t *testing.T) {
 func TestManagerStopsCleanlyWhenContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stops := []chan struct{}{make(chan struct{}), make(chan struct{}), make(chan struct{})}
-		returnsNil := reconcile.RunnableFunc(func(ctx context.Context) error {
+		returnsNil := manager.RunnableFunc(func(ctx context.Context) error {
 			<-ctx.Done()
 			close(stops[0])
 			return nil
@@ -150,7 +151,7 @@ func TestManagerStopsCleanlyWhenContextEnds(t *testing.T) {
 			close(stops[2])
 			return fmt.Errorf("closing: %w", ctx.Err())
 		}}
-		m := newTestManager(t, reconcile.ManagerOptions{}, returnsNil, returnsCtxErr, returnsWrapped)
+		m := newTestManager(t, manager.Options{}, returnsNil, returnsCtxErr, returnsWrapped)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 
@@ -164,14 +165,14 @@ func TestManagerStopsCleanlyWhenContextEnds(t *testing.T) {
 		for i, ch := range stops {
 			assert.True(t, isClosed(ch), "runnable %d did not stop", i)
 		}
-		assert.ErrorIs(t, m.Healthy(), reconcile.ErrManagerNotRunning)
+		assert.ErrorIs(t, m.Healthy(), manager.ErrNotRunning)
 	})
 }
 
 func TestManagerStopsCleanlyAtContextDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		stopped := make(chan struct{})
-		m := newTestManager(t, reconcile.ManagerOptions{}, &mgrRunnable{name: "worker", run: untilDone(stopped)})
+		m := newTestManager(t, manager.Options{}, &mgrRunnable{name: "worker", run: untilDone(stopped)})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 
@@ -191,7 +192,7 @@ func TestManagerShutdownTimeoutNamesRunnablesStillRunning(t *testing.T) {
 		}}
 		politeStopped := make(chan struct{})
 		polite := &mgrRunnable{name: "polite", run: untilDone(politeStopped)}
-		m := newTestManager(t, reconcile.ManagerOptions{ShutdownTimeout: 5 * time.Second}, stuck, polite)
+		m := newTestManager(t, manager.Options{ShutdownTimeout: 5 * time.Second}, stuck, polite)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- m.Run(ctx) }()
@@ -201,13 +202,13 @@ func TestManagerShutdownTimeoutNamesRunnablesStillRunning(t *testing.T) {
 		start := time.Now()
 		err := <-errc
 
-		require.ErrorIs(t, err, reconcile.ErrShutdownTimeout)
+		require.ErrorIs(t, err, manager.ErrShutdownTimeout)
 		assert.Equal(t, 5*time.Second, time.Since(start))
 		assert.Contains(t, err.Error(), "stuck")
 		assert.NotContains(t, err.Error(), "polite")
 		assert.True(t, isClosed(politeStopped))
 		assert.False(t, isClosed(stuckDone))
-		assert.ErrorIs(t, m.Healthy(), reconcile.ErrManagerNotRunning)
+		assert.ErrorIs(t, m.Healthy(), manager.ErrNotRunning)
 
 		// The stuck runnable stops later; nothing of the manager is left
 		// behind (synctest fails on a goroutine still blocked at the end).
@@ -226,12 +227,12 @@ func TestManagerShutdownTimeoutAfterFatalErrorKeepsTheError(t *testing.T) {
 			return nil
 		}}
 		failing := &mgrRunnable{name: "failing", run: func(context.Context) error { return boom }}
-		m := newTestManager(t, reconcile.ManagerOptions{ShutdownTimeout: time.Second}, stuck, failing)
+		m := newTestManager(t, manager.Options{ShutdownTimeout: time.Second}, stuck, failing)
 
 		err := m.Run(t.Context())
 
 		assert.ErrorIs(t, err, boom)
-		assert.ErrorIs(t, err, reconcile.ErrShutdownTimeout)
+		assert.ErrorIs(t, err, manager.ErrShutdownTimeout)
 		assert.Contains(t, err.Error(), "still running: stuck")
 		close(release)
 		synctest.Wait()
@@ -244,11 +245,14 @@ func TestManagerRecoversPanic(t *testing.T) {
 		stopped := make(chan struct{})
 		other := &mgrRunnable{name: "other", run: untilDone(stopped)}
 		panicking := &mgrRunnable{name: "panicking", run: func(context.Context) error { panic("kaboom") }}
-		m := newTestManager(t, reconcile.ManagerOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, other, panicking)
+		m := newTestManager(t, manager.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, other, panicking)
 
 		err := m.Run(t.Context())
 
-		require.ErrorIs(t, err, reconcile.ErrRunnablePanicked)
+		var panicked *reconcile.PanicError
+		require.ErrorAs(t, err, &panicked)
+		assert.Equal(t, "kaboom", panicked.Value)
+		assert.NotEmpty(t, panicked.Stack)
 		assert.Contains(t, err.Error(), "kaboom")
 		assert.Contains(t, err.Error(), `"panicking"`)
 		assert.True(t, isClosed(stopped))
@@ -259,40 +263,40 @@ func TestManagerRecoversPanic(t *testing.T) {
 
 func TestManagerRefusesAddAndRunOnceStarted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newTestManager(t, reconcile.ManagerOptions{})
+		m := newTestManager(t, manager.Options{})
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- m.Run(ctx) }()
 		synctest.Wait()
 
-		assert.ErrorIs(t, m.Add(reconcile.RunnableFunc(func(context.Context) error { return nil })), reconcile.ErrManagerStarted)
-		assert.ErrorIs(t, m.Run(ctx), reconcile.ErrManagerStarted)
+		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrStarted)
+		assert.ErrorIs(t, m.Run(ctx), manager.ErrStarted)
 		cancel()
 		require.NoError(t, <-errc)
-		assert.ErrorIs(t, m.Run(t.Context()), reconcile.ErrManagerStarted)
-		assert.ErrorIs(t, m.Add(reconcile.RunnableFunc(func(context.Context) error { return nil })), reconcile.ErrManagerStarted)
+		assert.ErrorIs(t, m.Run(t.Context()), manager.ErrStarted)
+		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrStarted)
 	})
 }
 
 func TestManagerRejectsBadInput(t *testing.T) {
-	_, err := reconcile.NewManager(reconcile.ManagerOptions{ShutdownTimeout: -time.Second})
-	assert.ErrorIs(t, err, reconcile.ErrInvalidOptions)
+	_, err := manager.New(manager.Options{ShutdownTimeout: -time.Second})
+	assert.ErrorIs(t, err, manager.ErrInvalid)
 
-	m := newTestManager(t, reconcile.ManagerOptions{})
-	assert.ErrorIs(t, m.Add(nil), reconcile.ErrNilRunnable)
-	assert.ErrorIs(t, m.Add(reconcile.RunnableFunc(nil)), reconcile.ErrNilRunnable)
-	assert.ErrorIs(t, m.Add((*mgrRunnable)(nil)), reconcile.ErrNilRunnable)
+	m := newTestManager(t, manager.Options{})
+	assert.ErrorIs(t, m.Add(nil), manager.ErrInvalid)
+	assert.ErrorIs(t, m.Add(manager.RunnableFunc(nil)), manager.ErrInvalid)
+	assert.ErrorIs(t, m.Add((*mgrRunnable)(nil)), manager.ErrInvalid)
 
 	noop := func(context.Context) error { return nil }
 	require.NoError(t, m.Add(&mgrRunnable{name: "twin", run: noop}))
-	assert.ErrorIs(t, m.Add(&mgrRunnable{name: "twin", run: noop}), reconcile.ErrDuplicateRunnable)
+	assert.ErrorIs(t, m.Add(&mgrRunnable{name: "twin", run: noop}), manager.ErrInvalid)
 }
 
 func TestManagerKeepsRunningWhenARunnableFinishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		finished := &mgrRunnable{name: "one-shot", run: func(context.Context) error { return nil }}
 		stopped := make(chan struct{})
-		m := newTestManager(t, reconcile.ManagerOptions{}, finished, &mgrRunnable{name: "long", run: untilDone(stopped)})
+		m := newTestManager(t, manager.Options{}, finished, &mgrRunnable{name: "long", run: untilDone(stopped)})
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- m.Run(ctx) }()
@@ -308,7 +312,7 @@ func TestManagerKeepsRunningWhenARunnableFinishes(t *testing.T) {
 
 func TestManagerWithNoRunnablesRunsUntilContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newTestManager(t, reconcile.ManagerOptions{})
+		m := newTestManager(t, manager.Options{})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		start := time.Now()
@@ -326,7 +330,7 @@ func TestManagerRunsLeaderOnlyRunnablesWithoutElector(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		}}}
-		m := newTestManager(t, reconcile.ManagerOptions{}, leader)
+		m := newTestManager(t, manager.Options{}, leader)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- m.Run(ctx) }()
@@ -344,9 +348,9 @@ func TestManagerReadinessFollowsReadyCheckers(t *testing.T) {
 		cache := mgrChecked{&mgrRunnable{name: "cache", run: untilDone(make(chan struct{}))}}
 		cache.set(errNotSynced, nil)
 		plain := &mgrRunnable{name: "plain", run: untilDone(make(chan struct{}))}
-		m := newTestManager(t, reconcile.ManagerOptions{}, cache, plain)
+		m := newTestManager(t, manager.Options{}, cache, plain)
 
-		assert.ErrorIs(t, m.Ready(), reconcile.ErrManagerNotRunning, "ready before Run")
+		assert.ErrorIs(t, m.Ready(), manager.ErrNotRunning, "ready before Run")
 		code, body := probe(m.Readyz())
 		assert.Equal(t, http.StatusServiceUnavailable, code)
 		assert.Contains(t, body, "manager: ")
@@ -369,7 +373,7 @@ func TestManagerReadinessFollowsReadyCheckers(t *testing.T) {
 
 		cancel()
 		require.NoError(t, <-errc)
-		assert.ErrorIs(t, m.Ready(), reconcile.ErrManagerNotRunning, "ready after stop")
+		assert.ErrorIs(t, m.Ready(), manager.ErrNotRunning, "ready after stop")
 		code, _ = probe(m.Readyz())
 		assert.Equal(t, http.StatusServiceUnavailable, code)
 	})
@@ -383,7 +387,7 @@ func TestManagerHealthzReportsFailingChecks(t *testing.T) {
 		fine := mgrChecked{&mgrRunnable{name: "fine", run: untilDone(make(chan struct{}))}}
 		a.set(nil, errStuck)
 		b.set(nil, errors.New("store unreachable"))
-		m := newTestManager(t, reconcile.ManagerOptions{}, a, b, fine)
+		m := newTestManager(t, manager.Options{}, a, b, fine)
 
 		code, body := probe(m.Healthz())
 		assert.Equal(t, http.StatusServiceUnavailable, code)
@@ -423,7 +427,7 @@ func (mgrPanickyChecker) Healthy() error { panic("check exploded") }
 func TestManagerHealthCheckPanicIsAFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := mgrPanickyChecker{&mgrRunnable{name: "panicky", run: untilDone(make(chan struct{}))}}
-		m := newTestManager(t, reconcile.ManagerOptions{}, r)
+		m := newTestManager(t, manager.Options{}, r)
 		ctx, cancel := context.WithCancel(t.Context())
 		errc := make(chan error, 1)
 		go func() { errc <- m.Run(ctx) }()
@@ -440,9 +444,9 @@ func TestManagerHealthCheckPanicIsAFailure(t *testing.T) {
 func TestManagerNamesUnnamedRunnablesByPosition(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		boom := errors.New("boom")
-		m := newTestManager(t, reconcile.ManagerOptions{},
-			reconcile.RunnableFunc(func(ctx context.Context) error { <-ctx.Done(); return nil }),
-			reconcile.RunnableFunc(func(context.Context) error { return boom }))
+		m := newTestManager(t, manager.Options{},
+			manager.RunnableFunc(func(ctx context.Context) error { <-ctx.Done(); return nil }),
+			manager.RunnableFunc(func(context.Context) error { return boom }))
 
 		err := m.Run(t.Context())
 

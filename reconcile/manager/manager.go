@@ -1,4 +1,4 @@
-package reconcile
+package manager
 
 import (
 	"context"
@@ -13,28 +13,29 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/reconcile"
 )
 
 // DefaultShutdownTimeout is how long Manager.Run waits, once its context has
-// ended, for its runnables to return, unless ManagerOptions says otherwise.
+// ended, for its runnables to return, unless Options says otherwise.
 const DefaultShutdownTimeout = 30 * time.Second
 
-// Errors of the Manager. Test for them with errors.Is.
+// Errors of the Manager. Test for them with errors.Is. A runnable that
+// panics makes Run return a *reconcile.PanicError (errors.As), the same
+// representation a reconcile's panic has.
 var (
-	// ErrManagerStarted: Add or Run was called after Run had started.
-	ErrManagerStarted = errors.New("reconcile: manager already started")
-	// ErrNilRunnable: Add was given a nil runnable.
-	ErrNilRunnable = errors.New("reconcile: nil runnable")
-	// ErrDuplicateRunnable: Add was given a runnable whose name is taken.
-	ErrDuplicateRunnable = errors.New("reconcile: duplicate runnable name")
-	// ErrRunnablePanicked: a runnable panicked; the manager recovered the
-	// panic and stopped as for any fatal error.
-	ErrRunnablePanicked = errors.New("reconcile: runnable panicked")
+	// ErrStarted: Add or Run was called after Run had started.
+	ErrStarted = errors.New("manager: already started")
+	// ErrInvalid: bad input (a nil runnable, a negative timeout, a
+	// runnable whose name is taken). errors.Is matches it with the
+	// ErrInvalid of every converge package.
+	ErrInvalid error = invalid.New("manager")
 	// ErrShutdownTimeout: runnables were still running when the shutdown
 	// timeout expired; the error names them.
-	ErrShutdownTimeout = errors.New("reconcile: shutdown timed out")
+	ErrShutdownTimeout = errors.New("manager: shutdown timed out")
 )
 
 // Runnable is a long-running part of a program run by a Manager: a
@@ -59,7 +60,7 @@ func (f RunnableFunc) Run(ctx context.Context) error { return f(ctx) }
 // LeaderOnly is implemented by runnables that may act only while their
 // process holds leadership (for example controllers that write to the world).
 // The manager records the answer when the runnable is added. With
-// ManagerOptions.Elector, leader-only runnables start when leadership is won
+// Options.Elector, leader-only runnables start when leadership is won
 // and are stopped the moment it is in doubt, then started again (Run called
 // again) at the next term, so they must be restartable; Controller is.
 // Without an elector they run like the others.
@@ -67,8 +68,8 @@ type LeaderOnly interface {
 	NeedsLeaderElection() bool
 }
 
-// ManagerOptions configure a Manager. The zero value is valid.
-type ManagerOptions struct {
+// Options configure a Manager. The zero value is valid.
+type Options struct {
 	// Logger receives the manager's logs (nil: discard).
 	Logger *slog.Logger
 	// ShutdownTimeout is how long Run waits, after its context ends or a
@@ -130,11 +131,11 @@ func (p managerPhase) String() string {
 	}
 }
 
-// NewManager returns a Manager with no runnables. A negative ShutdownTimeout
-// returns an error matching ErrInvalidOptions.
-func NewManager(opts ManagerOptions) (*Manager, error) {
+// New returns a Manager with no runnables. A negative ShutdownTimeout
+// returns an error matching ErrInvalid.
+func New(opts Options) (*Manager, error) {
 	if opts.ShutdownTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalidOptions, opts.ShutdownTimeout)
+		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalid, opts.ShutdownTimeout)
 	}
 	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout, elector: opts.Elector}
 	if m.log == nil {
@@ -146,18 +147,17 @@ func NewManager(opts ManagerOptions) (*Manager, error) {
 	return m, nil
 }
 
-// Add registers r to be run by Run. It fails with ErrNilRunnable for a nil
-// runnable (a nil interface, function or pointer), ErrDuplicateRunnable if
-// another runnable has the same name, and ErrManagerStarted once Run has been
-// called.
+// Add registers r to be run by Run. It fails with ErrInvalid for a nil
+// runnable (a nil interface, function or pointer) or one whose name another
+// runnable has, and with ErrStarted once Run has been called.
 func (m *Manager) Add(r Runnable) error {
 	if nilness.Is(r) {
-		return ErrNilRunnable
+		return fmt.Errorf("%w: nil runnable", ErrInvalid)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.phase != phaseIdle {
-		return fmt.Errorf("%w: cannot add a runnable", ErrManagerStarted)
+		return fmt.Errorf("%w: cannot add a runnable", ErrStarted)
 	}
 	name := fmt.Sprintf("runnable-%d", len(m.runnables)+1)
 	if n, ok := r.(interface{ Name() string }); ok && n.Name() != "" {
@@ -165,7 +165,7 @@ func (m *Manager) Add(r Runnable) error {
 	}
 	for _, other := range m.runnables {
 		if other.name == name {
-			return fmt.Errorf("%w: %q", ErrDuplicateRunnable, name)
+			return fmt.Errorf("%w: duplicate runnable name %q", ErrInvalid, name)
 		}
 	}
 	lo, ok := r.(LeaderOnly)
@@ -180,7 +180,7 @@ func (m *Manager) Add(r Runnable) error {
 //     error within the shutdown timeout;
 //   - the first fatal error, wrapped with the runnable's name: a runnable
 //     returned a non-nil error (other than a context error once the run's
-//     context has ended) or panicked (ErrRunnablePanicked). The error cancels
+//     context has ended) or panicked (a *reconcile.PanicError). The error cancels
 //     the others' context, and Run returns once they have returned;
 //   - an error matching ErrShutdownTimeout, naming the runnables still
 //     running, when they have not all returned within the shutdown timeout
@@ -190,7 +190,7 @@ func (m *Manager) Add(r Runnable) error {
 //
 // Run blocks until ctx ends even if every runnable returns nil earlier, so
 // that health endpoints keep reporting. It may be called once; a second call
-// returns ErrManagerStarted.
+// returns ErrStarted.
 func (m *Manager) Run(ctx context.Context) error {
 	runnables, err := m.begin()
 	if err != nil {
@@ -244,7 +244,7 @@ func (m *Manager) begin() ([]*managed, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.phase != phaseIdle {
-		return nil, fmt.Errorf("%w: Run may be called once", ErrManagerStarted)
+		return nil, fmt.Errorf("%w: Run may be called once", ErrStarted)
 	}
 	m.phase = phaseRunning
 	return m.runnables, nil
@@ -287,7 +287,7 @@ func (m *Manager) start(ctx context.Context, g *errgroup.Group, runnables []*man
 			return err
 		})
 		if err != nil && !isContextError(err) {
-			fatal.record(fmt.Errorf("reconcile: leader election: %w", err))
+			fatal.record(fmt.Errorf("manager: leader election: %w", err))
 		}
 		return err
 	})
@@ -304,7 +304,7 @@ func (m *Manager) launch(ctx context.Context, g *errgroup.Group, r *managed, fat
 			m.log.Info("runnable stopped", "runnable", r.name)
 			return nil
 		}
-		err = fmt.Errorf("reconcile: runnable %q: %w", r.name, err)
+		err = fmt.Errorf("manager: runnable %q: %w", r.name, err)
 		m.log.Error("runnable failed", "runnable", r.name, "err", err)
 		fatal.record(err)
 		return err
@@ -319,8 +319,9 @@ func (m *Manager) IsLeader() bool { return m.elector == nil || m.elector.IsLeade
 func (m *Manager) runGuarded(ctx context.Context, r *managed) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			m.log.Error("runnable panicked", "runnable", r.name, "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("%w: %v", ErrRunnablePanicked, p)
+			stack := debug.Stack()
+			m.log.Error("runnable panicked", "runnable", r.name, "panic", p, "stack", string(stack))
+			err = &reconcile.PanicError{Value: p, Stack: stack}
 		}
 	}()
 	return r.runnable.Run(ctx)

@@ -1,4 +1,4 @@
-package reconcile
+package manager_test
 
 import (
 	"context"
@@ -11,16 +11,29 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
+
+// item is the value the tests store.
+type item struct{ N int }
+
+// put writes v at key, creating or replacing it, and returns the revision.
+func put(t *testing.T, s store.Store[*item], key string, v *item) int64 {
+	t.Helper()
+	obj, err := store.CreateOrUpdate(t.Context(), s, key, func(*item, bool) (*item, error) { return v, nil })
+	require.NoError(t, err)
+	return obj.Revision
+}
 
 // replica is one process of a replicated deployment: a manager with an
 // elector and one leader-only controller.
 type replica struct {
 	name    string
-	mgr     *Manager
-	ctrl    *Controller[*item]
+	mgr     *manager.Manager
+	ctrl    *reconcile.Controller[*item]
 	cancel  context.CancelFunc
 	done    chan error
 	mu      sync.Mutex
@@ -35,19 +48,19 @@ func newReplica(t *testing.T, name string, leases store.Store[lock.Record], s st
 	require.NoError(t, err)
 	el, err := lock.NewElector(lease, lock.ElectorOptions{})
 	require.NoError(t, err)
-	r.mgr, err = NewManager(ManagerOptions{Elector: el})
+	r.mgr, err = manager.New(manager.Options{Elector: el})
 	require.NoError(t, err)
-	r.ctrl, err = New(s, Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+	r.ctrl, err = reconcile.New(s, reconcile.ReconcilerFunc[*item](func(ctx context.Context, req reconcile.Request[*item]) (reconcile.Result, error) {
 		lk, ok := lock.FromContext(ctx)
 		if !ok {
-			return Result{}, Terminal(errors.New("reconcile without a lock in its context"))
+			return reconcile.Result{}, reconcile.Terminal(errors.New("reconcile without a lock in its context"))
 		}
 		r.mu.Lock()
 		r.handled = append(r.handled, req.Key)
 		r.tokens = append(r.tokens, lk.Token())
 		r.mu.Unlock()
-		return Result{}, nil
-	}), Options[*item]{Name: "items"})
+		return reconcile.Result{}, nil
+	}), reconcile.Options[*item]{Name: "items"})
 	require.NoError(t, err)
 	require.True(t, r.ctrl.NeedsLeaderElection())
 	require.NoError(t, r.mgr.Add(r.ctrl))
@@ -77,7 +90,7 @@ func (r *replica) count(key string) int {
 	return n
 }
 
-func probe(t *testing.T, m *Manager) string {
+func readyBody(t *testing.T, m *manager.Manager) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	m.Readyz().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
@@ -102,8 +115,8 @@ func TestManagerRunsLeaderOnlyControllersInTheLeader(t *testing.T) {
 		require.False(t, r2.mgr.IsLeader())
 		require.Equal(t, 1, r1.count("a"))
 		require.Zero(t, r2.count("a"), "a follower reconciled")
-		require.Equal(t, "ok\nleader: true", probe(t, r1.mgr))
-		require.Equal(t, "ok\nleader: false", probe(t, r2.mgr), "a follower is ready")
+		require.Equal(t, "ok\nleader: true", readyBody(t, r1.mgr))
+		require.Equal(t, "ok\nleader: false", readyBody(t, r2.mgr), "a follower is ready")
 
 		r1.stop(t)
 		synctest.Wait()
@@ -173,14 +186,14 @@ func TestManagerLeaderOnlyFailureStopsAll(t *testing.T) {
 		require.NoError(t, err)
 		el, err := lock.NewElector(lease, lock.ElectorOptions{})
 		require.NoError(t, err)
-		m, err := NewManager(ManagerOptions{Elector: el, ShutdownTimeout: time.Minute})
+		m, err := manager.New(manager.Options{Elector: el, ShutdownTimeout: time.Minute})
 		require.NoError(t, err)
 		require.NoError(t, m.Add(blockingLeaderOnly{}))
 		require.NoError(t, m.Add(failingLeaderOnly{}))
 		start := time.Now()
 		err = m.Run(context.Background())
 		require.ErrorContains(t, err, "boom")
-		require.NotErrorIs(t, err, ErrShutdownTimeout)
+		require.NotErrorIs(t, err, manager.ErrShutdownTimeout)
 		require.Less(t, time.Since(start), time.Minute)
 	})
 }
@@ -196,17 +209,17 @@ func TestReconcilesStopWhenLeadershipIsLost(t *testing.T) {
 		require.NoError(t, err)
 		el, err := lock.NewElector(lease, lock.ElectorOptions{})
 		require.NoError(t, err)
-		m, err := NewManager(ManagerOptions{Elector: el})
+		m, err := manager.New(manager.Options{Elector: el})
 		require.NoError(t, err)
 		cancelled := make(chan time.Time, 1)
-		c, err := New(s, Func[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
+		c, err := reconcile.New(s, reconcile.ReconcilerFunc[*item](func(ctx context.Context, req reconcile.Request[*item]) (reconcile.Result, error) {
 			<-ctx.Done()
 			select {
 			case cancelled <- time.Now():
 			default:
 			}
-			return Result{}, ctx.Err()
-		}), Options[*item]{Name: "items", GracePeriod: time.Hour})
+			return reconcile.Result{}, ctx.Err()
+		}), reconcile.Options[*item]{Name: "items", GracePeriod: time.Hour})
 		require.NoError(t, err)
 		require.NoError(t, m.Add(c))
 		ctx, cancel := context.WithCancel(context.Background())

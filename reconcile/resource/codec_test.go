@@ -1,4 +1,4 @@
-package reconcile_test
+package resource_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -26,7 +27,7 @@ type jobStatus struct {
 	Metrics map[string]any
 }
 
-type job = reconcile.Resource[jobSpec, jobStatus]
+type job = resource.Resource[jobSpec, jobStatus]
 
 // opaqueStore hides the codec of the store it wraps: it is a codec-backed
 // store that does not implement store.Encoded, as a third-party store may
@@ -71,7 +72,7 @@ func TestWriteStatusThatTheCodecDoesNotKeepExactlySettlesInOneWrite(t *testing.T
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			s := newStore()
-			_, err := reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+			_, err := resource.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
 			require.NoError(t, err)
 			before := jobRevision(t, s)
 			// Reconcile after reconcile, as a controller does: read, then
@@ -79,7 +80,7 @@ func TestWriteStatusThatTheCodecDoesNotKeepExactlySettlesInOneWrite(t *testing.T
 			for range 5 {
 				obj, err := s.Get(ctx, "jobs/a")
 				require.NoError(t, err)
-				_, err = reconcile.WriteStatus(ctx, s, obj, status)
+				_, err = resource.WriteStatus(ctx, s, obj, status)
 				require.NoError(t, err)
 			}
 			assert.Equal(t, before+1, jobRevision(t, s), "the same status must be written exactly once")
@@ -99,12 +100,12 @@ func TestPutSpecThatTheCodecDoesNotKeepExactlySettlesInOneWrite(t *testing.T) {
 			ctx := t.Context()
 			s := newStore()
 			for range 3 {
-				_, err := reconcile.PutSpec(ctx, s, "jobs/a", v1)
+				_, err := resource.PutSpec(ctx, s, "jobs/a", v1)
 				require.NoError(t, err)
 			}
 			created := jobRevision(t, s)
 			for range 3 {
-				_, err := reconcile.PutSpec(ctx, s, "jobs/a", v2)
+				_, err := resource.PutSpec(ctx, s, "jobs/a", v2)
 				require.NoError(t, err)
 			}
 			assert.Equal(t, created+1, jobRevision(t, s), "the same spec must be written exactly once")
@@ -122,13 +123,13 @@ func TestWriteStatusRefusesInvalidUTF8OnCodecBackedStoresAndKeepsItExactlyInMemo
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			s := newStore()
-			obj, err := reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+			obj, err := resource.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
 			require.NoError(t, err)
-			obj, err = reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "fine"})
+			obj, err = resource.WriteStatus(ctx, s, obj, jobStatus{Output: "fine"})
 			require.NoError(t, err)
 			before := jobRevision(t, s)
 
-			_, err = reconcile.WriteStatus(ctx, s, obj, bad)
+			_, err = resource.WriteStatus(ctx, s, obj, bad)
 			if codecBacked(name) {
 				require.ErrorIs(t, err, store.ErrInvalid, "a status the codec would change must be refused")
 				assert.Contains(t, err.Error(), "invalid UTF-8")
@@ -142,7 +143,7 @@ func TestWriteStatusRefusesInvalidUTF8OnCodecBackedStoresAndKeepsItExactlyInMemo
 			got, err := s.Get(ctx, "jobs/a")
 			require.NoError(t, err)
 			assert.Equal(t, bad.Output, got.Value.Status.Output, "a store without codec keeps the bytes")
-			_, err = reconcile.WriteStatus(ctx, s, got, bad)
+			_, err = resource.WriteStatus(ctx, s, got, bad)
 			require.NoError(t, err)
 			assert.Equal(t, before+1, jobRevision(t, s), "the same status must be written exactly once")
 		})
@@ -158,12 +159,12 @@ func TestPutSpecRefusesInvalidUTF8OnCodecBackedStores(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			s := newStore()
-			_, err := reconcile.PutSpec(ctx, s, "jobs/new", bad)
+			_, err := resource.PutSpec(ctx, s, "jobs/new", bad)
 			require.ErrorIs(t, err, store.ErrInvalid, "create")
-			_, err = reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+			_, err = resource.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
 			require.NoError(t, err)
 			before := jobRevision(t, s)
-			_, err = reconcile.PutSpec(ctx, s, "jobs/a", bad)
+			_, err = resource.PutSpec(ctx, s, "jobs/a", bad)
 			require.ErrorIs(t, err, store.ErrInvalid, "update")
 			assert.Equal(t, before, jobRevision(t, s), "a refused spec must write nothing")
 			_, err = s.Get(ctx, "jobs/new")
@@ -174,13 +175,13 @@ func TestPutSpecRefusesInvalidUTF8OnCodecBackedStores(t *testing.T) {
 
 func TestWriteStatusWithNaNSettlesInOneWriteInMemory(t *testing.T) {
 	ctx := t.Context()
-	s := store.NewMemory[*reconcile.Resource[jobSpec, float64]]()
-	obj, err := reconcile.PutSpec[jobSpec, float64](ctx, s, "jobs/a", jobSpec{})
+	s := store.NewMemory[*resource.Resource[jobSpec, float64]]()
+	obj, err := resource.PutSpec[jobSpec, float64](ctx, s, "jobs/a", jobSpec{})
 	require.NoError(t, err)
 	nan := 0.0
 	nan /= nan
 	for range 3 {
-		obj, err = reconcile.WriteStatus(ctx, s, obj, nan)
+		obj, err = resource.WriteStatus(ctx, s, obj, nan)
 		require.NoError(t, err)
 	}
 	rev, err := s.Revision(ctx)
@@ -195,16 +196,16 @@ func TestControllerRecordingAStatusTheCodecDoesNotKeepExactlyWritesItOnce(t *tes
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	s := store.NewView[*job](store.NewMemory[[]byte](), nil)
-	created, err := reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+	created, err := resource.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
 	require.NoError(t, err)
 
 	var writes atomic.Int64
-	rec := reconcile.Func[*job](func(ctx context.Context, req reconcile.Request[*job]) (reconcile.Result, error) {
+	rec := reconcile.ReconcilerFunc[*job](func(ctx context.Context, req reconcile.Request[*job]) (reconcile.Result, error) {
 		if req.Deleted || writes.Load() >= 50 { // bound the damage if it loops
 			return reconcile.Result{}, nil
 		}
 		before := req.Object.Revision
-		obj, err := reconcile.WriteStatus(ctx, s, req.Object, jobStatus{Output: "up", Metrics: map[string]any{"pid": 4242}})
+		obj, err := resource.WriteStatus(ctx, s, req.Object, jobStatus{Output: "up", Metrics: map[string]any{"pid": 4242}})
 		if err == nil && obj.Revision != before {
 			writes.Add(1)
 		}
@@ -237,18 +238,18 @@ func (c outputOnly) Marshal(v *job) ([]byte, error) {
 func TestWriteStatusJudgesAStoreThatNamesItsCodecByThatCodec(t *testing.T) {
 	ctx := t.Context()
 	s := store.NewView[*job](store.NewMemory[[]byte](), outputOnly{})
-	obj, err := reconcile.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
+	obj, err := resource.PutSpec(ctx, s, "jobs/a", jobSpec{Command: "run"})
 	require.NoError(t, err)
-	obj, err = reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "up"})
+	obj, err = resource.WriteStatus(ctx, s, obj, jobStatus{Output: "up"})
 	require.NoError(t, err)
 	before := jobRevision(t, s)
 
-	same, err := reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "up", Metrics: map[string]any{"pid": 1}})
+	same, err := resource.WriteStatus(ctx, s, obj, jobStatus{Output: "up", Metrics: map[string]any{"pid": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, obj, same)
 	assert.Equal(t, before, jobRevision(t, s), "a change the store's codec does not keep must write nothing")
 
-	_, err = reconcile.WriteStatus(ctx, s, obj, jobStatus{Output: "down"})
+	_, err = resource.WriteStatus(ctx, s, obj, jobStatus{Output: "down"})
 	require.NoError(t, err)
 	assert.Equal(t, before+1, jobRevision(t, s), "a change the codec keeps must be written")
 }

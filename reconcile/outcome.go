@@ -1,0 +1,67 @@
+package reconcile
+
+import "time"
+
+// Outcome is how a reconcile ended. One vocabulary serves logs, metrics
+// (Metrics.Reconciled) and introspection (KeyState.LastOutcome).
+type Outcome string
+
+const (
+	// Success: the reconciler returned no error and asked for nothing.
+	Success Outcome = "success"
+	// Requeue: no error, and Result.Requeue asked to be called again on
+	// the key's backoff.
+	Requeue Outcome = "requeue"
+	// RequeueAfter: no error, and Result.RequeueAfter asked to be polled.
+	RequeueAfter Outcome = "requeue_after"
+	// Failure: a transient error (or a timeout); the key backs off.
+	Failure Outcome = "error"
+	// TerminalFailure: an error marked with Terminal; the key is not retried.
+	TerminalFailure Outcome = "terminal"
+	// Conflict: a write lost against a newer revision; the key is
+	// reconciled again at once against the newer object.
+	Conflict Outcome = "conflict"
+	// Panicked: the reconciler panicked (a *PanicError); retried like a
+	// transient error.
+	Panicked Outcome = "panic"
+)
+
+// Settled reports whether the reconcile dealt with the object it was given:
+// it succeeded (whatever it asked for next) or failed terminally. A settled
+// reconcile covers its object's revision for WaitForRevision.
+func (o Outcome) Settled() bool {
+	switch o {
+	case Success, Requeue, RequeueAfter, TerminalFailure:
+		return true
+	}
+	return false
+}
+
+// Failed reports whether the reconcile failed: transient, terminal or
+// panicked (a conflict is not a failure: it is a newer object to handle).
+func (o Outcome) Failed() bool {
+	return o == Failure || o == TerminalFailure || o == Panicked
+}
+
+// Result returns controller-runtime's value of the result label of
+// controller_runtime_reconcile_total for o: "success", "requeue",
+// "requeue_after" or "error" (for Failure, TerminalFailure and Panicked),
+// and "conflict", which converge counts apart from errors.
+func (o Outcome) Result() string {
+	if o.Failed() {
+		return string(Failure)
+	}
+	return string(o)
+}
+
+// Metrics receives a controller's reconcile measurements: one call per
+// finished reconcile, with its outcome and how long it took. An exporter
+// derives controller-runtime's series from it (reconcile_total{result} from
+// Outcome.Result, errors_total from Failed, terminal and panic totals from
+// TerminalFailure and Panicked, reconcile_time_seconds from took). The
+// workqueue's metrics go to Options.QueueMetrics. With no Metrics
+// configured nothing is called and nothing is allocated. Implementations
+// must be safe for concurrent use.
+type Metrics interface {
+	Reconciled(controller string, outcome Outcome, took time.Duration)
+}
