@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -82,6 +84,12 @@ type Options struct {
 	// to every reconcile). Writes made on behalf of the leadership should
 	// carry its Guard so that a deposed leader's late writes are rejected.
 	Elector *lock.Elector
+	// Server, if set, makes Run serve HTTP on one address for the whole
+	// process: /healthz and /readyz, and whatever is mounted with Handle
+	// (a store API, a debug page, metrics). It starts before the other
+	// runnables, runs on every replica (not only the leader) and shuts down
+	// gracefully with the rest, within ShutdownTimeout.
+	Server *ServerOptions
 }
 
 // Manager runs several runnables (controllers and the like) under one
@@ -97,6 +105,8 @@ type Manager struct {
 	mu        sync.Mutex
 	runnables []*managed
 	phase     managerPhase
+	mux       *http.ServeMux // nil without Options.Server
+	listener  net.Listener   // the server's, once it listens
 }
 
 // managed is a runnable with what the manager knows about it.
@@ -131,11 +141,18 @@ func (p managerPhase) String() string {
 	}
 }
 
-// New returns a Manager with no runnables. A negative ShutdownTimeout
-// returns an error matching ErrInvalid.
+// New returns a Manager with no runnables of the caller's yet (with
+// Options.Server, its HTTP server is the first runnable, named "http"). A
+// negative ShutdownTimeout, or a Server without an address or with a
+// negative limit, returns an error matching ErrInvalid.
 func New(opts Options) (*Manager, error) {
 	if opts.ShutdownTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalid, opts.ShutdownTimeout)
+	}
+	if opts.Server != nil {
+		if err := validateServer(opts.Server); err != nil {
+			return nil, err
+		}
 	}
 	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout, elector: opts.Elector}
 	if m.log == nil {
@@ -143,6 +160,10 @@ func New(opts Options) (*Manager, error) {
 	}
 	if m.shutdownTimeout == 0 {
 		m.shutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.Server != nil {
+		m.mux = m.newMux()
+		m.runnables = append(m.runnables, &managed{runnable: &httpServer{m: m, opts: *opts.Server}, name: "http"})
 	}
 	return m, nil
 }
