@@ -64,7 +64,9 @@ type Reconciler[T any] interface {
 type ReconcilerFunc[T any] func(ctx context.Context, req Request[T]) (Result, error)
 
 // Reconcile calls f.
-func (f ReconcilerFunc[T]) Reconcile(ctx context.Context, req Request[T]) (Result, error) { return f(ctx, req) }
+func (f ReconcilerFunc[T]) Reconcile(ctx context.Context, req Request[T]) (Result, error) {
+	return f(ctx, req)
+}
 
 // ErrTerminal matches every error made by Terminal.
 var ErrTerminal = errors.New("reconcile: terminal")
