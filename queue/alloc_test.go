@@ -13,7 +13,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts are checked in the full run")
 	}
-	q := New(Config[int]{})
+	q := New(Options[int]{})
 	ctx := context.Background()
 	keys := 256
 	warm := func() {
@@ -46,7 +46,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 // After a burst drains, the queue's map and heap arrays are rebuilt small,
 // so the memory they held goes back to the heap.
 func TestMemoryGivenBackAfterBurst(t *testing.T) {
-	q := New(Config[int]{})
+	q := New(Options[int]{})
 	ctx := context.Background()
 	const n = 200000
 	for i := range n {

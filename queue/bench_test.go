@@ -20,7 +20,7 @@ import (
 // BenchmarkAddGetDone measures one Add, Get and Done of a distinct key on
 // one goroutine.
 func BenchmarkAddGetDone(b *testing.B) {
-	q := New(Config[int]{})
+	q := New(Options[int]{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -32,7 +32,7 @@ func BenchmarkAddGetDone(b *testing.B) {
 
 // BenchmarkAddDuplicate measures Add of a key that is already waiting.
 func BenchmarkAddDuplicate(b *testing.B) {
-	q := New(Config[string]{})
+	q := New(Options[string]{})
 	q.Add("k")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -47,7 +47,7 @@ func BenchmarkParallel(b *testing.B) {
 	for i := range keys {
 		keys[i] = strconv.Itoa(i)
 	}
-	q := New(Config[string]{})
+	q := New(Options[string]{})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for range 8 {
@@ -76,7 +76,7 @@ func BenchmarkParallel(b *testing.B) {
 // BenchmarkAddAfter measures delayed adds of distinct keys (the heap and
 // the single timer).
 func BenchmarkAddAfter(b *testing.B) {
-	q := New(Config[int]{})
+	q := New(Options[int]{})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		q.AddAfter(i%100000, time.Duration(i%1000)*time.Millisecond+time.Hour)

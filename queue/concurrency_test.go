@@ -35,7 +35,7 @@ func TestConcurrencyDetector(t *testing.T) {
 	if testing.Short() {
 		opsPerProducer = 2000
 	}
-	q := New(Config[int]{RateLimiter: NewExponential[int](time.Microsecond, 50*time.Microsecond, 0.5)})
+	q := New(Options[int]{RateLimiter: NewExponential[int](time.Microsecond, 50*time.Microsecond, 0.5)})
 
 	var (
 		holders [keys]atomic.Int32

@@ -16,7 +16,7 @@
 //   - Backoff: AddRateLimited asks the queue's RateLimiter how long to wait;
 //     Forget resets the key's backoff after a success.
 //   - Priorities: higher first, FIFO within a priority, with aging: a key
-//     gains one priority level for every Config.AgingAfter keys handed out
+//     gains one priority level for every Options.AgingAfter keys handed out
 //     while it waits, so a low-priority key is served even under a steady
 //     stream of high-priority adds.
 //   - Get blocks until a key is ready, the context ends, or the queue shuts

@@ -13,7 +13,7 @@ import (
 // The worker loop: Get a key, handle it, Forget its backoff on success or
 // requeue it rate-limited on failure, and always call Done.
 func Example_workerLoop() {
-	q := queue.New(queue.Config[string]{
+	q := queue.New(queue.Options[string]{
 		RateLimiter: queue.NewExponential[string](time.Millisecond, time.Second, 0),
 	})
 	attempts := map[string]int{}
@@ -73,7 +73,7 @@ func Example_backoff() {
 // Priorities: higher first, FIFO within a priority. A controller's initial
 // list goes in at PriorityLow so that live changes overtake it.
 func Example_priorities() {
-	q := queue.New(queue.Config[string]{})
+	q := queue.New(queue.Options[string]{})
 	for _, k := range []string{"list-1", "list-2", "list-3"} {
 		q.AddWith(k, queue.AddOptions{Priority: queue.PriorityLow})
 	}
@@ -95,7 +95,7 @@ func Example_priorities() {
 // Drain: stop taking adds, let the workers finish what is ready and in
 // flight, and learn which keys were left behind.
 func Example_drain() {
-	q := queue.New(queue.Config[string]{})
+	q := queue.New(queue.Options[string]{})
 	q.Add("a")
 	q.Add("b")
 	q.AddAfter("retry-later", time.Hour)

@@ -215,7 +215,7 @@ func FuzzQueue(f *testing.F) {
 
 func fuzzOne(t *testing.T, ops []byte) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Config[int]{AgingAfter: -1})
+		q := New(Options[int]{AgingAfter: -1})
 		m := &model{keys: map[int]*modelKey{}}
 		for len(ops) >= 3 {
 			op, k, arg := ops[0]%7, int(ops[1]%8), int(ops[2])

@@ -4,7 +4,7 @@ import "time"
 
 // Metrics receives a queue's measurements. Methods are called with the
 // queue's lock held: they must be fast and must not call back into the
-// queue. A nil Metrics in Config costs nothing.
+// queue. A nil Metrics in Options costs nothing.
 //
 // Unfinished work and the longest-running key are not pushed: Stats
 // computes them on demand, so a metrics exporter reads them at scrape time

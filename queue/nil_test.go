@@ -26,7 +26,7 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 			_, err := newTestQueue().Drain(nilCtx)
 			require.ErrorIs(t, err, ErrInvalid)
 		},
-		"a zero Queue works as New(Config{}) makes it": func(t *testing.T) {
+		"a zero Queue works as New(Options{}) makes it": func(t *testing.T) {
 			var q Queue[string]
 			require.Zero(t, q.Len())
 			require.Empty(t, q.Snapshot())
@@ -52,8 +52,8 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 			_, err := q.Get(ctx)
 			require.ErrorIs(t, err, ErrShutDown)
 		},
-		"New with nil pointers in Config uses the defaults": func(t *testing.T) {
-			q := New(Config[string]{RateLimiter: (*Exponential[string])(nil), Metrics: (*nopMetrics)(nil)})
+		"New with nil pointers in Options uses the defaults": func(t *testing.T) {
+			q := New(Options[string]{RateLimiter: (*Exponential[string])(nil), Metrics: (*nopMetrics)(nil)})
 			q.AddRateLimited("a")
 			require.Equal(t, 1, q.NumRequeues("a"))
 			q.Add("b")

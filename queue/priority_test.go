@@ -10,7 +10,7 @@ import (
 )
 
 func TestHigherPriorityFirstFIFOWithin(t *testing.T) {
-	q := New(Config[string]{AgingAfter: -1})
+	q := New(Options[string]{AgingAfter: -1})
 	q.AddWith("low1", AddOptions{Priority: PriorityLow})
 	q.Add("n1")
 	q.AddWith("high1", AddOptions{Priority: PriorityHigh})
@@ -27,7 +27,7 @@ func TestHigherPriorityFirstFIFOWithin(t *testing.T) {
 // Re-adding a waiting key at a higher priority moves it up; at a lower one
 // it keeps its place.
 func TestReAddRaisesPriority(t *testing.T) {
-	q := New(Config[string]{AgingAfter: -1})
+	q := New(Options[string]{AgingAfter: -1})
 	q.Add("a")
 	q.Add("b")
 	q.AddWith("b", AddOptions{Priority: 5})
@@ -39,7 +39,7 @@ func TestReAddRaisesPriority(t *testing.T) {
 // A key re-added while processing comes back with the priority of that add,
 // not of its previous hand-out.
 func TestDirtyKeyTakesNewPriority(t *testing.T) {
-	q := New(Config[string]{AgingAfter: -1})
+	q := New(Options[string]{AgingAfter: -1})
 	q.AddWith("a", AddOptions{Priority: PriorityHigh})
 	require.Equal(t, "a", mustGet(t, q))
 	q.AddWith("a", AddOptions{Priority: PriorityLow})
@@ -54,7 +54,7 @@ func TestDirtyKeyTakesNewPriority(t *testing.T) {
 // waited (without aging it would starve).
 func TestAgingServesStarvedKey(t *testing.T) {
 	const aging = 10
-	q := New(Config[string]{AgingAfter: aging})
+	q := New(Options[string]{AgingAfter: aging})
 	q.AddWith("low", AddOptions{Priority: 0})
 	// A producer keeps two priority-3 keys ready at all times.
 	next := 0
@@ -83,7 +83,7 @@ func TestAgingServesStarvedKey(t *testing.T) {
 
 func TestWithoutAgingLowPriorityWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Config[string]{AgingAfter: -1})
+		q := New(Options[string]{AgingAfter: -1})
 		q.AddWith("low", AddOptions{Priority: 0})
 		for i := range 100 {
 			q.AddWith(string(rune('A'+i)), AddOptions{Priority: 3})
@@ -97,7 +97,7 @@ func TestWithoutAgingLowPriorityWaits(t *testing.T) {
 }
 
 func TestHugePrioritiesDoNotOverflow(t *testing.T) {
-	q := New(Config[string]{AgingAfter: 1000})
+	q := New(Options[string]{AgingAfter: 1000})
 	q.AddWith("min", AddOptions{Priority: -1 << 62})
 	q.Add("zero")
 	q.AddWith("max", AddOptions{Priority: 1 << 62})

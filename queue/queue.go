@@ -34,12 +34,12 @@ const (
 	PriorityHigh   = 1
 )
 
-// DefaultAgingAfter is Config.AgingAfter's default: a waiting key gains one
+// DefaultAgingAfter is Options.AgingAfter's default: a waiting key gains one
 // priority level for every 1,000 keys handed out while it waits.
 const DefaultAgingAfter = 1000
 
-// Config configures a Queue. The zero Config is valid.
-type Config[K comparable] struct {
+// Options configure a Queue. The zero Options is valid.
+type Options[K comparable] struct {
 	// RateLimiter computes AddRateLimited's delays. Nil means
 	// DefaultRateLimiter.
 	RateLimiter RateLimiter[K]
@@ -69,7 +69,7 @@ type AddOptions struct {
 }
 
 // Queue is a deduplicating work queue of keys of type K. Create one with New;
-// the zero Queue is ready to use, as New(Config[K]{}) would make it. All
+// the zero Queue is ready to use, as New(Options[K]{}) would make it. All
 // methods are safe for concurrent use. See the package documentation for the
 // guarantees.
 type Queue[K comparable] struct {
@@ -137,42 +137,42 @@ func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 // delayed or dirty.
 func (it *item[K]) pending() bool { return it.waiting || it.delayed() || it.dirty }
 
-// New returns an empty queue configured by cfg. A nil RateLimiter or
+// New returns an empty queue configured by opts. A nil RateLimiter or
 // Metrics, or a nil pointer in either, counts as not configured.
-func New[K comparable](cfg Config[K]) *Queue[K] {
+func New[K comparable](opts Options[K]) *Queue[K] {
 	q := new(Queue[K])
-	q.setup(cfg)
+	q.setup(opts)
 	return q
 }
 
 // setup initialises a queue. It runs once, from New or from lazyInit.
-func (q *Queue[K]) setup(cfg Config[K]) {
+func (q *Queue[K]) setup(opts Options[K]) {
 	q.items = make(map[K]*item[K])
 	q.epoch = time.Now()
 	q.closed = make(chan struct{})
 	q.drained = make(chan struct{})
-	q.ready.byPriority = cfg.AgingAfter < 0
-	q.limiter = cfg.RateLimiter
+	q.ready.byPriority = opts.AgingAfter < 0
+	q.limiter = opts.RateLimiter
 	if nilness.Is(q.limiter) {
 		q.limiter = DefaultRateLimiter[K]()
 	}
-	if !nilness.Is(cfg.Metrics) {
-		q.metrics = cfg.Metrics
+	if !nilness.Is(opts.Metrics) {
+		q.metrics = opts.Metrics
 	}
 	switch {
-	case cfg.AgingAfter == 0:
+	case opts.AgingAfter == 0:
 		q.aging = DefaultAgingAfter
-	case cfg.AgingAfter > 0:
-		q.aging = int64(cfg.AgingAfter)
+	case opts.AgingAfter > 0:
+		q.aging = int64(opts.AgingAfter)
 	}
 	q.inited.Store(true)
 }
 
-// lazyInit makes a zero Queue one that New(Config[K]{}) would return. q.mu
+// lazyInit makes a zero Queue one that New(Options[K]{}) would return. q.mu
 // is held.
 func (q *Queue[K]) lazyInit() {
 	if q.items == nil {
-		q.setup(Config[K]{})
+		q.setup(Options[K]{})
 	}
 }
 

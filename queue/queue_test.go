@@ -11,7 +11,7 @@ import (
 )
 
 func newTestQueue() *Queue[string] {
-	return New(Config[string]{RateLimiter: NewExponential[string](time.Millisecond, time.Second, 0)})
+	return New(Options[string]{RateLimiter: NewExponential[string](time.Millisecond, time.Second, 0)})
 }
 
 // mustGet takes a ready key without blocking.

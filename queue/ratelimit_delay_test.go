@@ -19,7 +19,7 @@ func TestExponentialDelayTellsTheWaitOfAttemptN(t *testing.T) {
 }
 
 func TestQueuedTellsWhetherAKeyWillBeHandedOutAgain(t *testing.T) {
-	q := New(Config[string]{})
+	q := New(Options[string]{})
 	require.False(t, q.Queued("a"))
 	q.Add("a")
 	require.True(t, q.Queued("a"), "waiting")

@@ -110,7 +110,7 @@ func TestDefaultRateLimiter(t *testing.T) {
 
 func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Config[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
+		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
 		start := time.Now()
 		var at []time.Duration
 		for range 3 {
@@ -134,7 +134,7 @@ func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 // With both After and RateLimited, the longer delay wins.
 func TestAddWithCombinesDelays(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Config[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
+		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
 		start := time.Now()
 		q.AddWith("a", AddOptions{After: 5 * time.Second, RateLimited: true})
 		_, when := getAt(t, q)

@@ -11,7 +11,7 @@ import (
 
 func TestSnapshotDescribesEveryKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		q := New(Config[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
+		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
 		start := time.Now()
 		q.Add("busy")
 		require.Equal(t, "busy", mustGet(t, q))
@@ -79,7 +79,7 @@ func (m *recordingMetrics) WorkDuration(d time.Duration) {
 func TestMetricsHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &recordingMetrics{}
-		q := New(Config[string]{Metrics: m, RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
+		q := New(Options[string]{Metrics: m, RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
 		q.Add("a")
 		q.Add("a") // deduplicated, still an add
 		q.Add("b")

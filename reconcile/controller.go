@@ -162,7 +162,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 }
 
 func (c *Controller[T]) newQueue() *queue.Queue[string] {
-	return queue.New(queue.Config[string]{RateLimiter: c.opts.RateLimiter, Metrics: c.opts.QueueMetrics})
+	return queue.New(queue.Options[string]{RateLimiter: c.opts.RateLimiter, Metrics: c.opts.QueueMetrics})
 }
 
 // q returns the current run's workqueue.

@@ -14,7 +14,7 @@ type convergeQueue struct {
 
 // newConverge returns a converge queue whose backoff is b, without jitter.
 func newConverge(b Backoff) Queue {
-	return convergeQueue{q: queue.New(queue.Config[string]{
+	return convergeQueue{q: queue.New(queue.Options[string]{
 		RateLimiter: queue.NewExponential[string](b.Base, b.Max, 0),
 	})}
 }
