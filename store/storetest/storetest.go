@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/converge-go/converge/store"
 )
@@ -159,10 +158,8 @@ type suite struct {
 	opts     Options
 }
 
-// patience bounds every wait for a watch event, so that a broken backend
-// fails the test instead of hanging it. It is a safety net, not an assertion
-// about speed.
-const patience = 10 * time.Second
+// patience is Patience, under the name the suite's clauses use.
+const patience = Patience
 
 func val(n int) *Value { return &Value{N: n, S: fmt.Sprint("v", n)} }
 
@@ -210,38 +207,14 @@ func requireIs(t *testing.T, err, target error, what string) {
 	}
 }
 
-// next returns the watch's next event, failing the test if the watch ends or
-// nothing arrives within patience.
+// next returns the watch's next event (NextEvent).
 func next(t *testing.T, w store.Watcher[*Value]) store.Event[*Value] {
 	t.Helper()
-	timer := time.NewTimer(patience)
-	defer timer.Stop()
-	select {
-	case ev, ok := <-w.Events():
-		if !ok {
-			t.Fatalf("watch ended early: %v", w.Err())
-		}
-		return ev
-	case <-timer.C:
-		t.Fatalf("no watch event within %v", patience)
-	}
-	return store.Event[*Value]{}
+	return NextEvent(t, w)
 }
 
-// ended waits for the watch's Events to close, failing if an event arrives
-// first or nothing happens within patience, and returns Err.
+// ended waits for the watch to end (WatchEnded) and returns its Err.
 func ended(t *testing.T, w store.Watcher[*Value]) error {
 	t.Helper()
-	timer := time.NewTimer(patience)
-	defer timer.Stop()
-	select {
-	case ev, ok := <-w.Events():
-		if ok {
-			t.Fatalf("unexpected event at revision %d for %q", ev.Object.Revision, ev.Object.Key)
-		}
-		return w.Err()
-	case <-timer.C:
-		t.Fatalf("watch did not end within %v", patience)
-	}
-	return nil
+	return WatchEnded(t, w)
 }
