@@ -84,7 +84,7 @@ func TestElectorLeadsUntilContextEnds(t *testing.T) {
 func TestElectorWaitsForLeadAfterLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		e := newTestElector(t, newTestLease(t, fs, "a"))
 		ctx, cancel := context.WithCancel(t.Context())
 		var running atomic.Int32

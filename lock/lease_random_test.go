@@ -248,7 +248,7 @@ func runSchedule(t *testing.T, seed uint64) ledgerTotals {
 
 	var wg sync.WaitGroup
 	for id := range 3 + rng.IntN(3) {
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		l, err := NewLease(fs, "leader", LeaseOptions{Holder: strconv.Itoa(id), TTL: randomTTL})
 		require.NoError(t, err)
 		l.clock = clock{rate: 1 - randomDrift + 2*randomDrift*rng.Float64()}

@@ -1,15 +1,14 @@
 package lock
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
@@ -198,7 +197,7 @@ func TestLeaseHolderGivesUpBeforeTakeover(t *testing.T) {
 		t.Run(fault, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				m := newMemory(t)
-				fs := newFaultStore(m)
+				fs := newFaultStore(t, m)
 				start := time.Now()
 				a, err := newTestLease(t, fs, "a").Acquire(t.Context())
 				require.NoError(t, err)
@@ -273,7 +272,7 @@ func TestLeaseLostAtOnceOnConflict(t *testing.T) {
 func TestLeasePausedHolderIsFenced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		a, err := newTestLease(t, fs, "a").Acquire(t.Context())
 		require.NoError(t, err)
 		aLost := cancelledAt(a.Context())
@@ -326,7 +325,7 @@ func TestLeaseClockRates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				m := newMemory(t)
-				fs := newFaultStore(m)
+				fs := newFaultStore(t, m)
 				la := newTestLease(t, fs, "a")
 				la.clock = clock{rate: c.holder}
 				lb := newTestLease(t, m, "b")
@@ -358,7 +357,7 @@ func TestLeaseClockRates(t *testing.T) {
 func TestLeaseTryAcquire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		a, ok, err := newTestLease(t, fs, "a").TryAcquire(t.Context())
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -385,7 +384,7 @@ func TestLeaseTryAcquire(t *testing.T) {
 
 func TestLeaseTryAcquireReportsStoreErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fs := newFaultStore(newMemory(t))
+		fs := newFaultStore(t, newMemory(t))
 		fs.failFor(time.Hour)
 		lk, ok, err := newTestLease(t, fs, "a").TryAcquire(t.Context())
 		require.ErrorIs(t, err, store.ErrUnavailable)
@@ -398,7 +397,7 @@ func TestLeaseTryAcquireReportsStoreErrors(t *testing.T) {
 // store.
 func TestLeaseAcquireRetriesStoreErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		fs := newFaultStore(newMemory(t))
+		fs := newFaultStore(t, newMemory(t))
 		start := time.Now()
 		fs.failFor(5 * time.Second)
 		lk, err := newTestLease(t, fs, "a").Acquire(t.Context())
@@ -431,7 +430,7 @@ func TestLeaseAcquireHonoursContext(t *testing.T) {
 func TestLeaseContendersWaitForTheRecordTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		a, err := newTestLease(t, fs, "a").Acquire(t.Context())
 		require.NoError(t, err)
 		fs.failFor(time.Hour)
@@ -453,7 +452,7 @@ func TestLeaseContenderPollsWithoutWatch(t *testing.T) {
 		m := newMemory(t)
 		a, err := newTestLease(t, m, "a").Acquire(t.Context())
 		require.NoError(t, err)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		fs.setNoWatch(true)
 		got := acquireAsync(t.Context(), newTestLease(t, fs, "b"))
 		<-time.After(testTTL + testInterval/3)
@@ -472,7 +471,7 @@ func TestLeaseContenderPollsWithoutWatch(t *testing.T) {
 func TestLeaseReleaseAfterLossHandsOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		a, err := newTestLease(t, fs, "a").Acquire(t.Context())
 		require.NoError(t, err)
 		got := acquireAsync(t.Context(), newTestLease(t, m, "b"))
@@ -493,7 +492,7 @@ func TestLeaseReleaseAfterLossHandsOver(t *testing.T) {
 func TestLeaseReleaseHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newMemory(t)
-		fs := newFaultStore(m)
+		fs := newFaultStore(t, m)
 		a, err := newTestLease(t, fs, "a").Acquire(t.Context())
 		require.NoError(t, err)
 		fs.pauseFor(testInterval + 10*time.Second) // the first renewal freezes
@@ -511,7 +510,7 @@ func TestLeaseReleaseHonoursContext(t *testing.T) {
 // TestLeaseLogs: a configured logger hears of acquisition, loss and release.
 func TestLeaseLogs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var buf syncBuffer
+		var buf syncbuf.Buffer
 		m := newMemory(t)
 		l, err := NewLease(m, "leader", LeaseOptions{
 			Holder: "a", TTL: testTTL, RenewInterval: testInterval, RenewDeadline: testDeadline,
@@ -531,22 +530,4 @@ func TestLeaseLogs(t *testing.T) {
 			require.Contains(t, logs, want)
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the lease's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
