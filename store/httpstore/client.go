@@ -1,0 +1,315 @@
+package httpstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Client is a store.Store served by a Handler over HTTP: every controller,
+// lease and helper that takes a store works over it unchanged. It is safe
+// for concurrent use. Make one with New.
+//
+// Errors: every store error the server's store returns comes back as
+// itself (errors.Is(err, store.ErrConflict) holds on the client as on the
+// server); ErrUnauthorized and ErrForbidden report refused credentials. A
+// request that got no answer fails with an error matching
+// store.ErrUnavailable (and the context's error if that was the cause): for
+// a write, that means the write may or may not have happened; read the key
+// to find out. Arguments are checked before anything is sent, as by every
+// store, so invalid input fails with store.ErrInvalid locally.
+type Client[T any] struct {
+	base         string // scheme://host[/path], no trailing slash
+	hc           *http.Client
+	owned        bool // hc was made by New: Close closes its connections
+	token        string
+	codec        store.Codec[T]
+	watchTimeout time.Duration // 0: twice the server's heartbeat
+}
+
+var _ store.Store[int] = (*Client[int])(nil)
+
+// New returns a client of the store served at baseURL (http:// or
+// https://, with the path the Handler is mounted at, if any). It sends
+// nothing until the first call. It fails with ErrInvalid for a malformed URL
+// or a bad option.
+func New[T any](baseURL string, opts ...ClientOption) (*Client[T], error) {
+	var cfg clientConfig
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalid)
+		}
+		o(&cfg)
+	}
+	switch {
+	case len(cfg.bad) > 0:
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, cfg.bad[0])
+	case cfg.tlsConfig != nil && cfg.httpClient != nil:
+		return nil, fmt.Errorf("%w: WithTLSConfig and WithHTTPClient together (configure the HTTP client's transport)", ErrInvalid)
+	}
+	codec, err := codecOf[T](cfg.codec)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(baseURL)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: base URL: %v", ErrInvalid, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%w: base URL %q: want an http:// or https:// URL", ErrInvalid, baseURL)
+	case u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return nil, fmt.Errorf("%w: base URL %q: want scheme://host[:port][/path], without user, query or fragment", ErrInvalid, baseURL)
+	}
+	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, watchTimeout: cfg.watchTimeout}
+	if c.hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		if cfg.tlsConfig != nil {
+			tr.TLSClientConfig = cfg.tlsConfig.Clone()
+		}
+		c.hc = &http.Client{
+			Transport: tr,
+			// A redirect would replay a write elsewhere: never follow one.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+		c.owned = true
+	}
+	return c, nil
+}
+
+// Close closes the idle connections of the client's own transport (none if
+// it was given one with WithHTTPClient). Calls and watches still running
+// are not affected; the client remains usable.
+func (c *Client[T]) Close() error {
+	if c.owned {
+		c.hc.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Codec returns the codec of the values on the wire (store.Encoded).
+func (c *Client[T]) Codec() store.Codec[T] { return c.codec }
+
+func checkCtx(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	return ctx.Err()
+}
+
+// newRequest builds a request to path with query q.
+func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.Values, body []byte) (*http.Request, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%w: request: %v", ErrInvalid, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return req, nil
+}
+
+// call sends a request and decodes a 2xx answer into out. write says
+// whether the request may change the store, which decides how a lost
+// answer is described.
+func (c *Client[T]) call(ctx context.Context, method, path string, q url.Values, body []byte, write bool, out any) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	req, err := c.newRequest(ctx, method, path, q, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return lost(ctx, path, write, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return lost(ctx, path, write, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return responseError(resp, data)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("httpstore: %s: %w: %w: undecodable answer: %v", path, ErrProtocol, store.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// lost describes a request that got no (complete) answer.
+func lost(ctx context.Context, path string, write bool, err error) error {
+	what := ""
+	if write {
+		what = " (the write may have happened)"
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("httpstore: %s: %w%s: %w", path, store.ErrUnavailable, what, cerr)
+	}
+	return fmt.Errorf("httpstore: %s: %w%s: %v", path, store.ErrUnavailable, what, err)
+}
+
+// responseError turns a refusal into the error it names.
+func responseError(resp *http.Response, data []byte) error {
+	var eb errorBody
+	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
+		snippet := string(data[:min(len(data), 200)])
+		return fmt.Errorf("httpstore: %w: %w: status %s: %q", ErrProtocol, store.ErrUnavailable, resp.Status, snippet)
+	}
+	return decodeError(eb.Error.Code, eb.Error.Message)
+}
+
+// decodeObject turns a wire object into a store object.
+func (c *Client[T]) decodeObject(wo wireObject) (store.Object[T], error) {
+	v, err := c.codec.Unmarshal(wo.Value)
+	if err != nil {
+		return store.Object[T]{}, fmt.Errorf("httpstore: %w: the value of %q does not decode: %w", ErrProtocol, wo.Key, err)
+	}
+	return store.Object[T]{Key: wo.Key, Value: v, Revision: wo.Revision, CreateRevision: wo.CreateRevision}, nil
+}
+
+// Get returns the object stored at key, or store.ErrNotFound.
+func (c *Client[T]) Get(ctx context.Context, key string) (store.Object[T], error) {
+	if err := store.ValidateKey(key); err != nil {
+		return store.Object[T]{}, err
+	}
+	var wo wireObject
+	if err := c.call(ctx, http.MethodGet, pathGet, url.Values{paramKey: {key}}, nil, false, &wo); err != nil {
+		return store.Object[T]{}, err
+	}
+	return c.decodeObject(wo)
+}
+
+// List returns the objects under prefix, sorted by key, with the revision
+// of the server store's snapshot.
+func (c *Client[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return nil, 0, err
+	}
+	var body listBody
+	if err := c.call(ctx, http.MethodGet, pathList, url.Values{paramPrefix: {prefix}}, nil, false, &body); err != nil {
+		return nil, 0, err
+	}
+	objs := make([]store.Object[T], 0, len(body.Objects))
+	for _, wo := range body.Objects {
+		obj, err := c.decodeObject(wo)
+		if err != nil {
+			return nil, 0, err
+		}
+		objs = append(objs, obj)
+	}
+	return objs, body.Revision, nil
+}
+
+// Revision returns the server store's current revision.
+func (c *Client[T]) Revision(ctx context.Context) (int64, error) {
+	var body revisionBody
+	if err := c.call(ctx, http.MethodGet, pathRevision, nil, nil, false, &body); err != nil {
+		return 0, err
+	}
+	return body.Revision, nil
+}
+
+// writeQuery checks a write's arguments and returns its query.
+func writeQuery(key string, revision int64, withRevision bool, guards []store.Guard) (url.Values, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateRevision(revision); err != nil {
+		return nil, err
+	}
+	if err := store.ValidateGuards(guards); err != nil {
+		return nil, err
+	}
+	q := url.Values{paramKey: {key}}
+	if withRevision {
+		q.Set(paramRevision, strconv.FormatInt(revision, 10))
+	}
+	for _, g := range guards {
+		q.Add(paramGuard, encodeGuard(g))
+	}
+	return q, nil
+}
+
+// encodeValue checks and encodes a written value.
+func (c *Client[T]) encodeValue(value T) ([]byte, error) {
+	if err := store.ValidateValue(value); err != nil {
+		return nil, err
+	}
+	return c.codec.Marshal(value)
+}
+
+// Create stores value at key if the key does not exist, else returns
+// store.ErrExists. An error matching store.ErrUnavailable means the answer
+// was lost: the key may have been created.
+func (c *Client[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
+	return c.put(ctx, pathCreate, key, value, 0, false, guards)
+}
+
+// Update replaces the value at key if its revision is still revision, else
+// returns store.ErrConflict (or store.ErrNotFound). An error matching
+// store.ErrUnavailable means the answer was lost: the update may have
+// happened.
+func (c *Client[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
+	return c.put(ctx, pathUpdate, key, value, revision, true, guards)
+}
+
+func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision int64, withRevision bool, guards []store.Guard) (store.Object[T], error) {
+	q, err := writeQuery(key, revision, withRevision, guards)
+	if err != nil {
+		return store.Object[T]{}, err
+	}
+	body, err := c.encodeValue(value)
+	if err != nil {
+		return store.Object[T]{}, err
+	}
+	var wo wireObject
+	if err := c.call(ctx, http.MethodPost, path, q, body, true, &wo); err != nil {
+		return store.Object[T]{}, err
+	}
+	if wo.Key != key {
+		return store.Object[T]{}, fmt.Errorf("httpstore: %w: %w: wrote %q, the server answered for %q", ErrProtocol, store.ErrUnavailable, key, wo.Key)
+	}
+	return c.decodeObject(wo)
+}
+
+// Delete removes key if its revision is still revision, else returns
+// store.ErrConflict (or store.ErrNotFound). An error matching
+// store.ErrUnavailable means the answer was lost: the key may have been
+// deleted.
+func (c *Client[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
+	q, err := writeQuery(key, revision, true, guards)
+	if err != nil {
+		return 0, err
+	}
+	var body revisionBody
+	if err := c.call(ctx, http.MethodPost, pathDelete, q, nil, true, &body); err != nil {
+		return 0, err
+	}
+	return body.Revision, nil
+}
+
+// errStopped is how a watch records that its consumer stopped it.
+var errStopped = errors.New("httpstore: watch stopped")

@@ -1,0 +1,97 @@
+// Package httpstore serves a store.Store over HTTP and is a store.Store
+// over HTTP: NewHandler serves any store (memory, bbolt, etcd) with the
+// standard library's net/http, and New returns a Client that is a
+// store.Store of the served one, so that controllers, leases and helpers in
+// other processes (a CLI, an admin script, a second daemon) work over it
+// unchanged. It is the gateway to desired state held by a process that owns
+// its store, such as a daemon over a bbolt file.
+//
+// # Guarantees
+//
+// Served over HTTP, a store keeps the store.Store contract, as
+// store/storetest checks: revisions, compare-and-swap, guards, List's
+// revision, watches in order exactly once, progress reports. Every store
+// error comes back to the client as itself (errors.Is(err,
+// store.ErrConflict) holds on the client whenever it held on the server).
+// A call whose answer is lost (connection dropped, server gone) fails with
+// an error matching store.ErrUnavailable; for a write, the write may or may
+// not have happened, as with any store.
+//
+// A refused request changes nothing: authentication, authorization, the
+// query, the body size and the value are all checked before the store is
+// called, and the store checks keys and guards before it writes. Bad input
+// gets a 4xx answer with a JSON body naming the problem, never a panic.
+//
+// Watches: the stream carries a heartbeat every WithHeartbeat (default
+// DefaultHeartbeat). A client stream silent for the watch timeout
+// (WithWatchTimeout, default twice the heartbeat) is judged dead and
+// reopened after the last revision delivered; if no stream opens within
+// another watch timeout the watch ends with store.ErrUnavailable. So a
+// silent or unreachable server ends a watch within two watch timeouts (four
+// heartbeats by default), and a server restart, within that time, is
+// invisible to the consumer: no event lost, none repeated, or
+// store.ErrCompacted when the server's history no longer reaches back.
+//
+// # Keys on the wire
+//
+// Keys, prefixes and guard keys travel only in the query string, never in
+// the URL path, percent-encoded (url.Values): the server takes the decoded
+// bytes as the key, exactly. "../x", "a%2Fb" (the five bytes, sent as
+// a%252Fb) and "a/b" are three ordinary keys, served as what they are; a
+// key the store refuses (empty, over store.MaxKeyLen bytes, invalid UTF-8,
+// a NUL byte, whether sent raw or as %00) is refused with 400 and code
+// "invalid" (store.ErrInvalid). A malformed escape, an unknown or repeated
+// parameter is refused the same way, so no request is read two ways. The
+// path names the operation and must match a route exactly.
+//
+// # Protocol (version 1)
+//
+// Reads are GET, writes and progress requests POST; answers are JSON.
+//
+//	GET  /v1/get?key=K                          → {"key","value","revision","createRevision"}
+//	GET  /v1/list?prefix=P                      → {"objects":[...],"revision":R}
+//	GET  /v1/revision                           → {"revision":R}
+//	POST /v1/create?key=K[&guard=G...]          body: value → 201 object
+//	POST /v1/update?key=K&revision=R[&guard=G]  body: value → 200 object
+//	POST /v1/delete?key=K&revision=R[&guard=G]  → {"revision":R}
+//	GET  /v1/watch?prefix=P&after=R             → newline-delimited JSON frames
+//	POST /v1/progress?watch=ID&seq=N            → {"revision":R0}
+//
+// A guard is "mod:REVISION:KEY" (the key's last write is REVISION, 0 for
+// absent) or "create:REVISION:KEY" (its creation). A value is the codec's
+// encoding (store.JSON by default). An error is {"error":{"code","message"}}
+// with code one of invalid, not_found, exists, conflict, guard_failed,
+// compacted, lagging, unavailable, unauthorized, forbidden,
+// too_many_watches, internal; clients decide by the code, not the status.
+//
+// A watch stream's frames are {"type":"start","watch":ID,"heartbeatMillis":N},
+// then {"type":"created"|"updated"|"deleted","object":{...}} in revision
+// order, {"type":"progress","revision":R,"answers":N} (every change up to R
+// has been sent; N, if set, is the progress request it answers),
+// {"type":"ping"} every heartbeat, and, if the store's watch ends,
+// {"type":"end","error":{...}}. The server asks its store's watch for
+// progress every heartbeat, so progress frames also mark a quiet stream's
+// position, which the client resumes from.
+//
+// # What is protected, and what is not
+//
+//   - Authentication: bearer tokens (WithReadWriteToken, WithReadOnlyToken),
+//     compared in constant time (SHA-256 of each, crypto/subtle). A
+//     read-only token reads and watches; its writes get 403. Without any
+//     token configured the handler serves everyone: rely then on TLS client
+//     certificates or the network.
+//   - There is no per-key authorization: a token reaches every key of the
+//     store. Serve separate stores to separate audiences.
+//   - Tokens live in memory, in the server's configuration and the
+//     client's; they are not rotated, expired or logged by this package.
+//     Without TLS they cross the network in clear.
+//   - TLS is the caller's configuration: http.Server.TLSConfig (with
+//     tls.RequireAndVerifyClientCert for client certificates) on the
+//     server, WithTLSConfig on the client.
+//   - Limits: request bodies (WithMaxBodyBytes), keys (store.MaxKeyLen),
+//     concurrent watches (WithMaxWatches, 429 beyond), headers and timeouts
+//     (NewServer, ApplyServerDefaults). A watch stream whose client stops
+//     reading is closed after two heartbeats without progress.
+//   - Not protected: the rate of requests (put a rate limiter in front),
+//     the size of a List answer, denial of service by many connections.
+package httpstore

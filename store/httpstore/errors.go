@@ -1,0 +1,113 @@
+package httpstore
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/store"
+)
+
+// Errors of the HTTP layer. A Client returns them (wrapped with detail);
+// test for them with errors.Is. Every store error (store.ErrNotFound,
+// store.ErrConflict, ...) crosses the wire and comes back as itself.
+var (
+	// ErrUnauthorized: the request carried no token, or one the server does
+	// not know (HTTP 401). Nothing was read or written.
+	ErrUnauthorized = errors.New("httpstore: unauthorized")
+	// ErrForbidden: the token is valid but only for reading, and the request
+	// writes (HTTP 403). Nothing was written.
+	ErrForbidden = errors.New("httpstore: forbidden")
+	// ErrTooManyWatches: the server already serves as many watches as it
+	// allows (HTTP 429). The error also matches store.ErrUnavailable, so a
+	// consumer that retries unavailable stores retries it too.
+	ErrTooManyWatches = errors.New("httpstore: too many watches")
+	// ErrProtocol: the server's answer is not this package's protocol (a
+	// wrong URL, a proxy's error page, a truncated body). It also matches
+	// store.ErrUnavailable: for a write, the outcome is unknown.
+	ErrProtocol = errors.New("httpstore: unexpected response")
+	// ErrInvalid is returned for bad options and matches store.ErrInvalid.
+	ErrInvalid error = invalid.New("httpstore")
+)
+
+// Error codes: the "code" of a JSON error body, one per error a client can
+// tell apart. The HTTP status is a hint for people and proxies; clients
+// decide by the code alone, so that a 404 from a wrong URL is never taken
+// for store.ErrNotFound.
+const (
+	codeInvalid        = "invalid"
+	codeNotFound       = "not_found"
+	codeExists         = "exists"
+	codeConflict       = "conflict"
+	codeGuardFailed    = "guard_failed"
+	codeCompacted      = "compacted"
+	codeLagging        = "lagging"
+	codeUnavailable    = "unavailable"
+	codeUnauthorized   = "unauthorized"
+	codeForbidden      = "forbidden"
+	codeTooManyWatches = "too_many_watches"
+	codeInternal       = "internal"
+)
+
+// errorCodes lists, in the order they are tried, the errors a server names
+// by code and the status it answers with.
+var errorCodes = []struct {
+	err    error
+	code   string
+	status int
+}{
+	{store.ErrInvalid, codeInvalid, http.StatusBadRequest},
+	{store.ErrNotFound, codeNotFound, http.StatusNotFound},
+	{store.ErrExists, codeExists, http.StatusConflict},
+	{store.ErrConflict, codeConflict, http.StatusConflict},
+	{store.ErrGuardFailed, codeGuardFailed, http.StatusPreconditionFailed},
+	{store.ErrCompacted, codeCompacted, http.StatusGone},
+	{store.ErrLagging, codeLagging, http.StatusServiceUnavailable},
+	{store.ErrUnavailable, codeUnavailable, http.StatusServiceUnavailable},
+	{context.DeadlineExceeded, codeUnavailable, http.StatusServiceUnavailable},
+	{context.Canceled, codeUnavailable, http.StatusServiceUnavailable},
+	{ErrUnauthorized, codeUnauthorized, http.StatusUnauthorized},
+	{ErrForbidden, codeForbidden, http.StatusForbidden},
+	{ErrTooManyWatches, codeTooManyWatches, http.StatusTooManyRequests},
+}
+
+// codeOf returns the code and status that describe err.
+func codeOf(err error) (code string, status int) {
+	for _, c := range errorCodes {
+		if errors.Is(err, c.err) {
+			return c.code, c.status
+		}
+	}
+	return codeInternal, http.StatusInternalServerError
+}
+
+// remoteError is an error the server reported: its message is the server's,
+// and it matches the sentinels its code names.
+type remoteError struct {
+	msg  string
+	errs []error
+}
+
+func (e *remoteError) Error() string   { return e.msg }
+func (e *remoteError) Unwrap() []error { return e.errs }
+
+// decodeError turns a code and message from the wire back into an error
+// matching the same sentinels as on the server.
+func decodeError(code, msg string) error {
+	if msg == "" {
+		msg = "httpstore: server error " + code
+	}
+	switch code {
+	case codeTooManyWatches:
+		return &remoteError{msg, []error{ErrTooManyWatches, store.ErrUnavailable}}
+	case codeInternal:
+		return &remoteError{msg, nil}
+	}
+	for _, c := range errorCodes {
+		if c.code == code {
+			return &remoteError{msg, []error{c.err}}
+		}
+	}
+	return &remoteError{"httpstore: unknown error code " + code + ": " + msg, []error{ErrProtocol, store.ErrUnavailable}}
+}

@@ -1,0 +1,285 @@
+package httpstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/store"
+)
+
+// Handler serves a store.Store over HTTP; make one with NewHandler. It is
+// safe for concurrent use and holds no resources between requests but the
+// watches it is serving, each of which ends with its request.
+type Handler[T any] struct {
+	s       store.Store[T]
+	codec   store.Codec[T]
+	cfg     handlerConfig
+	watches chan struct{} // one token per watch being served
+	streams registry
+	routes  map[string]route[T]
+}
+
+type route[T any] struct {
+	method string
+	write  bool
+	serve  func(h *Handler[T], w http.ResponseWriter, r *http.Request) error
+}
+
+// NewHandler returns a handler that serves s with the protocol this
+// package's Client speaks (see the package documentation). It fails with
+// ErrInvalid for a nil store or a bad option. The handler does not own s:
+// closing s is the caller's business, and ends the watches being served.
+func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], error) {
+	if nilness.Is(s) {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
+	}
+	codec, cfg, err := newHandlerConfig[T](opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler[T]{s: s, codec: codec, cfg: cfg, watches: make(chan struct{}, cfg.maxWatches)}
+	h.routes = map[string]route[T]{
+		pathGet:      {http.MethodGet, false, (*Handler[T]).get},
+		pathList:     {http.MethodGet, false, (*Handler[T]).list},
+		pathRevision: {http.MethodGet, false, (*Handler[T]).revision},
+		pathWatch:    {http.MethodGet, false, (*Handler[T]).watch},
+		pathProgress: {http.MethodPost, false, (*Handler[T]).progress},
+		pathCreate:   {http.MethodPost, true, (*Handler[T]).create},
+		pathUpdate:   {http.MethodPost, true, (*Handler[T]).update},
+		pathDelete:   {http.MethodPost, true, (*Handler[T]).delete},
+	}
+	return h, nil
+}
+
+// ServeHTTP serves one request. Every refusal is a JSON error body with a
+// 4xx status, decided before the store is called, so a refused request
+// changes nothing.
+func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt, ok := h.routes[r.URL.Path]
+	if !ok {
+		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/create, /v1/update, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
+		return
+	}
+	if r.Method != rt.method {
+		w.Header().Set("Allow", rt.method)
+		writeError(w, fmt.Errorf("%w: %s wants method %s, not %s", store.ErrInvalid, r.URL.Path, rt.method, r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	acc, err := authorize(h.cfg.tokens, r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="httpstore"`)
+		writeError(w, err, 0)
+		return
+	}
+	if rt.write && acc < accessWrite {
+		writeError(w, fmt.Errorf("%w: the token may only read", ErrForbidden), 0)
+		return
+	}
+	if err := rt.serve(h, w, r); err != nil {
+		writeError(w, err, 0)
+	}
+}
+
+// writeError answers with err's code and message; a status of 0 means the
+// one the code implies.
+func writeError(w http.ResponseWriter, err error, status int) {
+	code, st := codeOf(err)
+	var se *statusError
+	switch {
+	case status != 0:
+	case errors.As(err, &se):
+		status = se.status
+	default:
+		status = st
+	}
+	writeJSON(w, status, errorBody{Error: wireError{Code: code, Message: err.Error()}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// object encodes obj for the wire.
+func (h *Handler[T]) object(obj store.Object[T]) (wireObject, error) {
+	b, err := h.codec.Marshal(obj.Value)
+	if err != nil {
+		return wireObject{}, fmt.Errorf("httpstore: encode the value of %q: %w", obj.Key, err)
+	}
+	return wireObject{Key: obj.Key, Value: b, Revision: obj.Revision, CreateRevision: obj.CreateRevision}, nil
+}
+
+func (h *Handler[T]) get(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery, paramKey)
+	if err != nil {
+		return err
+	}
+	key, err := q.str(paramKey, true)
+	if err != nil {
+		return err
+	}
+	obj, err := h.s.Get(r.Context(), key)
+	if err != nil {
+		return err
+	}
+	wo, err := h.object(obj)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wo)
+	return nil
+}
+
+func (h *Handler[T]) list(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery, paramPrefix)
+	if err != nil {
+		return err
+	}
+	prefix, err := q.str(paramPrefix, false)
+	if err != nil {
+		return err
+	}
+	objs, rev, err := h.s.List(r.Context(), prefix)
+	if err != nil {
+		return err
+	}
+	body := listBody{Objects: make([]wireObject, 0, len(objs)), Revision: rev}
+	for _, obj := range objs {
+		wo, err := h.object(obj)
+		if err != nil {
+			return err
+		}
+		body.Objects = append(body.Objects, wo)
+	}
+	writeJSON(w, http.StatusOK, body)
+	return nil
+}
+
+func (h *Handler[T]) revision(w http.ResponseWriter, r *http.Request) error {
+	if _, err := parseQuery(r.URL.RawQuery); err != nil {
+		return err
+	}
+	rev, err := h.s.Revision(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, revisionBody{Revision: rev})
+	return nil
+}
+
+// writeArgs are the parsed arguments of a write, all checked before the
+// store is called.
+type writeArgs[T any] struct {
+	key      string
+	revision int64
+	guards   []store.Guard
+	value    T
+	encoded  []byte
+}
+
+// parseWrite reads a write's query and, if withValue, its body. The value
+// must be valid UTF-8 (encoding/json would otherwise read a different
+// string than was sent), decode with the codec, and encode again (the
+// encoding answers the request, and byte backends refuse what cannot be
+// encoded).
+func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool) (writeArgs[T], error) {
+	var a writeArgs[T]
+	allowed := []string{paramKey, paramGuard}
+	if withRevision {
+		allowed = append(allowed, paramRevision)
+	}
+	q, err := parseQuery(r.URL.RawQuery, allowed...)
+	if err != nil {
+		return a, err
+	}
+	if a.key, err = q.str(paramKey, true); err != nil {
+		return a, err
+	}
+	if withRevision {
+		if a.revision, err = q.int(paramRevision, true); err != nil {
+			return a, err
+		}
+	}
+	if a.guards, err = q.guards(); err != nil {
+		return a, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBodyBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return a, &statusError{fmt.Errorf("%w: request body exceeds %d bytes", store.ErrInvalid, tooBig.Limit), http.StatusRequestEntityTooLarge}
+	case err != nil:
+		return a, fmt.Errorf("%w: reading the request body: %v", store.ErrInvalid, err)
+	case !withValue && len(body) > 0:
+		return a, fmt.Errorf("%w: %s takes no request body", store.ErrInvalid, r.URL.Path)
+	case !withValue:
+		return a, nil
+	case !utf8.Valid(body):
+		return a, fmt.Errorf("%w: the request body is not valid UTF-8", store.ErrInvalid)
+	}
+	if a.value, err = h.codec.Unmarshal(body); err != nil {
+		return a, fmt.Errorf("%w: malformed value: %v", store.ErrInvalid, err)
+	}
+	if err := store.ValidateValue(a.value); err != nil {
+		return a, err
+	}
+	if a.encoded, err = h.codec.Marshal(a.value); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// statusError is an error answered with a status other than its code's.
+type statusError struct {
+	err    error
+	status int
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.parseWrite(w, r, false, true)
+	if err != nil {
+		return err
+	}
+	obj, err := h.s.Create(r.Context(), a.key, a.value, a.guards...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision})
+	return nil
+}
+
+func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.parseWrite(w, r, true, true)
+	if err != nil {
+		return err
+	}
+	obj, err := h.s.Update(r.Context(), a.key, a.value, a.revision, a.guards...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision})
+	return nil
+}
+
+func (h *Handler[T]) delete(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.parseWrite(w, r, true, false)
+	if err != nil {
+		return err
+	}
+	rev, err := h.s.Delete(r.Context(), a.key, a.revision, a.guards...)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, revisionBody{Revision: rev})
+	return nil
+}

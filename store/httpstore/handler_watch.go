@@ -1,0 +1,178 @@
+package httpstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// watch serves a watch as a stream of newline-delimited JSON frames: a
+// start frame naming the stream and its heartbeat, then the store's events
+// in order, a progress frame for every Progress event of the store's watch,
+// a ping every heartbeat, and an end frame with the reason if the store's
+// watch ends. The stream lasts until the client goes away, the store's
+// watch ends, or a frame cannot be written within two heartbeats (a client
+// that stopped reading).
+func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery, paramPrefix, paramAfter)
+	if err != nil {
+		return err
+	}
+	prefix, err := q.str(paramPrefix, false)
+	if err != nil {
+		return err
+	}
+	after, err := q.int(paramAfter, true)
+	if err != nil {
+		return err
+	}
+	select {
+	case h.watches <- struct{}{}:
+		defer func() { <-h.watches }()
+	default:
+		return fmt.Errorf("%w: the server serves %d watches, its limit", ErrTooManyWatches, cap(h.watches))
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sw, err := h.s.Watch(ctx, prefix, after)
+	if err != nil {
+		return err
+	}
+	defer sw.Stop()
+	pr, _ := sw.(store.ProgressRequester)
+	st := h.streams.add(pr)
+	defer h.streams.remove(st)
+
+	out := newFrameWriter(w, 2*h.cfg.heartbeat)
+	_ = out.rc.SetReadDeadline(time.Time{}) // a stream outlives the server's ReadTimeout
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if out.send(frame{Type: frameStart, Watch: st.id, HeartbeatMillis: h.cfg.heartbeat.Milliseconds()}) != nil || out.flush() != nil {
+		return nil
+	}
+	ticker := time.NewTicker(h.cfg.heartbeat)
+	defer ticker.Stop()
+	for {
+		select {
+		case ev, ok := <-sw.Events():
+			if !ok {
+				_ = out.send(endFrame(sw.Err()))
+				_ = out.flush()
+				return nil
+			}
+			f, err := h.eventFrame(st, ev)
+			if err != nil {
+				_ = out.send(endFrame(err))
+				_ = out.flush()
+				return nil
+			}
+			if out.send(f) != nil {
+				return nil
+			}
+			if len(sw.Events()) == 0 && out.flush() != nil {
+				return nil
+			}
+		case <-ticker.C:
+			if pr != nil {
+				_ = pr.RequestProgress(ctx) // failing, the watch ends and says why
+			}
+			if out.send(frame{Type: framePing}) != nil || out.flush() != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// eventFrame encodes one event of the store's watch.
+func (h *Handler[T]) eventFrame(st *stream, ev store.Event[T]) (frame, error) {
+	if ev.Type == store.Progress {
+		return frame{Type: frameProgress, Revision: ev.Object.Revision, Answers: st.answered(ev.Object.Revision)}, nil
+	}
+	typ, ok := eventFrames[ev.Type]
+	if !ok {
+		return frame{}, fmt.Errorf("httpstore: the store's watch sent an event of type %v", ev.Type)
+	}
+	wo, err := h.object(ev.Object)
+	if err != nil {
+		return frame{}, err
+	}
+	return frame{Type: typ, Object: &wo}, nil
+}
+
+// endFrame reports why the store's watch ended. A watch that ends without
+// an error was not stopped by the client (the stream would be gone): it is
+// reported as unavailable, and the client resumes.
+func endFrame(err error) frame {
+	if err == nil {
+		err = fmt.Errorf("%w: the store ended the watch", store.ErrUnavailable)
+	}
+	code, _ := codeOf(err)
+	return frame{Type: frameEnd, Error: &wireError{Code: code, Message: err.Error()}}
+}
+
+// frameWriter writes the frames of one stream, each within a deadline.
+type frameWriter struct {
+	rc      *http.ResponseController
+	enc     *json.Encoder
+	timeout time.Duration
+}
+
+func newFrameWriter(w http.ResponseWriter, timeout time.Duration) *frameWriter {
+	return &frameWriter{rc: http.NewResponseController(w), enc: json.NewEncoder(w), timeout: timeout}
+}
+
+func (f *frameWriter) send(fr frame) error {
+	if err := f.rc.SetWriteDeadline(time.Now().Add(f.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return f.enc.Encode(fr)
+}
+
+func (f *frameWriter) flush() error { return f.rc.Flush() }
+
+// progress serves a progress request for a watch stream: it reads the
+// store's revision, marks the request (numbered by the client) on the
+// stream if this handler serves it, asks the store's watch for progress,
+// and answers with the revision read. The stream's next progress frame at
+// or above it carries the request's number. A stream served elsewhere (the
+// client reconnected, or a load balancer spread its requests) is not an
+// error: the client then takes the first progress frame at or above the
+// revision as the answer.
+func (h *Handler[T]) progress(w http.ResponseWriter, r *http.Request) error {
+	q, err := parseQuery(r.URL.RawQuery, paramWatch, paramSeq)
+	if err != nil {
+		return err
+	}
+	id, err := q.str(paramWatch, true)
+	if err != nil {
+		return err
+	}
+	seq, err := q.int(paramSeq, true)
+	if err != nil {
+		return err
+	}
+	if seq < 1 {
+		return fmt.Errorf("%w: progress request number %d, want at least 1", store.ErrInvalid, seq)
+	}
+	rev, err := h.s.Revision(r.Context())
+	if err != nil {
+		return err
+	}
+	if st := h.streams.find(id); st != nil && st.requester != nil {
+		st.pending(seq, rev)
+		if err := st.requester.RequestProgress(r.Context()); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, revisionBody{Revision: rev})
+	return nil
+}

@@ -1,0 +1,195 @@
+package httpstore
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Defaults of the handler's limits.
+const (
+	// DefaultHeartbeat is how often a watch stream carries a heartbeat.
+	DefaultHeartbeat = 5 * time.Second
+	// DefaultMaxWatches bounds the watches one handler serves at once.
+	DefaultMaxWatches = 1000
+	// DefaultMaxBodyBytes bounds a request body: the encoded value of a
+	// write.
+	DefaultMaxBodyBytes = store.DefaultMaxValueSize
+)
+
+// HandlerOption configures NewHandler. Out-of-range values make NewHandler
+// fail with an error matching store.ErrInvalid.
+type HandlerOption func(*handlerConfig)
+
+type handlerConfig struct {
+	codec        any // store.Codec[T], checked by NewHandler
+	tokens       []token
+	heartbeat    time.Duration
+	maxWatches   int
+	maxBodyBytes int64
+	bad          []string
+}
+
+// WithReadWriteToken adds a bearer token that may read and write. Once any
+// token is configured every request must carry one of them
+// ("Authorization: Bearer TOKEN"); with none, the handler serves everyone
+// (protect it with TLS client certificates or a private network). An empty
+// token is refused.
+func WithReadWriteToken(tok string) HandlerOption {
+	return func(c *handlerConfig) { c.addToken(tok, true) }
+}
+
+// WithReadOnlyToken adds a bearer token that may read (Get, List, Revision,
+// Watch and progress requests) but not write: its writes are refused with
+// 403 (ErrForbidden on the client) and change nothing.
+func WithReadOnlyToken(tok string) HandlerOption {
+	return func(c *handlerConfig) { c.addToken(tok, false) }
+}
+
+func (c *handlerConfig) addToken(tok string, write bool) {
+	if tok == "" {
+		c.bad = append(c.bad, "empty token")
+		return
+	}
+	c.tokens = append(c.tokens, newToken(tok, write))
+}
+
+// WithHeartbeat sets how often a watch stream carries a heartbeat (at least
+// 1 ms; default DefaultHeartbeat): the handler then asks the store's watch
+// for progress and writes a ping, so a client hears from a live stream at
+// least this often.
+func WithHeartbeat(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) { c.heartbeat = d }
+}
+
+// WithMaxWatches bounds the watches served at once (at least 1; default
+// DefaultMaxWatches). A watch beyond it is refused with 429, which the
+// client returns as ErrTooManyWatches (matching store.ErrUnavailable).
+func WithMaxWatches(n int) HandlerOption {
+	return func(c *handlerConfig) { c.maxWatches = n }
+}
+
+// WithMaxBodyBytes bounds a request body, that is a written value's
+// encoding (at least 1; default DefaultMaxBodyBytes). A larger body is
+// refused with 413 and code "invalid" (store.ErrInvalid on the client),
+// and nothing is written.
+func WithMaxBodyBytes(n int64) HandlerOption {
+	return func(c *handlerConfig) { c.maxBodyBytes = n }
+}
+
+// WithHandlerCodec sets the codec of the values on the wire (store.JSON by
+// default). Its type parameter must be the handler's; a client of it needs
+// the same codec (WithClientCodec).
+func WithHandlerCodec[T any](codec store.Codec[T]) HandlerOption {
+	return func(c *handlerConfig) { c.codec = codec }
+}
+
+func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], handlerConfig, error) {
+	c := handlerConfig{heartbeat: DefaultHeartbeat, maxWatches: DefaultMaxWatches, maxBodyBytes: DefaultMaxBodyBytes}
+	for _, o := range opts {
+		if o == nil {
+			return nil, c, fmt.Errorf("%w: nil option", ErrInvalid)
+		}
+		o(&c)
+	}
+	switch {
+	case len(c.bad) > 0:
+		return nil, c, fmt.Errorf("%w: %s", ErrInvalid, c.bad[0])
+	case c.heartbeat < time.Millisecond:
+		return nil, c, fmt.Errorf("%w: heartbeat %v, want at least 1ms", ErrInvalid, c.heartbeat)
+	case c.maxWatches < 1:
+		return nil, c, fmt.Errorf("%w: max watches %d, want at least 1", ErrInvalid, c.maxWatches)
+	case c.maxBodyBytes < 1:
+		return nil, c, fmt.Errorf("%w: max body bytes %d, want at least 1", ErrInvalid, c.maxBodyBytes)
+	}
+	codec, err := codecOf[T](c.codec)
+	return codec, c, err
+}
+
+// codecOf returns the configured codec, or store.JSON when there is none.
+func codecOf[T any](v any) (store.Codec[T], error) {
+	if v == nil {
+		return store.JSON[T]{}, nil
+	}
+	codec, ok := v.(store.Codec[T])
+	if !ok || codec == nil {
+		return nil, fmt.Errorf("%w: codec %T is not a store.Codec of the store's value type", ErrInvalid, v)
+	}
+	return codec, nil
+}
+
+// ClientOption configures New. Out-of-range values make New fail with an
+// error matching store.ErrInvalid.
+type ClientOption func(*clientConfig)
+
+type clientConfig struct {
+	codec        any
+	token        string
+	tlsConfig    *tls.Config
+	httpClient   *http.Client
+	watchTimeout time.Duration
+	bad          []string
+}
+
+// WithToken sends tok as a bearer token with every request.
+func WithToken(tok string) ClientOption {
+	return func(c *clientConfig) {
+		if tok == "" {
+			c.bad = append(c.bad, "empty token")
+		}
+		c.token = tok
+	}
+}
+
+// WithTLSConfig sets the TLS configuration of the client's connections:
+// the roots that verify the server and, for servers that require them,
+// the client's certificates. The client owns a copy. It cannot be combined
+// with WithHTTPClient (configure that client's transport instead).
+func WithTLSConfig(cfg *tls.Config) ClientOption {
+	return func(c *clientConfig) {
+		if cfg == nil {
+			c.bad = append(c.bad, "nil TLS config")
+		}
+		c.tlsConfig = cfg
+	}
+}
+
+// WithHTTPClient makes the client send its requests through hc, which the
+// caller owns. hc must not have a Timeout: watches are long requests, and
+// the client bounds every call by its context and every watch by its
+// heartbeats instead.
+func WithHTTPClient(hc *http.Client) ClientOption {
+	return func(c *clientConfig) {
+		if hc == nil {
+			c.bad = append(c.bad, "nil HTTP client")
+		}
+		c.httpClient = hc
+	}
+}
+
+// WithWatchTimeout sets how long a watch stream may stay silent before the
+// client judges it dead (at least 1 ms). By default it is twice the
+// heartbeat the server announces when the stream opens, and
+// DefaultWatchTimeout while a stream is being opened.
+func WithWatchTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) {
+		if d < time.Millisecond {
+			c.bad = append(c.bad, fmt.Sprintf("watch timeout %v, want at least 1ms", d))
+		}
+		c.watchTimeout = d
+	}
+}
+
+// DefaultWatchTimeout bounds the opening of a watch stream when
+// WithWatchTimeout is not given: twice DefaultHeartbeat.
+const DefaultWatchTimeout = 2 * DefaultHeartbeat
+
+// WithClientCodec sets the codec of the values on the wire (store.JSON by
+// default); it must be the server's. Its type parameter must be the
+// client's.
+func WithClientCodec[T any](codec store.Codec[T]) ClientOption {
+	return func(c *clientConfig) { c.codec = codec }
+}
