@@ -43,7 +43,9 @@ type entry[T any] struct {
 var _ Store[int] = (*Memory[int])(nil)
 
 // NewMemory returns an empty in-memory store at revision 0. Nil options are
-// ignored.
+// ignored. An option out of range (a negative size) makes every operation
+// of the store fail with an error matching ErrInvalid, so that NewMemory
+// stays an expression.
 func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
 	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag}
 	for _, o := range opts {
@@ -68,6 +70,8 @@ func (m *Memory[T]) begin(ctx context.Context) error {
 		return fmt.Errorf("%w: Memory not made by NewMemory", ErrInvalid)
 	case ctx == nil:
 		return fmt.Errorf("%w: nil context", ErrInvalid)
+	case m.cfg.invalid != nil:
+		return m.cfg.invalid
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // Defaults of NewMemory.
 const (
 	// DefaultHistory is the number of revisions of change history a Memory
@@ -16,6 +18,7 @@ const (
 type MemoryOption func(*memoryConfig)
 
 type memoryConfig struct {
+	invalid    error // why an option was refused; every operation returns it
 	history    int
 	watchLag   int64
 	onMutation func(error)
@@ -24,10 +27,14 @@ type memoryConfig struct {
 
 // WithHistory sets how many revisions of change history the store retains
 // (default DefaultHistory). A Watch after a revision older than that fails
-// with ErrCompacted. Values below 1 select the default.
+// with ErrCompacted. Zero selects the default; a negative value makes every
+// operation of the store fail with ErrInvalid (NewMemory cannot fail).
 func WithHistory(revisions int) MemoryOption {
 	return func(c *memoryConfig) {
-		if revisions >= 1 {
+		switch {
+		case revisions < 0:
+			c.refuse("WithHistory(%d)", revisions)
+		case revisions > 0:
 			c.history = revisions
 		}
 	}
@@ -37,12 +44,23 @@ func WithHistory(revisions int) MemoryOption {
 // (beyond the backlog the watcher started with) before the watcher is ended
 // with ErrLagging, so that a slow reader never holds writers back (default
 // DefaultWatchLag). Keep it below the history size so that a lagging watcher
-// can resume from its last event. Values below 1 select the default.
+// can resume from its last event. Zero selects the default; a negative
+// value makes every operation of the store fail with ErrInvalid.
 func WithWatchLag(revisions int) MemoryOption {
 	return func(c *memoryConfig) {
-		if revisions >= 1 {
+		switch {
+		case revisions < 0:
+			c.refuse("WithWatchLag(%d)", revisions)
+		case revisions > 0:
 			c.watchLag = int64(revisions)
 		}
+	}
+}
+
+// refuse records the first option refused.
+func (c *memoryConfig) refuse(format string, args ...any) {
+	if c.invalid == nil {
+		c.invalid = fmt.Errorf("%w: NewMemory option "+format, append([]any{ErrInvalid}, args...)...)
 	}
 }
 

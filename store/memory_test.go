@@ -302,3 +302,22 @@ func TestMemoryMutationCheckReport(t *testing.T) {
 		require.True(t, errors.Is(reported[0], store.ErrMutated))
 	})
 }
+
+// TestMemoryOptionOutOfRangeMakesEveryOperationInvalid: a negative history or
+// watch lag is refused with ErrInvalid by every operation (NewMemory cannot
+// fail); zero selects the default.
+func TestMemoryOptionOutOfRangeMakesEveryOperationInvalid(t *testing.T) {
+	ctx := t.Context()
+	for _, opt := range []store.MemoryOption{store.WithHistory(-1), store.WithWatchLag(-1)} {
+		m := store.NewMemory[int](opt)
+		_, err := m.Create(ctx, "k", 1)
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, _, err = m.List(ctx, "")
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = m.Watch(ctx, "", 0)
+		require.ErrorIs(t, err, store.ErrInvalid)
+	}
+	m := store.NewMemory[int](store.WithHistory(0), store.WithWatchLag(0))
+	_, err := m.Create(ctx, "k", 1)
+	require.NoError(t, err)
+}

@@ -18,45 +18,29 @@ const (
 	DefaultMaxBackoff = 100 * time.Millisecond
 )
 
-// ModifyOption configures Modify and CreateOrUpdate.
-type ModifyOption func(*modifyConfig)
+// ModifyOptions tune the read-modify-write loop of Modify and
+// CreateOrUpdate. The zero value selects the defaults; a negative value is
+// refused with ErrInvalid.
+type ModifyOptions struct {
+	// Attempts bounds how many rounds are tried before giving up
+	// (0: DefaultAttempts).
+	Attempts int
+	// Backoff is the wait before the second round and MaxBackoff its cap
+	// (0: DefaultBackoff, DefaultMaxBackoff); each further round doubles
+	// it. The wait is drawn at random between half of it and all of it, so
+	// that contenders spread out.
+	Backoff, MaxBackoff time.Duration
+	// Guards are added to every write. A failed guard ends the loop with
+	// ErrGuardFailed; it is not retried.
+	Guards []Guard
+}
 
+// modifyConfig is ModifyOptions with the defaults filled in.
 type modifyConfig struct {
 	attempts   int
 	backoff    time.Duration
 	maxBackoff time.Duration
 	guards     []Guard
-}
-
-// WithGuards adds guards to every write Modify or CreateOrUpdate makes. A
-// failed guard ends the loop with ErrGuardFailed; it is not retried.
-func WithGuards(guards ...Guard) ModifyOption {
-	return func(c *modifyConfig) { c.guards = append(c.guards, guards...) }
-}
-
-// WithAttempts bounds how many read-modify-write rounds are tried before
-// giving up (default DefaultAttempts). Values below 1 select the default.
-func WithAttempts(n int) ModifyOption {
-	return func(c *modifyConfig) {
-		if n >= 1 {
-			c.attempts = n
-		}
-	}
-}
-
-// WithBackoff sets the wait before the second round (first) and its cap
-// (max); each further round doubles it. The wait is drawn at random between
-// half of it and all of it, so that contenders spread out. Non-positive values
-// select the defaults (DefaultBackoff, DefaultMaxBackoff).
-func WithBackoff(first, max time.Duration) ModifyOption {
-	return func(c *modifyConfig) {
-		if first > 0 {
-			c.backoff = first
-		}
-		if max > 0 {
-			c.maxBackoff = max
-		}
-	}
 }
 
 // Modify reads key, passes its value to mutate and writes the result back
@@ -71,22 +55,24 @@ func WithBackoff(first, max time.Duration) ModifyOption {
 //   - mutate returns an error: that error, unchanged; nothing is written.
 //   - a write fails with ErrConflict, or ErrNotFound because the key was
 //     deleted between read and write: the round is retried after a backoff
-//     (WithBackoff); a key still absent on the next read ends the loop with
+//     (ModifyOptions.Backoff); a key still absent on the next read ends the loop with
 //     ErrNotFound.
-//   - every round of WithAttempts conflicts: an error matching ErrConflict.
+//   - every round of ModifyOptions.Attempts conflicts: an error matching ErrConflict.
 //   - ctx ends during a backoff: an error matching ctx's error and the last
 //     conflict.
 //   - any other store error (ErrInvalid, ErrGuardFailed, ErrUnavailable...) is
 //     returned at once.
 //
-// Guards given with WithGuards are passed to every Update. A nil ctx, store
-// or mutate is refused with an error matching ErrInvalid; nil options are
-// ignored.
-func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur T) (T, error), opts ...ModifyOption) (Object[T], error) {
-	if err := checkModify(ctx, s, mutate == nil); err != nil {
+// ModifyOptions.Guards are passed to every Update. A nil ctx, store or
+// mutate, or invalid options, are refused with an error matching ErrInvalid.
+func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur T) (T, error), opts ...ModifyOptions) (Object[T], error) {
+	cfg, err := newModifyConfig(opts)
+	if err == nil {
+		err = checkModify(ctx, s, mutate == nil)
+	}
+	if err != nil {
 		return Object[T]{}, err
 	}
-	cfg := newModifyConfig(opts)
 	return retry(ctx, key, cfg, func() (Object[T], error) {
 		cur, err := s.Get(ctx, key)
 		if err != nil {
@@ -110,11 +96,14 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 // race (ErrExists on create, ErrConflict or ErrNotFound on update) is retried
 // like Modify's; every other outcome, invalid input included, is as for
 // Modify.
-func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate func(cur T, exists bool) (T, error), opts ...ModifyOption) (Object[T], error) {
-	if err := checkModify(ctx, s, mutate == nil); err != nil {
+func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate func(cur T, exists bool) (T, error), opts ...ModifyOptions) (Object[T], error) {
+	cfg, err := newModifyConfig(opts)
+	if err == nil {
+		err = checkModify(ctx, s, mutate == nil)
+	}
+	if err != nil {
 		return Object[T]{}, err
 	}
-	cfg := newModifyConfig(opts)
 	return retry(ctx, key, cfg, func() (Object[T], error) {
 		cur, err := s.Get(ctx, key)
 		exists := err == nil
@@ -140,14 +129,31 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 	})
 }
 
-func newModifyConfig(opts []ModifyOption) modifyConfig {
+// newModifyConfig checks the options (at most one, nothing negative) and
+// fills in the defaults.
+func newModifyConfig(opts []ModifyOptions) (modifyConfig, error) {
 	cfg := modifyConfig{attempts: DefaultAttempts, backoff: DefaultBackoff, maxBackoff: DefaultMaxBackoff}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
+	switch {
+	case len(opts) == 0:
+		return cfg, nil
+	case len(opts) > 1:
+		return cfg, fmt.Errorf("%w: %d ModifyOptions given, at most one", ErrInvalid, len(opts))
 	}
-	return cfg
+	o := opts[0]
+	if o.Attempts < 0 || o.Backoff < 0 || o.MaxBackoff < 0 {
+		return cfg, fmt.Errorf("%w: negative ModifyOptions %+v", ErrInvalid, o)
+	}
+	if o.Attempts > 0 {
+		cfg.attempts = o.Attempts
+	}
+	if o.Backoff > 0 {
+		cfg.backoff = o.Backoff
+	}
+	if o.MaxBackoff > 0 {
+		cfg.maxBackoff = o.MaxBackoff
+	}
+	cfg.guards = o.Guards
+	return cfg, nil
 }
 
 // checkModify refuses the nil inputs of Modify and CreateOrUpdate.

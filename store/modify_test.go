@@ -52,7 +52,7 @@ func TestModifyRetriesConflicts(t *testing.T) {
 		require.NoError(t, err)
 		r := &racing{Store: m, updates: 3}
 		start := time.Now()
-		obj, err := store.Modify(ctx, r, "k", inc, store.WithBackoff(time.Second, 10*time.Second))
+		obj, err := store.Modify(ctx, r, "k", inc, store.ModifyOptions{Backoff: time.Second, MaxBackoff: 10 * time.Second})
 		require.NoError(t, err)
 		require.Equal(t, 0, obj.Value.N, "the mutation applies to the value that won the race (-1)")
 		require.Equal(t, 4, r.writes)
@@ -70,7 +70,7 @@ func TestModifyGivesUpAfterAttempts(t *testing.T) {
 		_, err := m.Create(ctx, "k", &item{})
 		require.NoError(t, err)
 		r := &racing{Store: m, updates: 100}
-		_, err = store.Modify(ctx, r, "k", inc, store.WithAttempts(4))
+		_, err = store.Modify(ctx, r, "k", inc, store.ModifyOptions{Attempts: 4})
 		require.ErrorIs(t, err, store.ErrConflict)
 		require.ErrorContains(t, err, "4 attempts")
 		require.Equal(t, 4, r.writes)
@@ -87,7 +87,7 @@ func TestModifyHonoursContextDuringBackoff(t *testing.T) {
 		require.NoError(t, err)
 		r := &racing{Store: m, updates: 1000}
 		start := time.Now()
-		_, err = store.Modify(ctx, r, "k", inc, store.WithAttempts(1000), store.WithBackoff(time.Minute, time.Hour))
+		_, err = store.Modify(ctx, r, "k", inc, store.ModifyOptions{Attempts: 1000, Backoff: time.Minute, MaxBackoff: time.Hour})
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.ErrorIs(t, err, store.ErrConflict, "the last conflict is kept")
 		require.Equal(t, 90*time.Second, time.Since(start), "returns when the deadline passes, not after the backoff")
@@ -172,4 +172,29 @@ func TestCreateOrUpdateRaces(t *testing.T) {
 		require.Equal(t, 1, obj.Value.N)
 		require.Equal(t, obj.Revision, obj.CreateRevision)
 	})
+}
+
+// TestModifyRefusesInvalidOptionsAndWritesNothing: a negative value or more
+// than one ModifyOptions is refused with ErrInvalid before anything is read
+// or written.
+func TestModifyRefusesInvalidOptionsAndWritesNothing(t *testing.T) {
+	ctx := t.Context()
+	s := store.NewMemory[int]()
+	obj, err := s.Create(ctx, "k", 1)
+	require.NoError(t, err)
+	inc := func(v int) (int, error) { return v + 1, nil }
+	for name, opts := range map[string][]store.ModifyOptions{
+		"negative attempts": {{Attempts: -1}},
+		"negative backoff":  {{Backoff: -time.Second}},
+		"negative cap":      {{MaxBackoff: -time.Second}},
+		"two":               {{}, {}},
+	} {
+		_, err := store.Modify(ctx, s, "k", inc, opts...)
+		require.ErrorIs(t, err, store.ErrInvalid, name)
+		_, err = store.CreateOrUpdate(ctx, s, "k", func(v int, _ bool) (int, error) { return v + 1, nil }, opts...)
+		require.ErrorIs(t, err, store.ErrInvalid, name)
+	}
+	got, err := s.Get(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, obj.Revision, got.Revision, "a refused call wrote")
 }

@@ -73,7 +73,7 @@ var errSpecUnchanged = errors.New("resource: spec unchanged")
 // store's codec refuses (store.JSON refuses a string holding invalid UTF-8)
 // returns an error matching store.ErrInvalid; store errors are returned as
 // they come.
-func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec, Status]], key string, spec Spec, opts ...store.ModifyOption) (store.Object[*Resource[Spec, Status]], error) {
+func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec, Status]], key string, spec Spec, opts ...store.ModifyOptions) (store.Object[*Resource[Spec, Status]], error) {
 	type object = store.Object[*Resource[Spec, Status]]
 	if s == nil {
 		return object{}, fmt.Errorf("%w: PutSpec: nil store", store.ErrInvalid)

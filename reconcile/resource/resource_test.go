@@ -441,7 +441,7 @@ func TestPutSpecConcurrentWithStatusWritesLosesNoSpecWrite(t *testing.T) {
 						}
 						for j, spec := range specs {
 							<-time.After(time.Duration(rand.IntN(3)) * time.Millisecond)
-							got, err := resource.PutSpec(ctx, s, key, spec, store.WithAttempts(1000))
+							got, err := resource.PutSpec(ctx, s, key, spec, store.ModifyOptions{Attempts: 1000})
 							if !assert.NoError(t, err) {
 								return
 							}

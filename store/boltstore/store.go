@@ -37,30 +37,22 @@ type Store[T any] struct {
 var _ store.Store[int] = (*Store[int])(nil)
 
 // Open opens the store in the file at path, creating it (mode 0600) if it
-// does not exist, with values encoded as JSON. See OpenCodec.
-func Open[T any](path string, opts ...Option) (*Store[T], error) {
-	return OpenCodec[T](path, store.JSON[T]{}, opts...)
-}
-
-// OpenCodec opens the store in the file at path with values encoded by codec,
-// creating the file (mode 0600) if it does not exist.
+// does not exist, with values encoded as JSON unless WithCodec says
+// otherwise.
 //
 // It fails with ErrLocked if another Store holds the file for longer than
 // the lock timeout, with ErrCorrupt if the file is damaged (an existing
 // empty file included) or ErrFormat if it is not a store of this package
 // (the file is then left untouched), and with an error matching
 // store.ErrInvalid if an option is nil or out of range, the codec is nil or
-// the path empty. Open verifies the whole file before serving it, at the
+// of another type, or the path empty. Open verifies the whole file before serving it, at the
 // cost of one read of the file (see the package doc, Damage). A file
 // written with a longer history than WithHistory asks for is trimmed at
 // Open.
-func OpenCodec[T any](path string, codec store.Codec[T], opts ...Option) (*Store[T], error) {
-	cfg, err := newConfig(opts)
+func Open[T any](path string, opts ...Option) (*Store[T], error) {
+	codec, cfg, err := newConfig[T](opts)
 	if err != nil {
 		return nil, err
-	}
-	if codec == nil {
-		return nil, fmt.Errorf("%w: nil codec", store.ErrInvalid)
 	}
 	if path == "" {
 		return nil, fmt.Errorf("%w: empty path", store.ErrInvalid)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
@@ -121,7 +122,7 @@ func (c failingCodec) Marshal(v *item) ([]byte, error) {
 
 func TestEncodeErrorIsInvalid(t *testing.T) {
 	path := t.TempDir() + "/store.db"
-	s, err := boltstore.OpenCodec[*item](path, failingCodec{})
+	s, err := boltstore.Open[*item](path, boltstore.WithCodec[*item](failingCodec{}))
 	mustNot(t, err)
 	defer s.Close()
 	_, err = s.Create(t.Context(), "a", &item{N: -1})
@@ -227,25 +228,31 @@ func TestCancelledContext(t *testing.T) {
 	assertRevision(t, s, 0)
 }
 
-func TestOptionsAreValidated(t *testing.T) {
+// TestOptionsOutOfRangeAreRefusedAndZeroSelectsTheDefault: a negative or
+// oversized option, a nil option or a codec of another type makes Open fail
+// with store.ErrInvalid; zero selects the default.
+func TestOptionsOutOfRangeAreRefusedAndZeroSelectsTheDefault(t *testing.T) {
 	path := t.TempDir() + "/store.db"
 	for _, opt := range []boltstore.Option{
-		boltstore.WithHistory(0),
-		boltstore.WithMaxValueSize(0),
+		boltstore.WithHistory(-1),
+		boltstore.WithMaxValueSize(-1),
 		boltstore.WithMaxValueSize(1 << 31),
-		boltstore.WithWatchBuffer(0),
-		boltstore.WithLockTimeout(0),
+		boltstore.WithWatchBuffer(-1),
+		boltstore.WithLockTimeout(-time.Second),
+		boltstore.WithCodec[*item](nil),
+		boltstore.WithCodec[int](store.JSON[int]{}),
+		nil,
 	} {
 		if _, err := boltstore.Open[*item](path, opt); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("Open with a bad option: %v, want ErrInvalid", err)
 		}
 	}
-	if _, err := boltstore.OpenCodec[*item](path, nil); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("OpenCodec with a nil codec: %v, want ErrInvalid", err)
+	s, err := boltstore.Open[*item](path, boltstore.WithHistory(0), boltstore.WithMaxValueSize(0),
+		boltstore.WithWatchBuffer(0), boltstore.WithLockTimeout(0), boltstore.WithCodec[*item](store.JSON[*item]{}))
+	if err != nil {
+		t.Fatalf("Open with zero options: %v", err)
 	}
-	if _, err := boltstore.Open[*item](""); !errors.Is(err, store.ErrInvalid) {
-		t.Errorf("Open with an empty path: %v, want ErrInvalid", err)
-	}
+	s.Close()
 }
 
 func mustNot(t *testing.T, err error) {

@@ -57,7 +57,7 @@ type LockerOption func(*lockerConfig)
 type lockerConfig struct{ ttl time.Duration }
 
 // WithLockTTL sets the TTL of each term's etcd lease, rounded up to whole
-// seconds (at least one second). A holder that stops renewing (a crash, a
+// seconds (at least one second; zero selects DefaultLockTTL). A holder that stops renewing (a crash, a
 // partition) keeps the lock for up to the TTL; shorter TTLs hand over
 // faster and renew more often.
 func WithLockTTL(ttl time.Duration) LockerOption {
@@ -84,12 +84,15 @@ func NewLocker[T any](s *Store[T], name string, opts ...LockerOption) (*Locker, 
 	if len(name)+leaseKeyLen > store.MaxKeyLen {
 		return nil, fmt.Errorf("%w: election name of %d bytes leaves no room for a lease ID", store.ErrInvalid, len(name))
 	}
-	cfg := lockerConfig{ttl: DefaultLockTTL}
+	var cfg lockerConfig
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("%w: nil locker option", store.ErrInvalid)
 		}
 		o(&cfg)
+	}
+	if cfg.ttl == 0 {
+		cfg.ttl = DefaultLockTTL
 	}
 	if cfg.ttl < time.Second || cfg.ttl > math.MaxInt32*time.Second {
 		return nil, fmt.Errorf("%w: lock TTL %v, want 1s to %v", store.ErrInvalid, cfg.ttl, math.MaxInt32*time.Second)

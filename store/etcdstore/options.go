@@ -1,14 +1,17 @@
 package etcdstore
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/store"
 )
 
-// Option configures New. Options are checked by New: an out-of-range value
-// makes New fail with an error matching store.ErrInvalid.
+// Option configures New. Options are checked by New: zero selects the
+// default, and an out-of-range value (negative, or below a minimum) or a nil
+// Option makes New fail with an error matching store.ErrInvalid.
 type Option func(*config)
 
 type config struct {
@@ -47,24 +50,26 @@ func WithMaxValueSize(bytes int) Option {
 }
 
 func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
-	c := config{maxValueSize: store.DefaultMaxValueSize, openTimeout: DefaultWatchOpenTimeout}
+	var c config
 	for _, o := range opts {
 		if o == nil {
 			return nil, c, fmt.Errorf("%w: nil option", store.ErrInvalid)
 		}
 		o(&c)
 	}
-	if c.maxValueSize < 1 {
+	if c.maxValueSize < 0 {
 		return nil, c, fmt.Errorf("%w: max value size %d, want at least 1", store.ErrInvalid, c.maxValueSize)
 	}
-	if c.openTimeout < time.Millisecond {
+	if c.openTimeout < 0 || c.openTimeout > 0 && c.openTimeout < time.Millisecond {
 		return nil, c, fmt.Errorf("%w: watch open timeout %v, want at least 1ms", store.ErrInvalid, c.openTimeout)
 	}
+	c.maxValueSize = cmp.Or(c.maxValueSize, store.DefaultMaxValueSize)
+	c.openTimeout = cmp.Or(c.openTimeout, DefaultWatchOpenTimeout)
 	if !c.codecSet {
 		return store.JSON[T]{}, c, nil
 	}
 	codec, ok := c.codec.(store.Codec[T])
-	if !ok || codec == nil {
+	if !ok || nilness.Is(codec) {
 		return nil, c, fmt.Errorf("%w: codec %T does not encode the store's value type", store.ErrInvalid, c.codec)
 	}
 	return codec, c, nil

@@ -28,7 +28,10 @@ func newStore(t testing.TB, client *clientv3.Client, prefix string, opts ...etcd
 	return s
 }
 
-func TestNewRefusesBadInput(t *testing.T) {
+// TestNewRefusesBadInputAndZeroOptionsSelectDefaults: bad input and
+// out-of-range options fail with store.ErrInvalid and say why; zero
+// options select the defaults.
+func TestNewRefusesBadInputAndZeroOptionsSelectDefaults(t *testing.T) {
 	client := clientv3.NewCtxClient(t.Context())
 	defer client.Close()
 	for name, make := range map[string]func() error{
@@ -42,12 +45,16 @@ func TestNewRefusesBadInput(t *testing.T) {
 			return err
 		},
 		"nil option": func() error { _, err := etcdstore.New[*item](client, "app/", nil); return err },
-		"zero value size": func() error {
-			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithMaxValueSize(0))
+		"negative value size": func() error {
+			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithMaxValueSize(-1))
 			return err
 		},
-		"zero watch open timeout": func() error {
-			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithWatchOpenTimeout(0))
+		"negative watch open timeout": func() error {
+			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithWatchOpenTimeout(-time.Second))
+			return err
+		},
+		"watch open timeout below 1ms": func() error {
+			_, err := etcdstore.New[*item](client, "app/", etcdstore.WithWatchOpenTimeout(time.Microsecond))
 			return err
 		},
 		"nil codec": func() error {
@@ -64,6 +71,8 @@ func TestNewRefusesBadInput(t *testing.T) {
 		require.NotEqual(t, store.ErrInvalid.Error(), err.Error(), "%s: the error names the problem", name)
 	}
 	s, err := etcdstore.New[*item](client, "app/", etcdstore.WithCodec[*item](store.JSON[*item]{}), etcdstore.WithMaxValueSize(1))
+	require.NoError(t, err)
+	_, err = etcdstore.New[*item](client, "app/", etcdstore.WithMaxValueSize(0), etcdstore.WithWatchOpenTimeout(0))
 	require.NoError(t, err)
 	require.Equal(t, "app/", s.Prefix())
 }

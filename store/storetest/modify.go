@@ -24,7 +24,7 @@ func (s suite) modifyIncrements(t *testing.T, st store.Store[*Value]) {
 			for range m {
 				_, err := store.Modify(ctx, st, "counter", func(cur *Value) (*Value, error) {
 					return &Value{N: cur.N + 1, S: cur.S}, nil
-				}, store.WithAttempts(1000), store.WithBackoff(100*time.Microsecond, 10*time.Millisecond))
+				}, store.ModifyOptions{Attempts: 1000, Backoff: 100 * time.Microsecond, MaxBackoff: 10 * time.Millisecond})
 				if err != nil {
 					errs <- err
 				}
@@ -74,7 +74,7 @@ func (suite) modifyHelpers(t *testing.T, s store.Store[*Value]) {
 	requireIs(t, err, store.ErrInvalid, "Modify to a nil value")
 	require.Equal(t, before, mustRevision(t, s), "a refused Modify writes nothing")
 
-	_, err = store.Modify(ctx, s, "k", add, store.WithGuards(store.Guard{Key: "lease", Revision: 7}))
+	_, err = store.Modify(ctx, s, "k", add, store.ModifyOptions{Guards: []store.Guard{{Key: "lease", Revision: 7}}})
 	requireIs(t, err, store.ErrGuardFailed, "Modify with a failing guard")
 	require.Equal(t, before, mustRevision(t, s))
 }
