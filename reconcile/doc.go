@@ -1,6 +1,10 @@
 // Package reconcile runs reconciliation loops: a Controller watches a
 // store of desired objects and calls a Reconciler for each key that needs
-// converging, with a Manager to run several controllers under one context.
+// converging. A plain controller needs this package alone; the process
+// that runs several loops (leader election, probes, HTTP) is
+// reconcile/manager, the ready-made Resource type with its spec and status
+// helpers is reconcile/resource, and reconcile/reconciletest drives a
+// reconciler to convergence in tests.
 //
 // # Guarantees
 //
@@ -23,22 +27,21 @@
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //
-// # Running several controllers
+// # Writes and fencing
 //
-// A Manager runs controllers and other runnables under one context, stops
-// them all on the first fatal error, and serves /healthz and /readyz. With a
-// lock.Elector it runs leader-only runnables (controllers, unless
-// Options.WithoutLeaderElection) only while this process leads, stops them
-// the moment leadership is in doubt, and runs them again at the next term.
-// A reconcile's context carries the term's lock (lock.FromContext): writes
-// made with its Guard are rejected by the store once another process leads,
-// so a deposed leader's late writes cannot land.
+// A reconcile writes through Request.Store, the controller's writer: under
+// leader election (reconcile/manager with a lock.Elector) every write
+// carries the term's guard, so a deposed leader's late writes fail with
+// store.ErrGuardFailed; the echo of its own write neither wakes the key nor
+// cancels its backoff; and the next reconcile of the key never sees an
+// object older than one the controller wrote.
 //
 // # Observability
 //
 // Logs go through log/slog; LoggerFrom(ctx) inside a reconcile carries the
 // controller, key, revision, attempt and reconcile ID. Metrics go through
-// the small Metrics interface (controller-runtime's names) and queue.Metrics.
+// the small Metrics interface (one call per reconcile, with its Outcome) and
+// queue.Metrics.
 // Health, Snapshot, WaitForSync and WaitForRevision serve health checks,
 // debug pages and tests.
 package reconcile

@@ -1,23 +1,3 @@
-// Package store defines Store, the versioned key-value contract that the
-// reconciliation loop treats as its source of truth, with an in-memory
-// implementation, the error values every backend returns, and helpers for the
-// read-modify-write loop.
-//
-// # Revisions
-//
-// Every successful write (create, update, delete) takes the next value of one
-// store-wide counter that only grows. An object's Revision is the revision of
-// its last write and its CreateRevision the revision of the write that created
-// it. Revisions start at 1; 0 means "no revision" (an object that does not
-// exist). A watch resumes "after revision R" and a List reports the revision
-// its snapshot reflects, so list-then-watch never loses or repeats a change.
-//
-// # Conditional writes
-//
-// Update and Delete take the revision the caller last saw; if the object has
-// been written since, they fail with ErrConflict and write nothing. A write may
-// also carry Guards on other keys (for example a lease record), checked
-// atomically with the write; a failed guard returns ErrGuardFailed.
 package store
 
 import (

@@ -1,0 +1,51 @@
+// Package store defines Store, the versioned key-value contract that the
+// reconciliation loop treats as its source of truth, with an in-memory
+// implementation, the error values every backend returns, and helpers for the
+// read-modify-write loop.
+//
+// # Revisions
+//
+// Every successful write (create, update, delete) takes the next value of one
+// store-wide counter that only grows. An object's Revision is the revision of
+// its last write and its CreateRevision the revision of the write that created
+// it. Revisions start at 1; 0 means "no revision" (an object that does not
+// exist). A watch resumes "after revision R" and a List reports the revision
+// its snapshot reflects, so list-then-watch never loses or repeats a change.
+//
+// # Conditional writes
+//
+// Update and Delete take the revision the caller last saw; if the object has
+// been written since, they fail with ErrConflict and write nothing. A write may
+// also carry Guards on other keys (for example a lease record), checked
+// atomically with the write; a failed guard returns ErrGuardFailed.
+//
+// # Guarantees
+//
+// Every backend (the in-memory store here, store/boltstore,
+// store/etcdstore, store/httpstore's client) passes the conformance suite
+// store/storetest, which states each clause below as a named test:
+//
+//   - Revisions come from one store-wide counter that only grows; a List
+//     returns the revision its snapshot reflects.
+//   - Update and Delete with a stale revision fail with ErrConflict and
+//     write nothing; a failed Guard fails with ErrGuardFailed and writes
+//     nothing. No write is lost silently.
+//   - A Watch delivers every change after the given revision under its
+//     prefix, in revision order, exactly once, several keys of one
+//     revision included; a revision older than the history fails with
+//     ErrCompacted (re-list and watch from the list's revision), and a
+//     watcher that falls too far behind ends with ErrLagging.
+//   - A watch that implements ProgressRequester answers a progress request
+//     only after delivering every change up to the revision it reports, and
+//     does not answer while its store is unreachable: a silent outage is
+//     detectable.
+//   - What Get returns equals what was written, or the write was refused
+//     with ErrInvalid (the JSON codec refuses values that do not survive a
+//     round trip). Bad input (an empty, oversized or malformed key, a nil
+//     value or context) is an error matching ErrInvalid, never a panic.
+//   - Modify and CreateOrUpdate retry a lost race against the newer value,
+//     so callers do not write the compare-and-swap loop themselves.
+//
+// Errors are values to test with errors.Is; backends wrap them with
+// detail. ErrInvalid matches the ErrInvalid of every converge package.
+package store
