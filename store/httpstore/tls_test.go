@@ -1,0 +1,97 @@
+package httpstore_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/httpstore"
+	"github.com/stretchr/testify/require"
+)
+
+// clientCA makes a certificate authority and a client certificate it
+// signed.
+func clientCA(t *testing.T) (*x509.CertPool, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "test CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	ca, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "test client"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients: over
+// TLS with client certificates required, a client with a certificate
+// signed by the server's CA reads, writes and watches; one without is
+// refused during the handshake and writes nothing.
+func TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients(t *testing.T) {
+	m := store.NewMemory[*item]()
+	t.Cleanup(func() { _ = m.Close() })
+	h, err := httpstore.NewHandler[*item](m, httpstore.WithReadWriteToken(rwToken))
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	httpstore.ApplyServerDefaults(srv.Config)
+	cas, cert := clientCA(t)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: cas, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+
+	good := client[*item](t, srv.URL, httpstore.WithToken(rwToken),
+		httpstore.WithTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}}))
+	w, err := good.Watch(t.Context(), "", 0)
+	require.NoError(t, err)
+	defer w.Stop()
+	obj, err := good.Create(t.Context(), "a", &item{N: 1})
+	require.NoError(t, err)
+	ev := <-w.Events()
+	require.Equal(t, store.Event[*item]{Type: store.Created, Object: obj}, ev)
+
+	noCert := client[*item](t, srv.URL, httpstore.WithToken(rwToken), httpstore.WithTLSConfig(&tls.Config{RootCAs: roots}))
+	_, err = noCert.Create(t.Context(), "b", &item{N: 2})
+	require.ErrorIs(t, err, store.ErrUnavailable, "a client without a certificate gets no answer")
+	_, err = noCert.Get(t.Context(), "a")
+	require.ErrorIs(t, err, store.ErrUnavailable)
+
+	plain := client[*item](t, srv.URL, httpstore.WithToken(rwToken))
+	_, err = plain.Create(t.Context(), "b", &item{N: 2})
+	require.ErrorIs(t, err, store.ErrUnavailable, "a client that does not trust the server's certificate sends nothing")
+
+	rev, err := m.Revision(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, obj.Revision, rev, "only the certified client wrote")
+}
