@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConcurrencyDetector runs producers that add, re-add while processing,
+// TestConcurrentWorkersNeverShareAKeyAndLoseNoAdd runs producers that add, re-add while processing,
 // delay, rate-limit, forget and remove keys, against 8 workers. It checks
 // that no key is ever held by two workers at once, and that no add is lost:
 // every key added after its last Remove is handed out at least once after
@@ -25,7 +25,7 @@ import (
 // stack depot) in about one run in ten. Delays are microseconds, and the
 // only wait on the clock is for the queue to go idle, bounded as a guard
 // against a hang.
-func TestConcurrencyDetector(t *testing.T) {
+func TestConcurrentWorkersNeverShareAKeyAndLoseNoAdd(t *testing.T) {
 	const (
 		keys      = 64
 		producers = 4

@@ -88,7 +88,7 @@ func TestAddAfterOfWaitingKeyIsNoop(t *testing.T) {
 
 // A delay that comes due while the key is processing marks it dirty: it is
 // handed out again after Done, never concurrently.
-func TestDelayDueWhileProcessing(t *testing.T) {
+func TestDelayDueWhileProcessingMarksDirtyAndHandsOutAfterDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("a")
@@ -106,8 +106,9 @@ func TestDelayDueWhileProcessing(t *testing.T) {
 	})
 }
 
-// A delay still pending when the key is Done keeps the key delayed.
-func TestDelayOutlivesDone(t *testing.T) {
+// A delay still pending when the key is Done keeps the key delayed: it is
+// handed out at its deadline, not at Done.
+func TestDelayPendingAtDoneHandsTheKeyOutAtItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
@@ -140,7 +141,10 @@ func TestDelaysUseNoGoroutinePerKey(t *testing.T) {
 	require.Len(t, left, 10000)
 }
 
-func TestRemove(t *testing.T) {
+// Remove forgets waiting and delayed keys, and the pending re-add of a key
+// in flight (dirty or delayed); the worker holding it still finishes and
+// calls Done, and the key is not handed out again.
+func TestRemoveDropsWaitingDelayedAndDirtyKeysButLetsInFlightWorkFinish(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("waiting")

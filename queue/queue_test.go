@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -147,7 +148,9 @@ func (q *Queue[K]) addLocked(key K) {
 	q.addNow(it)
 }
 
-func TestGetAfterShutDown(t *testing.T) {
+// After ShutDown, Get fails with ErrShutDown, Add is refused without a
+// panic, and Drain reports the key that was still waiting.
+func TestAfterShutDownGetFailsAddIsRefusedAndDrainReportsWaitingKeys(t *testing.T) {
 	q := newTestQueue()
 	q.Add("a")
 	q.ShutDown()
@@ -160,8 +163,21 @@ func TestGetAfterShutDown(t *testing.T) {
 	require.Equal(t, []string{"a"}, left)
 }
 
-func TestErrorsAreDistinct(t *testing.T) {
-	require.False(t, errors.Is(ErrShutDown, context.Canceled))
+// The queue's errors are distinct sentinels, prefixed "queue: ", that no
+// context error matches: a caller can tell a shut-down queue from a
+// cancelled Get and from bad input.
+func TestErrorsAreDistinctPrefixedSentinels(t *testing.T) {
+	errs := []error{ErrShutDown, ErrInvalid}
+	for i, a := range errs {
+		require.True(t, strings.HasPrefix(a.Error(), "queue: "), a.Error())
+		for _, ctxErr := range []error{context.Canceled, context.DeadlineExceeded} {
+			require.False(t, errors.Is(a, ctxErr), "%v is %v", a, ctxErr)
+			require.False(t, errors.Is(ctxErr, a), "%v is %v", ctxErr, a)
+		}
+		for j, b := range errs {
+			require.Equal(t, i == j, errors.Is(a, b), "errors.Is(%v, %v)", a, b)
+		}
+	}
 }
 
 // advance lets fake time pass inside a synctest bubble.

@@ -48,7 +48,9 @@ func TestExponentialJitterStaysWithinBounds(t *testing.T) {
 	}
 }
 
-func TestExponentialClampsArguments(t *testing.T) {
+// Out-of-range arguments (a zero base, a negative cap, jitter above 1) are
+// clamped: the limiter still answers with a positive delay, never a panic.
+func TestExponentialClampsOutOfRangeArgumentsToAPositiveDelay(t *testing.T) {
 	e := NewExponential[int](0, -time.Second, 7)
 	require.Equal(t, time.Duration(1), e.When(1))
 	require.LessOrEqual(t, e.When(1), time.Duration(1))
@@ -96,7 +98,9 @@ func TestMaxTakesLongestDelay(t *testing.T) {
 	require.Zero(t, slow.NumRequeues("a"))
 }
 
-func TestDefaultRateLimiter(t *testing.T) {
+// The default limiter's first delay for a key is 5 ms plus at most 10%
+// jitter, and no later delay exceeds the 5-minute cap.
+func TestDefaultRateLimiterStartsAt5msAndNeverExceeds5Minutes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rl := DefaultRateLimiter[string]()
 		d := rl.When("a")
@@ -131,8 +135,9 @@ func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 	})
 }
 
-// With both After and RateLimited, the longer delay wins.
-func TestAddWithCombinesDelays(t *testing.T) {
+// With both After and RateLimited, the key waits for the longer delay, and
+// the rate-limited add counts as a requeue.
+func TestAddWithAfterAndRateLimitedWaitsForTheLongerDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
 		start := time.Now()

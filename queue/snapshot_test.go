@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -9,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Snapshot describes every key: its state, dirtiness, priority, requeues
+// and times, ordered as Get would hand them out; Stats sums them up.
 func TestSnapshotDescribesEveryKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
@@ -48,55 +49,5 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 		s := q.Stats()
 		require.Equal(t, Stats{Ready: 3, Processing: 1,
 			UnfinishedWork: 2 * time.Second, LongestRunning: 2 * time.Second}, s)
-	})
-}
-
-type recordingMetrics struct {
-	mu                       sync.Mutex
-	adds, retries            int
-	depths                   []int
-	latencies, workDurations []time.Duration
-}
-
-func (m *recordingMetrics) Added()   { m.mu.Lock(); m.adds++; m.mu.Unlock() }
-func (m *recordingMetrics) Retried() { m.mu.Lock(); m.retries++; m.mu.Unlock() }
-func (m *recordingMetrics) Depth(n int) {
-	m.mu.Lock()
-	m.depths = append(m.depths, n)
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) QueueLatency(d time.Duration) {
-	m.mu.Lock()
-	m.latencies = append(m.latencies, d)
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) WorkDuration(d time.Duration) {
-	m.mu.Lock()
-	m.workDurations = append(m.workDurations, d)
-	m.mu.Unlock()
-}
-
-func TestMetricsHooks(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		m := &recordingMetrics{}
-		q := New(Options[string]{Metrics: m, RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
-		q.Add("a")
-		q.Add("a") // deduplicated, still an add
-		q.Add("b")
-		advance(2 * time.Second)
-		k := mustGet(t, q)
-		advance(3 * time.Second)
-		q.Done(k)
-		q.AddRateLimited("c")
-		advance(time.Second)
-		synctest.Wait() // let the queue's timer move "c" to ready
-		require.Equal(t, "b", mustGet(t, q))
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		require.Equal(t, 4, m.adds)
-		require.Equal(t, 1, m.retries)
-		require.Equal(t, []int{1, 2, 1, 2, 1}, m.depths)
-		require.Equal(t, []time.Duration{2 * time.Second, 6 * time.Second}, m.latencies)
-		require.Equal(t, []time.Duration{3 * time.Second}, m.workDurations)
 	})
 }
