@@ -6,9 +6,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestHistoryRing compares the ring with a plain slice through growth,
-// wrap-around, compaction and regrowth after compaction.
-func TestHistoryRing(t *testing.T) {
+// The history ring retains exactly the last revisions up to its limit, as a
+// plain slice would, through growth, wrap-around, compaction and regrowth
+// after compaction.
+func TestHistoryRingRetainsExactlyTheLastRevisionsThroughWrapAndCompaction(t *testing.T) {
 	for _, limit := range []int{1, 2, 3, 8} {
 		h := newHistory[int](limit)
 		model := []int64{} // retained revisions
@@ -58,7 +59,11 @@ func TestHistoryRing(t *testing.T) {
 	}
 }
 
-func TestFingerprint(t *testing.T) {
+// The fingerprint behind the mutation check is equal for equal data however
+// it is laid out in memory (cycles and shared pointers included), and
+// changes with any reachable change: fields, unexported fields, map keys and
+// values, slice elements and length, dynamic types, nil-ness.
+func TestFingerprintChangesWithAnyReachableDataAndOnlyWithIt(t *testing.T) {
 	type node struct {
 		Name   string
 		hidden int

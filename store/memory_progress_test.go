@@ -222,7 +222,9 @@ func runProgressTests[V any](t *testing.T, c progressCase[V]) {
 	})
 }
 
-func TestMemoryWatchProgress(t *testing.T) {
+// A memory store's watch answers progress requests after every change they
+// cover (the clauses of runProgressTests).
+func TestMemoryWatchAnswersProgressRequestsAfterTheChangesTheyCover(t *testing.T) {
 	runProgressTests(t, progressCase[*item]{
 		open: func(t *testing.T) store.Store[*item] {
 			m := store.NewMemory[*item](store.WithWatchLag(100000))

@@ -93,7 +93,10 @@ func TestMemoryCloseEndsWatchersAndCalls(t *testing.T) {
 	})
 }
 
-func TestMemoryHistoryLimit(t *testing.T) {
+// WithHistory(n) keeps exactly the last n revisions to watch from: a watch
+// after an older revision is ErrCompacted, one within history delivers every
+// later change, and history moving on does not end a watcher past it.
+func TestMemoryKeepsExactlyItsHistoryLimitToWatchFrom(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item](store.WithHistory(5))
@@ -121,7 +124,7 @@ func TestMemoryHistoryLimit(t *testing.T) {
 
 // A watcher whose next revision is about to leave history is ended with
 // ErrLagging, after a gap-free prefix, even within its lag allowance.
-func TestMemoryWatcherOverrunByHistory(t *testing.T) {
+func TestMemoryWatcherOverrunByHistoryEndsWithErrLaggingAfterAGapFreePrefix(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item](store.WithHistory(200), store.WithWatchLag(5000))
@@ -138,7 +141,10 @@ func TestMemoryWatcherOverrunByHistory(t *testing.T) {
 	})
 }
 
-func TestMemoryCompact(t *testing.T) {
+// Compact refuses revisions out of range; it ends with ErrCompacted, after a
+// gap-free prefix, only the watchers that still needed the compacted
+// history; later watches start at the compaction point.
+func TestMemoryCompactEndsOnlyWatchersThatNeedCompactedHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item]()
@@ -243,7 +249,8 @@ func TestMemoryWatchBacklogIsNotLag(t *testing.T) {
 	})
 }
 
-func TestMemoryWatchContextCancel(t *testing.T) {
+// A watch ends when its context does, with the context's error.
+func TestMemoryWatchEndsWithItsContextsError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
@@ -257,7 +264,10 @@ func TestMemoryWatchContextCancel(t *testing.T) {
 	})
 }
 
-func TestMemoryMutationCheck(t *testing.T) {
+// With the mutation check on, a change to a value the store handed out
+// (even one only history still holds) makes the next operation fail with
+// ErrMutated naming the key, once per mutation, and with no false alarm.
+func TestMemoryMutationCheckFailsTheNextOperationOncePerMutation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item](store.WithMutationCheck(nil))
@@ -285,7 +295,9 @@ func TestMemoryMutationCheck(t *testing.T) {
 	})
 }
 
-func TestMemoryMutationCheckReport(t *testing.T) {
+// With a report func, a detected mutation is reported as ErrMutated and the
+// operation goes ahead.
+func TestMemoryMutationCheckWithReportFuncReportsAndProceeds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		var reported []error

@@ -119,7 +119,9 @@ func TestModifyDoesNotRetryOtherErrors(t *testing.T) {
 	})
 }
 
-func TestModifyKeyDeletedDuringRound(t *testing.T) {
+// A key deleted while Modify's mutate runs ends Modify with ErrNotFound on
+// the next round: the update is not applied to a key that is gone.
+func TestModifyOfAKeyDeletedDuringItsRoundIsNotFound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item]()
@@ -136,7 +138,10 @@ func TestModifyKeyDeletedDuringRound(t *testing.T) {
 	})
 }
 
-func TestCreateOrUpdateRaces(t *testing.T) {
+// CreateOrUpdate retries a round lost to a racing writer: a create that
+// loses to someone else's create updates their value, and an update that
+// loses to a delete creates the key anew.
+func TestCreateOrUpdateRetriesARoundLostToACreateOrDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := t.Context()
 		m := store.NewMemory[*item]()

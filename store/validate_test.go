@@ -8,7 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestValidateKey(t *testing.T) {
+// ValidateKey refuses empty, oversized, invalid-UTF-8 and NUL-carrying keys
+// with ErrInvalid saying which, and accepts the rest; ValidatePrefix accepts
+// the empty prefix.
+func TestValidateKeyRefusesEmptyOversizedNonUTF8AndNULKeys(t *testing.T) {
 	for key, want := range map[string]string{
 		"":                                     "empty key",
 		strings.Repeat("x", store.MaxKeyLen+1): "exceeds the maximum",
@@ -26,7 +29,10 @@ func TestValidateKey(t *testing.T) {
 	require.ErrorIs(t, store.ValidatePrefix("\xff"), store.ErrInvalid)
 }
 
-func TestValidateValue(t *testing.T) {
+// ValidateValue refuses nil pointers, slices, maps, interfaces, funcs and
+// channels with ErrInvalid naming the type, and accepts zero values that are
+// not nil.
+func TestValidateValueRefusesNilButAcceptsOtherZeroValues(t *testing.T) {
 	require.ErrorIs(t, store.ValidateValue[*int](nil), store.ErrInvalid)
 	require.ErrorIs(t, store.ValidateValue[[]int](nil), store.ErrInvalid)
 	require.ErrorIs(t, store.ValidateValue[map[string]int](nil), store.ErrInvalid)
@@ -57,7 +63,9 @@ func TestValidateDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func TestValidateGuardsAndRevision(t *testing.T) {
+// Guards with an empty key or a negative revision, and negative revisions,
+// are ErrInvalid; no guards and revision 0 are valid.
+func TestValidateGuardsAndRevisionRefuseEmptyKeysAndNegativeRevisions(t *testing.T) {
 	require.NoError(t, store.ValidateGuards(nil))
 	require.ErrorIs(t, store.ValidateGuards([]store.Guard{{Key: "a"}, {Key: ""}}), store.ErrInvalid)
 	require.ErrorIs(t, store.ValidateGuards([]store.Guard{{Key: "a", Revision: -1}}), store.ErrInvalid)
@@ -65,7 +73,8 @@ func TestValidateGuardsAndRevision(t *testing.T) {
 	require.ErrorIs(t, store.ValidateRevision(-1), store.ErrInvalid)
 }
 
-func TestEventTypeString(t *testing.T) {
+// Every event type has its name, and an unknown one shows its number.
+func TestEventTypeStringNamesEveryTypeAndNumbersUnknownOnes(t *testing.T) {
 	require.Equal(t, "Created", store.Created.String())
 	require.Equal(t, "Updated", store.Updated.String())
 	require.Equal(t, "Deleted", store.Deleted.String())

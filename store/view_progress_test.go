@@ -10,7 +10,7 @@ import (
 
 // A View's watch answers progress requests through its byte store's watch,
 // with the decoded changes before each answer.
-func TestViewWatchProgress(t *testing.T) {
+func TestViewWatchAnswersProgressRequestsThroughItsByteStore(t *testing.T) {
 	type app struct{ Replicas int }
 	runProgressTests(t, progressCase[app]{
 		open: func(t *testing.T) store.Store[app] {

@@ -21,7 +21,7 @@ func TestViewConformance(t *testing.T) {
 
 // Views of different types over one byte store share guards: a write
 // through one view can be fenced on a key written through another.
-func TestViewsShareGuards(t *testing.T) {
+func TestViewsOfOneByteStoreShareGuards(t *testing.T) {
 	ctx := context.Background()
 	raw := store.NewMemory[[]byte]()
 	type lease struct{ Holder string }
@@ -47,27 +47,31 @@ func TestViewsShareGuards(t *testing.T) {
 	require.Equal(t, 3, got.Value.Replicas)
 }
 
-func TestViewRefusesUndecodableValues(t *testing.T) {
+// A value the codec cannot decode is an error naming its key from Get, List
+// and the watch (which ends with it), never a zero value, and not mistaken
+// for an outage.
+func TestViewRefusesUndecodableValuesOnGetListAndWatch(t *testing.T) {
 	ctx := context.Background()
 	raw := store.NewMemory[[]byte]()
 	_, err := raw.Create(ctx, "k", []byte("not json"))
 	require.NoError(t, err)
 	v := store.NewView[int](raw, nil)
 	_, err = v.Get(ctx, "k")
-	require.Error(t, err)
+	require.ErrorContains(t, err, `"k"`)
 	_, _, err = v.List(ctx, "")
-	require.Error(t, err)
+	require.ErrorContains(t, err, `"k"`)
 	w, err := v.Watch(ctx, "", 0)
 	require.NoError(t, err)
-	for range w.Events() {
+	for ev := range w.Events() {
+		t.Fatalf("undecodable value delivered as %+v", ev)
 	}
-	require.Error(t, w.Err())
+	require.ErrorContains(t, w.Err(), `"k"`)
 	require.False(t, errors.Is(w.Err(), store.ErrUnavailable))
 }
 
 // Stop is safe to call from several goroutines at once, and a stopped
 // watch ends with a nil error.
-func TestViewWatcherStopConcurrently(t *testing.T) {
+func TestViewWatcherStopIsSafeConcurrentlyAndEndsWithNilError(t *testing.T) {
 	raw := store.NewMemory[[]byte]()
 	v := store.NewView[int](raw, nil)
 	for range 200 {
