@@ -15,6 +15,7 @@ import (
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/reconciletest"
+	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -93,9 +94,11 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	ctx := t.Context()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	inner, foreign := b.open(t, 10_000)
-	faulty := reconciletest.NewStore[*replicaSet](inner, reconciletest.Faults{
-		Seed: seed, ErrorRate: 0.10, ConflictRate: 0.05, MaxLatency: time.Millisecond, BreakWatchEvery: 300,
+	faulty, err := faultstore.New[*replicaSet](inner, faultstore.Options{
+		Rand:  rand.New(rand.NewPCG(seed, 0)),
+		Rates: faultstore.Rates{Error: 0.10, Conflict: 0.05, MaxLatency: time.Millisecond, BreakWatchEvery: 300},
 	})
+	require.NoError(t, err)
 	w := newWorld()
 	desired := newLedger()
 	key := func(i int) string { return fmt.Sprintf("rs-%04d", i) }
@@ -196,9 +199,9 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 
 	// A silent outage: the controller must notice, and keep healing the
 	// world from its cache while the writers go on.
-	outage := reconciletest.Silent
+	outage := faultstore.Silent
 	if seed%2 == 0 {
-		outage = reconciletest.SilentHang
+		outage = faultstore.SilentHang
 	}
 	faulty.SetOutage(outage)
 	waitFor(t, degraded, "a %s outage was never reported in Health", outage)
@@ -223,14 +226,14 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	}, "the world was not healed from the cache during a %s outage", outage)
 	opsGrow(50, "the silent outage")
 	require.NotEmpty(t, c.Health().Degraded, "Health recovered during a %s outage", outage)
-	faulty.SetOutage(reconciletest.Up)
+	faulty.SetOutage(faultstore.Up)
 	waitFor(t, func() bool { return !degraded() }, "Health stayed degraded after the %s outage: %v", outage, lazy(func() string { return fmt.Sprint(c.Health().Degraded) }))
 
 	// A loud outage: calls fail and the watch ends.
-	faulty.SetOutage(reconciletest.Loud)
+	faulty.SetOutage(faultstore.Loud)
 	waitFor(t, degraded, "a loud outage was never reported in Health")
 	opsGrow(20, "the loud outage")
-	faulty.SetOutage(reconciletest.Up)
+	faulty.SetOutage(faultstore.Up)
 	waitFor(t, func() bool { return !degraded() }, "Health stayed degraded after the loud outage: %v", lazy(func() string { return fmt.Sprint(c.Health().Degraded) }))
 
 	// Broken watches, then a compaction that takes every resume point.
@@ -254,7 +257,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	// The faults stop; the system must converge.
 	stopWriters()
 	writers.Wait()
-	faulty.SetFaults(reconciletest.Faults{})
+	require.NoError(t, faulty.SetRates(faultstore.Rates{}))
 	rev, err := inner.Revision(ctx)
 	require.NoError(t, err)
 	waitCtx, cancel := context.WithTimeout(ctx, patience)

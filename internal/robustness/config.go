@@ -15,14 +15,14 @@ type Config struct {
 	Seed uint64
 	// FailBeforeCommit and FailAfterCommit are the probabilities that a
 	// write fails before reaching the store, or reaches it and loses its
-	// response (see Faults).
+	// response (see NewFaults).
 	FailBeforeCommit float64
 	FailAfterCommit  float64
 	// DisconnectEvery makes the watcher stop and resume its watch after
 	// every so many events (0: never).
 	DisconnectEvery int
-	// SilentOutage puts the store through a silent outage (see Faults.
-	// SetOutage) from a third to a half of the operations: the clients'
+	// SilentOutage puts the store through a silent outage (see
+	// faultstore.Silent) from a third to a half of the operations: the clients'
 	// calls fail before reaching the store, and the watch stays open and
 	// delivers nothing until it ends, then everything it held back.
 	SilentOutage bool

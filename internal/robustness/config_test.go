@@ -6,6 +6,7 @@ import (
 
 	"github.com/converge-go/converge/internal/robustness"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 func TestBadInput(t *testing.T) {
@@ -70,7 +71,10 @@ func TestRecorderRefusesUnrecordedKey(t *testing.T) {
 	}
 }
 
-func TestFaults(t *testing.T) {
+// NewFaults fails writes before they reach the store (ErrNotSent: no
+// effect), or lets them reach it and loses the response, keeping the
+// store's real answer out of errors.Is but in the error.
+func TestFaultsFailWritesUnsentOrLoseTheirResponse(t *testing.T) {
 	ctx := t.Context()
 	key := robustness.Keys(1)[0]
 	v := robustness.Value{Client: 1, Seq: 1}
@@ -81,7 +85,7 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := before.Create(ctx, key, v); !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, robustness.ErrNotSent) {
+	if _, err := before.Create(ctx, key, v); !errors.Is(err, store.ErrUnavailable) || !errors.Is(err, faultstore.ErrNotSent) {
 		t.Errorf("Create failing before commit = %v, want ErrUnavailable and ErrNotSent", err)
 	}
 	if _, err := m.Get(ctx, key); !errors.Is(err, store.ErrNotFound) {
@@ -93,19 +97,22 @@ func TestFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = after.Create(ctx, key, v)
-	lost, ok := errors.AsType[*robustness.LostResponseError](err)
-	if !ok || !errors.Is(err, store.ErrUnavailable) || errors.Is(err, robustness.ErrNotSent) {
+	lost, ok := errors.AsType[*faultstore.LostResponseError[robustness.Value]](err)
+	if !ok || !errors.Is(err, store.ErrUnavailable) || errors.Is(err, faultstore.ErrNotSent) {
 		t.Fatalf("Create failing after commit = %v, want a LostResponseError matching only ErrUnavailable", err)
 	}
 	got, err := m.Get(ctx, key)
 	if err != nil || got.Value != v {
 		t.Fatalf("a write failed after commit did not reach the store: Get = %+v, %v", got, err)
 	}
-	if want := (robustness.Output{Result: robustness.ResultOK, Value: v, Rev: got.Revision, CreateRev: got.CreateRevision}); lost.Outcome != want {
-		t.Errorf("lost response = %+v, want %+v", lost.Outcome, want)
+	if lost.Object != got || lost.Err != nil {
+		t.Errorf("lost response = %+v, %v, want %+v, nil", lost.Object, lost.Err, got)
 	}
 	_, err = after.Create(ctx, key, v)
-	if lost, ok := errors.AsType[*robustness.LostResponseError](err); !ok || lost.Outcome.Result != robustness.ResultExists || errors.Is(err, store.ErrExists) {
-		t.Errorf("lost response of a failing Create = %v, want outcome %v hidden from errors.Is", err, robustness.ResultExists)
+	if lost, ok := errors.AsType[*faultstore.LostResponseError[robustness.Value]](err); !ok || !errors.Is(lost.Err, store.ErrExists) || errors.Is(err, store.ErrExists) {
+		t.Errorf("lost response of a failing Create = %v, want outcome %v hidden from errors.Is", err, store.ErrExists)
+	}
+	if _, err := robustness.NewFaults(m, 1, 0.6, 0.6); !errors.Is(err, robustness.ErrConfig) {
+		t.Errorf("NewFaults with probabilities summing above 1 = %v, want ErrConfig", err)
 	}
 }

@@ -40,9 +40,10 @@
 //
 // # Faults and ambiguous operations
 //
-// Faults injects two kinds of failure into writes. A failure before commit
-// does not reach the store: the write is recorded as failed and the model
-// requires that it had no effect. A failure after commit reaches the store
+// NewFaults (a store/faultstore Store) injects two kinds of failure into
+// writes. A failure before commit does not reach the store: the write is
+// recorded as failed and the model requires that it had no effect. A
+// failure after commit reaches the store
 // and then loses the response: the client sees store.ErrUnavailable and
 // cannot know whether the write happened, as with a timeout against a remote
 // store. Following porcupine's convention such an operation never returns
@@ -51,7 +52,7 @@
 // and otherwise leaves the state alone, so both outcomes are accepted. A
 // client whose operation was ambiguous continues under a new client id, as
 // in etcd's robustness tests, because its next operation may overlap the
-// one still pending. Faults keeps the lost response (the real outcome) for
+// one still pending. The fault store keeps the lost response (the real outcome) for
 // ValidateWatch, which thereby knows whether an ambiguous write must appear
 // in the watch stream or must not; the linearizability check never sees it.
 package robustness

@@ -1,178 +1,46 @@
 package robustness
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
-	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
-// Faults is a store.Store decorator that fails writes (Create, Update,
-// Delete) at random. With probability before a write fails before it reaches
-// the store: it returns an error matching store.ErrUnavailable and
-// ErrNotSent and the store is not called. With probability after a write
-// reaches the store and its response is then lost: it returns a
-// *LostResponseError (matching store.ErrUnavailable) that keeps the store's
-// real response. Reads, watches and other writes pass through, except
-// during an outage (SetOutage). Faults is safe for concurrent use.
-type Faults struct {
-	s             store.Store[Value]
-	before, after float64
-	// gate models outages: calls go through it while one lasts, watches
-	// always (so that a silent outage can hold them back).
-	gate *reconciletest.Store[Value]
-
-	mu  sync.Mutex
-	rng *rand.Rand
-}
-
-var _ store.Store[Value] = (*Faults)(nil)
-
-// NewFaults wraps s. before and after are probabilities (0 to 1, summing to
-// at most 1); anything else fails with ErrConfig. seed seeds the choice of
-// faults.
-func NewFaults(s store.Store[Value], seed uint64, before, after float64) (*Faults, error) {
+// NewFaults wraps s in the store/faultstore Store that the recorded
+// clients write through: with probability before a write fails before it
+// reaches the store (an error matching store.ErrUnavailable and
+// faultstore.ErrNotSent, so the model requires that it had no effect);
+// with probability after it reaches the store and its response is lost (a
+// *faultstore.LostResponseError, matching store.ErrUnavailable only, that
+// keeps the store's real answer). Reads and watches pass through, except
+// during an outage (SetOutage: writes then fail before reaching the store
+// and reads fail; watches end, or stay open and silent). before and after
+// must be probabilities summing to at most 1, else ErrConfig; seed seeds
+// the choice of faults.
+func NewFaults(s store.Store[Value], seed uint64, before, after float64) (*faultstore.Store[Value], error) {
 	if err := checkProbabilities(before, after); err != nil {
 		return nil, err
 	}
-	return &Faults{s: s, before: before, after: after, gate: reconciletest.NewStore(s, reconciletest.Faults{}),
-		rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}, nil
-}
-
-// SetOutage starts an outage of kind o, or ends the current one with
-// reconciletest.Up. While it lasts, writes fail before reaching the store
-// (ErrNotSent, so the model requires that they had no effect) and reads
-// fail with store.ErrUnavailable; with reconciletest.SilentHang they hang
-// until their context ends, or go ahead when the outage ends. Watches
-// opened through f end (Loud) or stay open and silent, answering no
-// progress request, then deliver what they held back (Silent,
-// SilentHang); see reconciletest.Outage.
-func (f *Faults) SetOutage(o reconciletest.Outage) { f.gate.SetOutage(o) }
-
-// pass returns nil if a call may go ahead: at once without an outage, else
-// once the gate lets it (SilentHang) or never (the gate's error).
-func (f *Faults) pass(ctx context.Context) error {
-	if f.gate.Outage() == reconciletest.Up {
-		return nil
-	}
-	_, err := f.gate.Revision(ctx)
-	return err
-}
-
-type fault uint8
-
-const (
-	noFault fault = iota
-	failBefore
-	failAfter
-)
-
-func (f *Faults) pick() fault {
-	f.mu.Lock()
-	p := f.rng.Float64()
-	f.mu.Unlock()
-	switch {
-	case p < f.before:
-		return failBefore
-	case p < f.before+f.after:
-		return failAfter
-	}
-	return noFault
-}
-
-var errNotSent = fmt.Errorf("%w: %w", store.ErrUnavailable, ErrNotSent)
-
-// write runs do under a randomly chosen fault, or fails it before it
-// reaches the store during an outage.
-func (f *Faults) write(ctx context.Context, op OpKind, do func() (Output, error)) (Output, error) {
-	if err := f.pass(ctx); err != nil {
-		return Output{}, fmt.Errorf("%w: %w", errNotSent, err)
-	}
-	switch f.pick() {
-	case failBefore:
-		return Output{}, errNotSent
-	case failAfter:
-		out, err := do()
-		out.Result = classify(op, err)
-		if err != nil {
-			out = Output{Result: out.Result, Err: err.Error()}
-		}
-		return Output{}, &LostResponseError{Outcome: out}
-	}
-	return do()
-}
-
-// Create fails at random or calls through.
-func (f *Faults) Create(ctx context.Context, key string, value Value, guards ...store.Guard) (store.Object[Value], error) {
-	var obj store.Object[Value]
-	_, err := f.write(ctx, OpCreate, func() (Output, error) {
-		var err error
-		obj, err = f.s.Create(ctx, key, value, guards...)
-		return objectOutput(obj), err
+	return faultstore.New(s, faultstore.Options{
+		Rand:  rand.New(rand.NewPCG(seed, seed^0x5eed)),
+		Rates: faultstore.Rates{Ops: faultstore.OpWrites, Error: before, Lost: after},
 	})
-	if err != nil {
-		return store.Object[Value]{}, err
-	}
-	return obj, nil
 }
 
-// Update fails at random or calls through.
-func (f *Faults) Update(ctx context.Context, key string, value Value, revision int64, guards ...store.Guard) (store.Object[Value], error) {
-	var obj store.Object[Value]
-	_, err := f.write(ctx, OpUpdate, func() (Output, error) {
-		var err error
-		obj, err = f.s.Update(ctx, key, value, revision, guards...)
-		return objectOutput(obj), err
-	})
-	if err != nil {
-		return store.Object[Value]{}, err
+// lostOutcome is the outcome the store really gave a write whose response
+// was lost, as the Recorder would have recorded it.
+func lostOutcome(op OpKind, lost *faultstore.LostResponseError[Value]) Output {
+	out := objectOutput(lost.Object)
+	if op == OpDelete {
+		out = Output{Rev: lost.Revision}
 	}
-	return obj, nil
-}
-
-// Delete fails at random or calls through.
-func (f *Faults) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
-	out, err := f.write(ctx, OpDelete, func() (Output, error) {
-		rev, err := f.s.Delete(ctx, key, revision, guards...)
-		return Output{Rev: rev}, err
-	})
-	if err != nil {
-		return 0, err
+	out.Result = classify(op, lost.Err)
+	if lost.Err != nil {
+		out = Output{Result: out.Result, Err: lost.Err.Error()}
 	}
-	return out.Rev, nil
-}
-
-// Get passes through, unless an outage fails it.
-func (f *Faults) Get(ctx context.Context, key string) (store.Object[Value], error) {
-	if err := f.pass(ctx); err != nil {
-		return store.Object[Value]{}, err
-	}
-	return f.s.Get(ctx, key)
-}
-
-// List passes through, unless an outage fails it.
-func (f *Faults) List(ctx context.Context, prefix string) ([]store.Object[Value], int64, error) {
-	if err := f.pass(ctx); err != nil {
-		return nil, 0, err
-	}
-	return f.s.List(ctx, prefix)
-}
-
-// Watch passes through, unless an outage fails it; an outage that starts
-// later ends the watch (Loud) or holds it back (Silent, SilentHang).
-func (f *Faults) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[Value], error) {
-	return f.gate.Watch(ctx, prefix, after)
-}
-
-// Revision passes through, unless an outage fails it.
-func (f *Faults) Revision(ctx context.Context) (int64, error) {
-	if err := f.pass(ctx); err != nil {
-		return 0, err
-	}
-	return f.s.Revision(ctx)
+	return out
 }
 
 // checkProbabilities reports whether before and after are probabilities that

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/robustness"
-	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
-// During a silent outage of Faults, writes fail before reaching the store
+// During a silent outage of the store NewFaults returns, writes fail before reaching the store
 // (ErrNotSent: the model requires that they had no effect), reads fail,
 // and an open watch stays open and delivers nothing; afterwards it
 // delivers what it held back, in order. In a SilentHang outage a write
 // hangs until its context ends and writes nothing.
-func TestFaultsSilentOutage(t *testing.T) {
+func TestSilentOutageFailsWritesUnsentAndHoldsTheWatchBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		m := store.NewMemory[robustness.Value]()
@@ -31,8 +31,8 @@ func TestFaultsSilentOutage(t *testing.T) {
 		}
 		defer w.Stop()
 
-		f.SetOutage(reconciletest.Silent)
-		if _, err := f.Create(ctx, "k0", robustness.Value{Client: 1, Seq: 1}); !errors.Is(err, robustness.ErrNotSent) || !errors.Is(err, store.ErrUnavailable) {
+		f.SetOutage(faultstore.Silent)
+		if _, err := f.Create(ctx, "k0", robustness.Value{Client: 1, Seq: 1}); !errors.Is(err, faultstore.ErrNotSent) || !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("Create during a silent outage = %v, want ErrNotSent and ErrUnavailable", err)
 		}
 		if _, err := f.Get(ctx, "k0"); !errors.Is(err, store.ErrUnavailable) {
@@ -53,7 +53,7 @@ func TestFaultsSilentOutage(t *testing.T) {
 		default:
 		}
 
-		f.SetOutage(reconciletest.Up)
+		f.SetOutage(faultstore.Up)
 		for _, k := range []string{"k1", "k2"} {
 			ev, ok := <-w.Events()
 			if !ok || ev.Object.Key != k {
@@ -61,15 +61,15 @@ func TestFaultsSilentOutage(t *testing.T) {
 			}
 		}
 
-		f.SetOutage(reconciletest.SilentHang)
+		f.SetOutage(faultstore.SilentHang)
 		hung, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		if _, err := f.Create(hung, "k3", robustness.Value{Client: 1, Seq: 1}); !errors.Is(err, robustness.ErrNotSent) || !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := f.Create(hung, "k3", robustness.Value{Client: 1, Seq: 1}); !errors.Is(err, faultstore.ErrNotSent) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Create during a hanging outage = %v, want ErrNotSent once its context ended", err)
 		}
 		if _, err := m.Get(ctx, "k3"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("a write hung by the outage reached the store: %v", err)
 		}
-		f.SetOutage(reconciletest.Up)
+		f.SetOutage(faultstore.Up)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 // OpKind names a recorded store call.
@@ -115,7 +116,7 @@ func classify(op OpKind, err error) Result {
 		return ResultExists
 	case errors.Is(err, store.ErrConflict):
 		return ResultConflict
-	case errors.Is(err, ErrNotSent):
+	case errors.Is(err, faultstore.ErrNotSent):
 		return ResultFailed
 	case errors.Is(err, store.ErrUnavailable) && op.IsWrite():
 		return ResultUnknown

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 // Backend is a store under test: one factory function, and optionally a way
@@ -69,7 +69,7 @@ type Report struct {
 const watchGrace = time.Minute
 
 // Record opens a store of backend b and runs cfg's workload on it: cfg.Clients
-// concurrent clients, each a Recorder over Faults over the store, perform
+// concurrent clients, each a Recorder over NewFaults' fault store over the store, perform
 // cfg.Ops operations in all on cfg.Keys keys, while a watcher watches
 // KeyPrefix from the store's revision at the start, disconnecting and
 // resuming as cfg says. If b can restart, the store is restarted halfway
@@ -150,7 +150,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 // store halfway if the backend can, and returns when the disruption ended
 // (on the history's clock, 0 if none) and the restart's or the
 // disruption's error, if any.
-func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *Faults, rs *restartable) (int64, error) {
+func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *faultstore.Store[Value], rs *restartable) (int64, error) {
 	var (
 		wg     sync.WaitGroup
 		done   atomic.Int64
@@ -192,10 +192,10 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 				runtime.Gosched()
 				switch n := done.Add(1); {
 				case cfg.SilentOutage && n == int64(cfg.Ops/3):
-					faults.SetOutage(reconciletest.Silent)
+					faults.SetOutage(faultstore.Silent)
 				case n == int64(cfg.Ops/2):
 					if cfg.SilentOutage {
-						faults.SetOutage(reconciletest.Up)
+						faults.SetOutage(faultstore.Up)
 					}
 					halfway()
 				}

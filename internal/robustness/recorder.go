@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 // Op is one recorded call. Call and Return are nanoseconds since the
 // history's start on the monotonic clock; an ambiguous write never returns
 // (Return is math.MaxInt64). Actual is, for an ambiguous write whose lost
-// response Faults kept, what the store really returned; the linearizability
+// response the fault store kept, what the store really returned; the linearizability
 // check ignores it.
 type Op struct {
 	Client int
@@ -120,8 +121,8 @@ func (r *Recorder) call(in Input, f func() (Output, error)) error {
 	case ResultUnknown:
 		op.Output = Output{Result: ResultUnknown}
 		op.Return = math.MaxInt64
-		if lost, ok := errors.AsType[*LostResponseError](err); ok {
-			actual := lost.Outcome
+		if lost, ok := errors.AsType[*faultstore.LostResponseError[Value]](err); ok {
+			actual := lostOutcome(in.Op, lost)
 			op.Actual = &actual
 		}
 	case ResultUnexpected:

@@ -44,7 +44,7 @@ func watchUntil(ctx context.Context, s store.Store[Value], prefix string, start 
 		}
 		w, err := s.Watch(ctx, prefix, last)
 		if errors.Is(err, store.ErrUnavailable) {
-			// An outage (Faults): try again shortly, like a client
+			// An outage (of the fault store): try again shortly, like a client
 			// reconnecting.
 			if err := ctxtime.Sleep(ctx, time.Millisecond); err != nil {
 				return log, fmt.Errorf("watch after revision %d: %w", last, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -148,7 +149,8 @@ func runChaos(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	env := NewEnv(t)
 	mem := store.NewMemory[*replicaSet](store.WithHistory(500))
-	s := Wrap(env, mem, Faults{Seed: seed, ErrorRate: 0.10, ConflictRate: 0.05, MaxLatency: 2 * time.Millisecond, BreakWatchEvery: 300})
+	s := Wrap(env, mem, faultstore.Options{Rand: rand.New(rand.NewPCG(seed, 0)),
+		Rates: faultstore.Rates{Error: 0.10, Conflict: 0.05, MaxLatency: 2 * time.Millisecond, BreakWatchEvery: 300}})
 	w := &world{pods: map[string]int{}, events: make(chan string, objects)}
 
 	// desired is the model: what the test wrote, which the store must keep.
@@ -209,7 +211,7 @@ func runChaos(t *testing.T, seed uint64) {
 
 	// An outage: the world is disturbed and reports it; the controller
 	// heals from its cache while the store is gone.
-	s.SetDown(true)
+	s.SetOutage(faultstore.Loud)
 	disturbed := slices.Sorted(maps.Keys(desired))[:50]
 	for _, key := range disturbed {
 		w.scale(key, 0)
@@ -223,14 +225,14 @@ func runChaos(t *testing.T, seed uint64) {
 	}
 	require.NotEmpty(t, c1.Health().Degraded)
 	churn(100) // desired state changes the controller cannot see yet
-	s.SetDown(false)
+	s.SetOutage(faultstore.Up)
 	churn(100)
 
 	// A silent outage: calls fail while the watch stays open, delivers
 	// nothing and answers no progress request (as an etcd member cut off
 	// from its peers): the controller must notice it all the same, and
 	// heal from its cache.
-	s.SetOutage(Silent)
+	s.SetOutage(faultstore.Silent)
 	disturbed = slices.Sorted(maps.Keys(desired))[50:100]
 	for _, key := range disturbed {
 		w.scale(key, 0)
@@ -244,7 +246,7 @@ func runChaos(t *testing.T, seed uint64) {
 			require.Equal(t, obj.Value.Spec.Replicas, w.count(key), "%s was not healed from the cache during the silent outage", key)
 		}
 	}
-	s.SetOutage(Up)
+	s.SetOutage(faultstore.Up)
 	churn(50)
 
 	// A restart halfway: a new controller with a fresh cache over the same

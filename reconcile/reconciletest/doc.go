@@ -1,13 +1,16 @@
 // Package reconciletest tests reconcilers: it runs controllers inside a
 // testing/synctest bubble until they are idle, checks that a converged
 // system stays still when every key is reconciled again (idempotency),
-// injects store faults, and detects a key reconciled by two workers at once.
+// injects store faults (through store/faultstore, whose writes Wrap counts),
+// and detects a key reconciled by two workers at once.
 //
 // A typical test:
 //
 //	synctest.Test(t, func(t *testing.T) {
 //		env := reconciletest.NewEnv(t)
-//		s := reconciletest.Wrap(env, store.NewMemory[*Spec](), reconciletest.Faults{Seed: 1, ErrorRate: 0.1})
+//		s := reconciletest.Wrap(env, store.NewMemory[*Spec](), faultstore.Options{
+//			Rand: rand.New(rand.NewPCG(1, 0)), Rates: faultstore.Rates{Error: 0.1},
+//		})
 //		c, _ := reconcile.New(s, reconciletest.Exclusive(t, myReconciler), reconcile.Options[*Spec]{
 //			Name: "test", Metrics: env.Metrics(),
 //		})

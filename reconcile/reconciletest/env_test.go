@@ -11,6 +11,7 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -56,7 +57,7 @@ func TestConvergeCountsAndIdempotency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		env := NewEnv(t)
 		mem := store.NewMemory[*counter]()
-		s := Wrap(env, mem, Faults{})
+		s := Wrap(env, mem, faultstore.Options{})
 		for i := range 10 {
 			_, err := mem.Create(context.Background(), fmt.Sprint("k", i), &counter{N: i})
 			require.NoError(t, err)
@@ -77,7 +78,7 @@ func TestCheckIdempotentCatchesRepeatedWrites(t *testing.T) {
 		rt := &recordingT{TB: t}
 		env := NewEnv(rt)
 		mem := store.NewMemory[*counter]()
-		s := Wrap(env, mem, Faults{})
+		s := Wrap(env, mem, faultstore.Options{})
 		_, err := mem.Create(context.Background(), "k", &counter{N: 1})
 		require.NoError(t, err)
 		var mu sync.Mutex
@@ -110,7 +111,7 @@ func TestCheckIdempotentCatchesRepeatedWrites(t *testing.T) {
 func TestConvergeHonoursHorizon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		env := NewEnv(t)
-		s := Wrap(env, store.NewMemory[*counter](), Faults{})
+		s := Wrap(env, store.NewMemory[*counter](), faultstore.Options{})
 		_, err := s.Create(context.Background(), "k", &counter{})
 		require.NoError(t, err)
 		calls := 0
@@ -132,72 +133,6 @@ func TestConvergeHonoursHorizon(t *testing.T) {
 	})
 }
 
-func TestFaultStoreInjectsAndCounts(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		s := NewStore(store.NewMemory[*counter](), Faults{Seed: 3, ErrorRate: 0.3, ConflictRate: 0.3, MaxLatency: time.Second})
-		var unavailable, conflicts, ok, created int
-		for i := range 200 {
-			obj, err := s.Create(ctx, fmt.Sprint("k", i), &counter{})
-			if err != nil {
-				require.ErrorIs(t, err, store.ErrUnavailable)
-				unavailable++
-				continue
-			}
-			created++
-			_, err = s.Update(ctx, obj.Key, &counter{N: 1}, obj.Revision)
-			switch {
-			case errors.Is(err, store.ErrConflict):
-				conflicts++
-			case errors.Is(err, store.ErrUnavailable):
-				unavailable++
-			case err == nil:
-				ok++
-			default:
-				t.Fatalf("unexpected error %v", err)
-			}
-		}
-		require.InDelta(t, 0.3*300, unavailable, 40)
-		require.Positive(t, conflicts)
-		require.Equal(t, int64(created+ok), s.Writes(), "only successful writes count")
-		s.SetDown(true)
-		_, err := s.Get(ctx, "k1")
-		require.ErrorIs(t, err, store.ErrUnavailable)
-		s.SetDown(false)
-		require.NoError(t, s.Compact(ctx, 1))
-		require.ErrorIs(t, NewStore[int](nil, Faults{}).Compact(ctx, 1), store.ErrInvalid)
-	})
-}
-
-func TestFaultStoreBreaksWatches(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		mem := store.NewMemory[*counter]()
-		s := NewStore(mem, Faults{Seed: 1, BreakWatchEvery: 4})
-		w, err := s.Watch(ctx, "", 0)
-		require.NoError(t, err)
-		for i := range 20 {
-			_, err := mem.Create(ctx, fmt.Sprint("k", i), &counter{})
-			require.NoError(t, err)
-		}
-		n := 0
-		for range w.Events() {
-			n++
-		}
-		require.ErrorIs(t, w.Err(), store.ErrUnavailable)
-		require.GreaterOrEqual(t, n, 2)
-		require.LessOrEqual(t, n, 6)
-
-		w2, err := s.Watch(ctx, "", 0)
-		require.NoError(t, err)
-		s.BreakWatches()
-		for range w2.Events() {
-		}
-		require.ErrorIs(t, w2.Err(), store.ErrUnavailable)
-		w2.Stop()
-	})
-}
-
 func TestExclusiveReportsOverlap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rt := &recordingT{TB: t}
@@ -216,19 +151,5 @@ func TestExclusiveReportsOverlap(t *testing.T) {
 		wg.Wait()
 		require.Equal(t, int64(1), ex.Violations())
 		require.Len(t, rt.errors, 1)
-	})
-}
-
-// A stopped fault watcher ends with a nil error, like the stores it wraps;
-// a broken one with ErrUnavailable.
-func TestFaultWatcherStopEndsWithNil(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := NewStore(store.NewMemory[*counter](), Faults{})
-		w, err := s.Watch(context.Background(), "", 0)
-		require.NoError(t, err)
-		w.Stop()
-		for range w.Events() {
-		}
-		require.NoError(t, w.Err())
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -67,24 +68,12 @@ func New[T any](inner store.Store[T], o Options) (*Store[T], error) {
 		changed: make(chan struct{}), watchers: make(map[*watcher[T]]struct{}),
 	}
 	if s.sleep == nil {
-		s.sleep = sleep
+		s.sleep = ctxtime.Sleep
 	}
 	if s.rng == nil {
 		s.rng = rand.New(rand.NewPCG(0, 0))
 	}
 	return s, nil
-}
-
-// sleep waits d on package time's clock, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Inner returns the wrapped store, to act behind the faults' back (for
