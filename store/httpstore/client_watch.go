@@ -85,9 +85,9 @@ type watcher[T any] struct {
 	done   chan struct{} // closed when run has closed events
 	kick   chan struct{} // capacity 1: a progress request to send
 
-	// Resume state, owned by run: every change up to complete has been
-	// delivered, and so have the changes at revision cur to the keys in
-	// curKeys (cur > complete, or 0).
+	// Resume state, owned by run (and by Watch before run starts): every
+	// change up to complete has been delivered, and so have the changes at
+	// revision cur to the keys in curKeys (cur > complete, or 0).
 	complete int64
 	cur      int64
 	curKeys  map[string]struct{}
@@ -254,7 +254,7 @@ func (w *watcher[T]) open(timeout time.Duration) (*conn, error) {
 		}
 		return nil, err
 	}
-	q := url.Values{paramPrefix: {w.prefix}, paramAfter: {strconv.FormatInt(w.complete, 10)}}
+	q := url.Values{paramPrefix: {w.prefix}, paramAfter: {strconv.FormatInt(w.resumeAfter(), 10)}}
 	req, err := w.c.newRequest(sctx, http.MethodGet, pathWatch, q, nil)
 	if err != nil {
 		return fail(err)
@@ -286,6 +286,16 @@ func (w *watcher[T]) open(timeout time.Duration) (*conn, error) {
 	w.streamID = f.Watch
 	w.mu.Unlock()
 	return s, nil
+}
+
+// resumeAfter is the revision a new stream starts after: every revision
+// before the last one delivered is complete (the stream is in revision
+// order), so a cut inside revision cur replays only that revision.
+func (w *watcher[T]) resumeAfter() int64 {
+	if w.cur > 0 {
+		return max(w.complete, w.cur-1)
+	}
+	return w.complete
 }
 
 // run reads streams until the watch ends, reopening broken ones.
@@ -321,6 +331,9 @@ func (w *watcher[T]) reopen(timeout time.Duration, cause error) (*conn, error) {
 			return nil, err
 		}
 		cause = err
+		if left = time.Until(deadline); left <= 0 {
+			continue
+		}
 		t := time.NewTimer(min(delay, left))
 		select {
 		case <-w.ctx.Done():
