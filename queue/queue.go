@@ -66,6 +66,11 @@ type AddOptions struct {
 	// RateLimited adds the RateLimiter's delay for the key (and counts a
 	// requeue); if After is also set, the longer delay wins.
 	RateLimited bool
+	// Tags are bits the caller attaches to the add, such as what woke the
+	// key. The tags of adds that coalesce into one hand-out are ORed;
+	// GetTagged hands them out with the key and Snapshot shows those
+	// pending. The queue gives them no meaning.
+	Tags uint32
 }
 
 // Queue is a deduplicating work queue of keys of type K. Create one with New;
@@ -126,7 +131,8 @@ type item[K comparable] struct {
 	deadline   int64
 	priority   int
 	delayIdx   int32 // position in the delay heap, or -1
-	waiting    bool  // in the ready queue
+	tags       uint32 // ORed AddOptions.Tags of the adds not yet handed out
+	waiting    bool   // in the ready queue
 	processing bool
 	dirty      bool // added while processing: ready again at Done
 }
@@ -232,6 +238,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	} else {
 		it.priority = o.Priority
 	}
+	it.tags |= o.Tags
 	if delay <= 0 {
 		q.addNow(it)
 		return
@@ -422,9 +429,17 @@ const minFreeItems = 1024
 // Done(key) when finished. A nil ctx is refused with an error matching
 // ErrInvalid.
 func (q *Queue[K]) Get(ctx context.Context) (K, error) {
+	key, _, err := q.GetTagged(ctx)
+	return key, err
+}
+
+// GetTagged is Get that also returns the ORed AddOptions.Tags of the adds
+// this hand-out answers; they are cleared, so that adds made while the key
+// is processing tag its next hand-out.
+func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 	var zero K
 	if ctx == nil {
-		return zero, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
+		return zero, 0, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
 	}
 	q.mu.Lock()
 	q.lazyInit()
@@ -436,17 +451,17 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 				q.wakeOne()
 			}
 			q.mu.Unlock()
-			return zero, err
+			return zero, 0, err
 		}
 		if q.ready.Len() > 0 && (!q.shuttingDown || q.draining) {
-			it := q.take()
+			key, tags := q.take()
 			q.checkDrained() // the last ready key of a drain frees idle Gets
 			q.mu.Unlock()
-			return it, nil
+			return key, tags, nil
 		}
 		if q.shuttingDown && (!q.draining || q.dirty == 0) {
 			q.mu.Unlock()
-			return zero, ErrShutDown
+			return zero, 0, ErrShutDown
 		}
 		w := q.waiter()
 		q.waiters = append(q.waiters, w)
@@ -465,8 +480,8 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 	}
 }
 
-// take hands out the first ready key. q.mu is held.
-func (q *Queue[K]) take() K {
+// take hands out the first ready key and its tags. q.mu is held.
+func (q *Queue[K]) take() (K, uint32) {
 	it := q.ready.pop()
 	q.handed++
 	now := q.now()
@@ -478,7 +493,9 @@ func (q *Queue[K]) take() K {
 	it.processing = true
 	q.processing++
 	it.at = now
-	return it.key
+	tags := it.tags
+	it.tags = 0
+	return it.key, tags
 }
 
 // waiter returns a wake-up channel for one Get. q.mu is held.
@@ -592,6 +609,7 @@ func (q *Queue[K]) Remove(key K) {
 			q.metrics.Depth(q.ready.Len())
 		}
 	}
+	it.tags = 0
 	if !it.processing {
 		q.forgetItem(it)
 	}

@@ -46,6 +46,8 @@ type Item[K comparable] struct {
 	Priority int
 	// Requeues is the RateLimiter's count for the key.
 	Requeues int
+	// Tags are the ORed AddOptions.Tags of the adds not yet handed out.
+	Tags uint32
 }
 
 // Snapshot describes every key in the queue: waiting keys in hand-out order,
@@ -58,7 +60,7 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 	sorted := q.sortedItems()
 	out := make([]Item[K], len(sorted))
 	for i, it := range sorted {
-		x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority}
+		x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority, Tags: it.tags}
 		switch {
 		case it.processing:
 			x.State = Processing
