@@ -3,6 +3,7 @@ package boltstore_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
@@ -16,7 +17,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func TestFileIsCreatedPrivate(t *testing.T) {
+// A new store file is readable and writable by its owner only (0600).
+func TestFileIsCreatedOwnerOnly(t *testing.T) {
 	_, path := openTemp(t)
 	info, err := os.Stat(path)
 	mustNot(t, err)
@@ -25,7 +27,9 @@ func TestFileIsCreatedPrivate(t *testing.T) {
 	}
 }
 
-func TestSecondOpenInProcessIsLocked(t *testing.T) {
+// A second Open of a file already open in this process gives up with
+// ErrLocked after its lock timeout, and leaves the first store unharmed.
+func TestSecondOpenInProcessGivesUpWithErrLockedAfterItsTimeout(t *testing.T) {
 	s, path := openTemp(t)
 	// bbolt polls the lock with sleeps: in a bubble the wait takes no real
 	// time, and the test proves that Open gives up after the timeout.
@@ -46,26 +50,30 @@ func TestSecondOpenInProcessIsLocked(t *testing.T) {
 	openAt(t, path)
 }
 
-// TestLockHelper is the child process of TestSecondProcessIsLocked: it opens
-// the file named by the environment and prints whether it was locked.
-func TestLockHelper(t *testing.T) {
-	path := os.Getenv(lockHelperEnv)
-	if path == "" {
-		t.Skip("child process of TestSecondProcessIsLocked")
-	}
+// lockProbe is the child process of TestSecondProcessIsLockedOutUntilClose,
+// run by TestMain: it opens the file at path and prints whether it was
+// locked. Any other outcome is status 1.
+func lockProbe(path string) int {
 	s, err := boltstore.Open[*item](path, boltstore.WithLockTimeout(100*time.Millisecond))
 	switch {
 	case errors.Is(err, boltstore.ErrLocked):
 		os.Stdout.WriteString("locked\n")
 	case err != nil:
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, "lock probe:", err)
+		return 1
 	default:
 		os.Stdout.WriteString("opened\n")
-		_ = s.Close()
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "lock probe:", err)
+			return 1
+		}
 	}
+	return 0
 }
 
-func TestSecondProcessIsLocked(t *testing.T) {
+// While one process has the file open, another's Open fails with ErrLocked;
+// once the first closes it, the other opens it.
+func TestSecondProcessIsLockedOutUntilClose(t *testing.T) {
 	s, path := openTemp(t)
 	out := runLockHelper(t, path)
 	if out != "locked\n" {
@@ -79,7 +87,7 @@ func TestSecondProcessIsLocked(t *testing.T) {
 
 func runLockHelper(t *testing.T, path string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelper$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), lockHelperEnv+"="+path)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -89,7 +97,8 @@ func runLockHelper(t *testing.T, path string) string {
 	return string(line) + "\n"
 }
 
-func TestRefusesDamagedFiles(t *testing.T) {
+// A file of random bytes is refused with ErrCorrupt and left unchanged.
+func TestRandomBytesAreRefusedAsCorruptAndLeftUnchanged(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, size := range []int{1, 100, 4096, 3 * 4096, 64 << 10} {
 		path := filepath.Join(t.TempDir(), "random.db")
@@ -106,7 +115,9 @@ func TestRefusesDamagedFiles(t *testing.T) {
 	}
 }
 
-func TestRefusesForeignBoltFile(t *testing.T) {
+// A bbolt file written by another program is refused with ErrFormat and
+// left unchanged.
+func TestForeignBoltFileIsRefusedWithErrFormatAndLeftUnchanged(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "foreign.db")
 	writeBolt(t, path, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("someone-else"))
@@ -123,7 +134,8 @@ func TestRefusesForeignBoltFile(t *testing.T) {
 	assertUnchanged(t, path, before)
 }
 
-func TestRefusesUnknownFormatVersion(t *testing.T) {
+// A file of a later format version is refused with ErrFormat.
+func TestLaterFormatVersionIsRefusedWithErrFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "future.db")
 	writeBolt(t, path, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("converge.meta"))
@@ -142,7 +154,8 @@ func TestRefusesUnknownFormatVersion(t *testing.T) {
 	}
 }
 
-func TestRefusesDamagedHistory(t *testing.T) {
+// A history that lost its last record is refused with ErrCorrupt at Open.
+func TestHistoryMissingARecordIsRefusedAsCorrupt(t *testing.T) {
 	s, path := openTemp(t)
 	for i := range 3 {
 		_, err := s.Create(t.Context(), string(rune('a'+i)), &item{})

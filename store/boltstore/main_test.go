@@ -9,11 +9,17 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain runs the tests under a leak check, unless the binary was started
+// as a test's child process (os.Args[0] with one of the helper variables
+// set): then it runs that helper instead of any test, and exits with its
+// status. The helpers are no Test functions, so they never show up as tests
+// that pass doing nothing.
 func TestMain(m *testing.M) {
-	// The crash test's child process runs a writer until it is killed; it
-	// must not run the leak check (nor anything else).
-	if os.Getenv(crashHelperEnv) != "" || os.Getenv(lockHelperEnv) != "" {
-		os.Exit(m.Run())
+	if path := os.Getenv(crashHelperEnv); path != "" {
+		os.Exit(crashWriter(path))
+	}
+	if path := os.Getenv(lockHelperEnv); path != "" {
+		os.Exit(lockProbe(path))
 	}
 	goleak.VerifyTestMain(m)
 }

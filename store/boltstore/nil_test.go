@@ -48,8 +48,8 @@ func TestNilAndZeroInputsAreInvalidNotPanics(t *testing.T) {
 		"Open with a nil Option after a good one": func() error {
 			return second(boltstore.Open[*item](path, boltstore.WithHistory(5), nil))
 		},
-		"Open with a nil codec": func() error { return second(boltstore.Open[*item](path, boltstore.WithCodec[*item](nil))) },
-		"Open with an empty path":    func() error { return second(boltstore.Open[*item]("")) },
+		"Open with a nil codec":   func() error { return second(boltstore.Open[*item](path, boltstore.WithCodec[*item](nil))) },
+		"Open with an empty path": func() error { return second(boltstore.Open[*item]("")) },
 
 		"Get nil ctx":             func() error { return second(s.Get(nilCtx, "a")) },
 		"List nil ctx":            func() error { return listErr(s.List(nilCtx, "")) },

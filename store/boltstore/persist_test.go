@@ -90,7 +90,9 @@ func TestWatchResumesAcrossRestart(t *testing.T) {
 	}
 }
 
-func TestHistoryIsBounded(t *testing.T) {
+// WithHistory bounds the revisions kept to watch from, across reopens: a
+// smaller bound trims the file at Open, a larger one keeps what is there.
+func TestHistoryIsBoundedAcrossReopens(t *testing.T) {
 	s, path := openTemp(t, boltstore.WithHistory(5))
 	ctx := t.Context()
 	obj, err := s.Create(ctx, "a", &item{})
@@ -120,7 +122,10 @@ func TestHistoryIsBounded(t *testing.T) {
 	assertCompactedAt(t, s, 10)
 }
 
-func TestCompact(t *testing.T) {
+// Compact discards history up to a revision (compacting below the oldest
+// does nothing), leaves the objects as they are, and stays compacted
+// across a reopen.
+func TestCompactDiscardsHistoryButNotObjectsAndPersists(t *testing.T) {
 	s, path := openTemp(t)
 	ctx := t.Context()
 	obj, err := s.Create(ctx, "a", &item{})

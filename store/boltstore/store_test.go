@@ -11,7 +11,10 @@ import (
 	"github.com/converge-go/converge/store/boltstore"
 )
 
-func TestCreateUpdateDeleteRevisions(t *testing.T) {
+// Each write takes the next store-wide revision, an update keeps the
+// object's create revision, Get returns a freshly decoded copy of the last
+// write, and a deleted key is ErrNotFound.
+func TestEachWriteTakesTheNextRevisionAndGetReadsItBack(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 
@@ -132,7 +135,11 @@ func TestEncodeErrorIsInvalid(t *testing.T) {
 	assertRevision(t, s, 0)
 }
 
-func TestGuards(t *testing.T) {
+// A write whose guards all hold goes through; one failing guard among
+// holding ones fails Create, Update or Delete with ErrGuardFailed and writes
+// nothing, revision included. Guards check a key's revision, its create
+// revision (Created), or its absence (revision 0).
+func TestWriteWithAFailingGuardIsRefusedAndWritesNothing(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
 	lease, err := s.Create(ctx, "lease", &item{N: 1})
@@ -175,6 +182,8 @@ func TestGuards(t *testing.T) {
 	mustNot(t, err)
 }
 
+// Close ends every watch with ErrUnavailable, and every operation after it
+// (a second Close included) fails with ErrUnavailable.
 func TestClosedStoreIsUnavailable(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx := t.Context()
@@ -211,7 +220,9 @@ func TestClosedStoreIsUnavailable(t *testing.T) {
 	}
 }
 
-func TestCancelledContext(t *testing.T) {
+// Operations under a cancelled context fail with context.Canceled and write
+// nothing.
+func TestCancelledContextFailsOperationsAndWritesNothing(t *testing.T) {
 	s, _ := openTemp(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
