@@ -10,7 +10,10 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/embedetcd"
+	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/store/etcdstore"
 )
@@ -37,7 +40,7 @@ type Config struct {
 	// Pods is the pod count the demo starts with (0: 3); after the
 	// takeover it scales to Pods+2.
 	Pods int
-	// Executable is the binary pods run in pod mode (replicaset.PodEnv).
+	// Executable is the binary pods run in pod mode (pods.PodEnv).
 	Executable string
 	// Out receives the narration and the summary.
 	Out io.Writer
@@ -64,7 +67,7 @@ type Report struct {
 	// LateWrite describes the crashed leader's late write.
 	LateWrite LateWriteResult
 	// Stats counts the pods; StartedPIDs lists them all.
-	Stats       replicaset.Stats
+	Stats       pods.Stats
 	StartedPIDs []int
 	// Leftover lists the started pods whose process or process group still
 	// exists after shutdown: empty unless the shutdown guarantee broke.
@@ -145,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	rep.TTL = cfg.TTL
 	rep.GoroutinesBefore = runtime.NumGoroutine()
 	say := newNarrator(cfg.Out)
-	rep.Start = say.start
+	rep.Start = say.Start()
 
 	err = runDemo(ctx, cfg, say, &rep)
 
@@ -153,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if rep.GoroutinesAfter > rep.GoroutinesBefore {
 		err = errors.Join(err, fmt.Errorf("goroutines left: %d after the demo, %d before", rep.GoroutinesAfter, rep.GoroutinesBefore))
 	} else {
-		say.say("goroutines back to %d, as before the demo", rep.GoroutinesAfter)
+		say.Say("goroutines back to %d, as before the demo", rep.GoroutinesAfter)
 	}
 	summarize(cfg.Out, &rep, err)
 	return rep, err
@@ -167,19 +170,19 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		return err
 	}
 	defer os.RemoveAll(dir)
-	member, err := startEtcd(dir)
+	member, err := embedetcd.Start(dir)
 	if err != nil {
 		return err
 	}
 	defer member.Close() // after every client: defers run last in, first out
-	endpoint := etcdEndpoint(member)
+	endpoint := embedetcd.Endpoint(member)
 
-	operator, err := newClient(endpoint)
+	operator, err := embedetcd.NewClient(endpoint)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, operator.Close()) }()
-	objects, err := etcdstore.New[*replicaset.ReplicaSet](operator, etcdPrefix)
+	objects, err := etcdstore.New[*controller.ReplicaSet](operator, etcdPrefix)
 	if err != nil {
 		return err
 	}
@@ -188,13 +191,13 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		return err
 	}
 
-	sup := replicaset.NewSupervisor(replicaset.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.podEvent})
+	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
 	defer sup.Close()
 	ts := &terms{onStart: say.termStarted, onEnd: say.termEnded}
 	deps := replicaDeps{endpoint: endpoint, ttl: cfg.TTL, pods: sup, terms: ts, wrote: say.statusWritten, logger: cfg.Logger}
 
-	say.say("failover demo: etcd member at %s (embedded, data in %s), lease TTL %v", endpoint, dir, cfg.TTL)
-	say.say("%d replicas of the manager, each with its own etcd client, campaign on %s%s; pods are child processes of this program, shared by the replicas", replicaCount, etcdPrefix, leaseKey)
+	say.Say("failover demo: etcd member at %s (embedded, data in %s), lease TTL %v", endpoint, dir, cfg.TTL)
+	say.Say("%d replicas of the manager, each with its own etcd client, campaign on %s%s; pods are child processes of this program, shared by the replicas", replicaCount, etcdPrefix, leaseKey)
 	replicas := make(map[string]*replica, replicaCount)
 	defer func() {
 		for _, r := range replicas {
@@ -216,21 +219,16 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 	s := &scenario{cfg: cfg, say: say, objects: objects, leases: leases, endpoint: endpoint, sup: sup, terms: ts, replicas: replicas, rep: rep}
 	err = s.play(ctx)
 
-	say.say("== shutdown: the followers stop, then the leader (releasing the lease), then every pod")
+	say.Say("== shutdown: the followers stop, then the leader (releasing the lease), then every pod")
 	err = errors.Join(err, s.stopReplicas())
 	rep.Terms = ts.all()
 	if a, b, found := overlap(rep.Terms); found {
 		err = errors.Join(err, fmt.Errorf("two leaders at once: %s (token %d) and %s (token %d)", a.Replica, a.Token, b.Replica, b.Token))
 	}
-	sup.Close()
-	rep.Stats = sup.Stats()
-	rep.StartedPIDs = sup.Started()
-	rep.Leftover = sup.Leftovers()
-	if len(rep.Leftover) > 0 {
-		err = errors.Join(err, fmt.Errorf("pods left running after shutdown: %v", rep.Leftover))
-	} else {
-		say.say("no pod left: all %d pids started are gone", len(rep.StartedPIDs))
-	}
+	var stopErr error
+	rep.Leftover, stopErr = demo.StopPods(sup, say.Narrator)
+	err = errors.Join(err, stopErr)
+	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
 	return err
 }
 
@@ -238,21 +236,10 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 // want (goroutines of closed connections take a moment to return) and
 // returns the last count.
 func settleGoroutines(ctx context.Context, want int, limit time.Duration) int {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		n := runtime.NumGoroutine()
-		if n <= want {
-			return n
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return n
-		case <-ctx.Done():
-			return n
-		}
-	}
+	n := runtime.NumGoroutine()
+	_ = demo.WaitFor(ctx, "the goroutines to return", limit, func() (bool, error) {
+		n = runtime.NumGoroutine()
+		return n <= want, nil
+	})
+	return n
 }

@@ -1,10 +1,19 @@
 // Command failover runs the ReplicaSet controller of the replicaset example
-// as three replicas of one manager, elected through a lease on an embedded
-// etcd, and narrates a failover: the leader converges the pods, crashes
+// (examples/replicaset/controller, unchanged) as three replicas of one
+// manager, elected through a lease on an embedded etcd, and narrates a
+// failover: the leader converges the pods, crashes
 // without releasing its lease, another replica takes over once the lease
 // has gone unrenewed for a TTL and keeps converging, and a status write the
 // crashed leader sent under its term, delayed in the network until after the
 // takeover, is rejected by fencing.
+//
+// The files: demo.go wires etcd, the pods and the replicas; replica.go is
+// one replica (its client, lease, elector, manager and controller);
+// term.go records the terms of leadership; scenario.go plays the steps
+// and network.go holds the late write; narrator.go tells the story and sums
+// it up. What the replicaset demo shares with this one lives in
+// examples/internal: the pods (pods), the narration, the scenario loop and
+// main (demo), and the embedded etcd (embedetcd).
 //
 // Run it from the repository root:
 //
@@ -18,11 +27,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/examples/internal/demo"
 )
 
 const description = `failover runs a narrated demo of leader election and fencing. An embedded
@@ -37,38 +44,15 @@ then, is rejected by etcd; the new leader scales the pods. On exit no pod and
 no goroutine is left.`
 
 func main() {
-	if os.Getenv(replicaset.PodEnv) == "1" {
-		os.Exit(replicaset.RunPod(os.Args[1:]))
-	}
-	os.Exit(run())
-}
-
-// run parses the flags, runs the demo and returns the exit code.
-func run() int {
 	ttl := flag.Duration("ttl", DefaultTTL, "lease TTL: how long the survivors wait, with the lease unrenewed, before taking over")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: failover [flags]\n\n%s\n\nFlags:\n", description)
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if *ttl < minTTL || *ttl > maxTTL || flag.NArg() > 0 {
-		fmt.Fprintf(flag.CommandLine.Output(), "failover: -ttl must be between %v and %v\n\n", minTTL, maxTTL)
-		flag.Usage()
-		return 2
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "failover:", err)
-		return 1
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if _, err := Run(ctx, Config{TTL: *ttl, Executable: exe, Out: os.Stdout, Logger: logger}); err != nil {
-		fmt.Fprintln(os.Stderr, "failover:", err)
-		return 1
-	}
-	return 0
+	demo.Main("failover", description, func(ctx context.Context, exe string) error {
+		if *ttl < minTTL || *ttl > maxTTL {
+			return fmt.Errorf("%w: -ttl %v, want between %v and %v", demo.ErrUsage, *ttl, minTTL, maxTTL)
+		}
+		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+		_, err := Run(ctx, Config{TTL: *ttl, Executable: exe, Out: os.Stdout, Logger: logger})
+		return err
+	})
 }
 
 // Bounds of -ttl: shorter leases renew too often for a shared machine,

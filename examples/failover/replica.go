@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/examples/internal/embedetcd"
+	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 // replica is one replica of the replicated controller, as a separate
@@ -30,28 +32,32 @@ type replica struct {
 	mgr    *manager.Manager
 
 	closeClient func() error // closes client once
-	crashed     atomic.Bool  // set by crash: every store call fails
-	cancel      context.CancelFunc
-	done        chan error // receives Run's result
-	stopOnce    sync.Once
-	stopErr     error
+	// cutOff cuts the replica off from etcd: a loud outage of both its
+	// stores, so every call fails at once, as if its process were gone.
+	// (Closing the etcd client alone would not do: the client retries a
+	// call on a closed connection for seconds before it fails.)
+	cutOff   func()
+	cancel   context.CancelFunc
+	done     chan error // receives Run's result
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // replicaDeps is what the replicas share.
 type replicaDeps struct {
 	endpoint string
 	ttl      time.Duration
-	pods     *replicaset.Supervisor
+	pods     *pods.Supervisor
 	terms    *terms
 	// wrote hears each status write of a replica's controller, with the
 	// token of the term it was made in.
-	wrote  func(replica string, token int64, obj store.Object[*replicaset.ReplicaSet])
+	wrote  func(replica string, token int64, obj store.Object[*controller.ReplicaSet])
 	logger *slog.Logger
 }
 
 // newReplica connects replica name to etcd and builds its manager.
 func newReplica(name string, d replicaDeps) (r *replica, err error) {
-	client, err := newClient(d.endpoint)
+	client, err := embedetcd.NewClient(d.endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -66,17 +72,28 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	// The lease record and the replica sets share one etcd prefix, so the
 	// lease's guard is a compare etcd checks in each replica set write the
 	// controller makes while the replica leads.
-	// Both go through crashable, which cuts the replica off when it crashes.
+	// Both go through a fault store, which cuts the replica off when it
+	// crashes.
 	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
 	if err != nil {
 		return nil, err
 	}
-	rawObjects, err := etcdstore.New[*replicaset.ReplicaSet](client, etcdPrefix)
+	rawObjects, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
 	if err != nil {
 		return nil, err
 	}
-	leases := crashable[lock.Record]{Store: rawLeases, crashed: &r.crashed}
-	objects := crashable[*replicaset.ReplicaSet]{Store: rawObjects, crashed: &r.crashed}
+	leases, err := faultstore.New(rawLeases, faultstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	objects, err := faultstore.New(rawObjects, faultstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	r.cutOff = func() {
+		leases.SetOutage(faultstore.Loud)
+		objects.SetOutage(faultstore.Loud)
+	}
 	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
 	if err != nil {
 		return nil, err
@@ -88,12 +105,12 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	// The controller's writes need no wrapper: it writes through itself
 	// (Request.Store), which adds the guard of the term the elector runs it
 	// in to each write.
-	ctrl, err := replicaset.NewController(objects, replicaset.ControllerConfig{
+	ctrl, err := controller.New(objects, controller.Config{
 		Pods:   d.pods,
 		Exits:  d.pods.Exits(),
 		Logger: log,
 		Prefix: rsPrefix,
-		StatusWritten: func(ctx context.Context, obj store.Object[*replicaset.ReplicaSet]) {
+		StatusWritten: func(ctx context.Context, obj store.Object[*controller.ReplicaSet]) {
 			var token int64
 			if lk, ok := lock.FromContext(ctx); ok {
 				token = lk.Token()
@@ -142,7 +159,9 @@ func (r *replica) stop() error {
 
 func (r *replica) shutdown(crash bool) error {
 	r.stopOnce.Do(func() {
-		r.crashed.Store(crash)
+		if crash {
+			r.cutOff()
+		}
 		var runErr error
 		if r.cancel != nil {
 			r.cancel()

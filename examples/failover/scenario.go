@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/converge-go/converge/examples/internal/demo"
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/examples/internal/embedetcd"
+	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
@@ -21,10 +22,10 @@ import (
 type scenario struct {
 	cfg      Config
 	say      *narrator
-	objects  store.Store[*replicaset.ReplicaSet] // the operator's, unfenced
+	objects  store.Store[*controller.ReplicaSet] // the operator's, unfenced
 	leases   store.Store[lock.Record]            // the operator's view of the lease record
 	endpoint string
-	sup      *replicaset.Supervisor
+	sup      *pods.Supervisor
 	terms    *terms
 	replicas map[string]*replica
 	rep      *Report
@@ -40,32 +41,26 @@ func (s *scenario) play(ctx context.Context) (err error) {
 		}
 	}()
 	n := s.cfg.Pods
-	steps := []func(context.Context) error{
+	return demo.Play(ctx,
 		func(ctx context.Context) error { return s.scale(ctx, "converge", n) },
 		s.crash,
 		s.lateWrite,
 		func(ctx context.Context) error { return s.scale(ctx, "scale up", n+2) },
-	}
-	for _, step := range steps {
-		if err := step(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	)
 }
 
 // scale has the operator write a spec of n pods and waits until the leader
 // has converged to it.
 func (s *scenario) scale(ctx context.Context, name string, n int) error {
 	start, startedBefore := time.Now(), s.sup.Stats().Started
-	s.say.say("== %s: the operator asks for %s", name, pods(n))
+	s.say.Say("== %s: the operator asks for %s", name, demo.Count(n, "pod"))
 	s.want = n
-	s.say.setWant(n)
-	obj, err := resource.PutSpec(ctx, s.objects, demoKey, replicaset.Spec{Replicas: n})
+	s.say.SetWant(n)
+	obj, err := resource.PutSpec(ctx, s.objects, demoKey, controller.Spec{Replicas: n})
 	if err != nil {
 		return fmt.Errorf("%s: put spec: %w", name, err)
 	}
-	s.say.say("operator: spec written (%s, generation %d)", pods(n), obj.Value.Generation)
+	s.say.Say("operator: spec written (%s, generation %d)", demo.Count(n, "pod"), obj.Value.Generation)
 	return s.settle(ctx, name, start, startedBefore, s.cfg.Timeout)
 }
 
@@ -86,18 +81,18 @@ func (s *scenario) crash(ctx context.Context) error {
 	if err := s.sendLateWrite(ctx, old); err != nil {
 		return err
 	}
-	s.say.say("== crash: %s, the leader, dies: cut off from etcd at once, its manager stopped, its lease not released", old.Replica)
+	s.say.Say("== crash: %s, the leader, dies: cut off from etcd at once, its manager stopped, its lease not released", old.Replica)
 	out.At = time.Now()
 	startedBefore := s.sup.Stats().Started
 	if err := s.replicas[old.Replica].crash(); err != nil {
 		// A crashed process reports nothing; its error only explains.
-		s.say.say("%s: %v", old.Replica, err)
+		s.say.Say("%s: %v", old.Replica, err)
 	}
 	rec, err := s.leases.Get(ctx, leaseKey)
 	switch {
 	case err == nil && rec.CreateRevision == old.Token:
 		out.RecordKept = true
-		s.say.say("%s is down; its lease record (token %d) stays in etcd, no longer renewed: the others wait for it to stay unchanged for a TTL",
+		s.say.Say("%s is down; its lease record (token %d) stays in etcd, no longer renewed: the others wait for it to stay unchanged for a TTL",
 			old.Replica, old.Token)
 	case err == nil:
 		return fmt.Errorf("crash: the lease record is already another term's (token %d, held by %s)", rec.CreateRevision, rec.Value.Holder)
@@ -117,12 +112,12 @@ func (s *scenario) crash(ctx context.Context) error {
 	}
 	out.New = next
 	out.Handover = next.Start.Sub(out.At)
-	s.say.say("%s took over %.2fs after the crash (lease TTL %v)", next.Replica, out.Handover.Seconds(), s.cfg.TTL)
+	s.say.Say("%s took over %.2fs after the crash (lease TTL %v)", next.Replica, out.Handover.Seconds(), s.cfg.TTL)
 	if err := s.settle(ctx, "takeover", out.At, startedBefore, s.cfg.Timeout); err != nil {
 		return err
 	}
 	if s.rep.Phases[len(s.rep.Phases)-1].Started == 0 {
-		s.say.say("%s adopted the %d running pods: nothing to start, status already right", next.Replica, s.want)
+		s.say.Say("%s adopted the %d running pods: nothing to start, status already right", next.Replica, s.want)
 	}
 	return nil
 }
@@ -130,8 +125,8 @@ func (s *scenario) crash(ctx context.Context) error {
 // inFlight is the status write the leader sent just before it crashed,
 // held by the network until lateWrite delivers it.
 type inFlight struct {
-	obj    store.Object[*replicaset.ReplicaSet] // the object it was written against
-	net    *delayed[*replicaset.ReplicaSet]
+	obj    store.Object[*controller.ReplicaSet] // the object it was written against
+	net    *delayed[*controller.ReplicaSet]
 	client *clientv3.Client // its connection
 	cancel context.CancelFunc
 	done   chan struct{} // closed once the write has returned
@@ -161,16 +156,16 @@ func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
 	if err != nil {
 		return fmt.Errorf("late write: %w", err)
 	}
-	client, err := newClient(s.endpoint)
+	client, err := embedetcd.NewClient(s.endpoint)
 	if err != nil {
 		return err
 	}
-	raw, err := etcdstore.New[*replicaset.ReplicaSet](client, etcdPrefix)
+	raw, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
 	if err != nil {
 		return errors.Join(err, client.Close())
 	}
-	net := newDelayed[*replicaset.ReplicaSet](raw)
-	fenced, err := lock.Fenced[*replicaset.ReplicaSet](net, old.lock)
+	net := newDelayed[*controller.ReplicaSet](raw)
+	fenced, err := lock.Fenced[*controller.ReplicaSet](net, old.lock)
 	if err != nil {
 		return errors.Join(err, client.Close())
 	}
@@ -178,8 +173,8 @@ func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
 	late := &inFlight{obj: obj, net: net, client: client, cancel: cancel, done: make(chan struct{})}
 	s.late = late
 	pids := late.obj.Value.Status.Pods
-	status := replicaset.Status{ReadyReplicas: len(pids), Pods: pids}
-	ready := resource.Condition{Type: replicaset.ConditionReady, Status: resource.ConditionFalse, Reason: "Scaling",
+	status := controller.Status{ReadyReplicas: len(pids), Pods: pids}
+	ready := resource.Condition{Type: controller.ConditionReady, Status: resource.ConditionFalse, Reason: "Scaling",
 		Message: fmt.Sprintf("sent by %s in the term of token %d", old.Replica, old.Token)}
 	go func() {
 		defer close(late.done)
@@ -192,8 +187,8 @@ func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	s.say.say("%s, still leading, sends a status write (Ready=False, pods %s) under its term (token %d); the network holds it",
-		old.Replica, pidList(pids), old.Token)
+	s.say.Say("%s, still leading, sends a status write (Ready=False, pods %s) under its term (token %d); the network holds it",
+		old.Replica, demo.PIDList(pids), old.Token)
 	return nil
 }
 
@@ -210,16 +205,16 @@ func (s *scenario) lateWrite(ctx context.Context) error {
 		return fmt.Errorf("late write: %w", err)
 	}
 	out.SameRevision = cur.Revision == late.obj.Revision
-	s.say.say("== late write: the network delivers the status write %s sent under its term (token %d)", old.Replica, old.Token)
+	s.say.Say("== late write: the network delivers the status write %s sent under its term (token %d)", old.Replica, old.Token)
 	if out.SameRevision {
-		s.say.say("the replica set has not changed since (revision %d): its compare-and-swap would pass, only the term's guard can stop it", cur.Revision)
+		s.say.Say("the replica set has not changed since (revision %d): its compare-and-swap would pass, only the term's guard can stop it", cur.Revision)
 	}
 	late.net.deliver()
 	out.Err = late.wait()
 	if !errors.Is(out.Err, store.ErrGuardFailed) {
 		return fmt.Errorf("late write: got error %v, want one matching store.ErrGuardFailed", out.Err)
 	}
-	s.say.say("etcd rejected it: %v", out.Err)
+	s.say.Say("etcd rejected it: %v", out.Err)
 
 	after, err := s.objects.Get(ctx, demoKey)
 	if err != nil {
@@ -229,7 +224,7 @@ func (s *scenario) lateWrite(ctx context.Context) error {
 	if !out.Unchanged {
 		return fmt.Errorf("late write: the replica set changed (revision %d to %d)", cur.Revision, after.Revision)
 	}
-	s.say.say("the replica set is untouched: still %s %s", pods(len(after.Value.Status.Pods)), pidList(after.Value.Status.Pods))
+	s.say.Say("the replica set is untouched: still %s %s", demo.Count(len(after.Value.Status.Pods), "pod"), demo.PIDList(after.Value.Status.Pods))
 	return nil
 }
 
@@ -249,54 +244,26 @@ func (s *scenario) stopReplicas() error {
 	return errors.Join(errs...)
 }
 
-// settle waits until s.want pods run and the stored status records exactly
-// them for the latest generation, then records the step's result: the step
-// began at start, when the supervisor had started startedBefore pods.
+// settle waits until the replica set has converged (demo.WaitConverged)
+// under a leader, and its status write has been narrated; then it records
+// the step's result: the step began at start, when the supervisor had
+// started startedBefore pods.
 func (s *scenario) settle(ctx context.Context, name string, start time.Time, startedBefore int, limit time.Duration) error {
-	res := PhaseResult{Name: name, Want: s.want}
-	err := s.waitFor(ctx, fmt.Sprintf("%s: %s and their status", name, pods(s.want)), limit, func() (bool, error) {
-		leader, ok := s.terms.current()
-		if !ok {
-			return false, nil
-		}
-		running := s.sup.Running(demoKey)
-		if len(running) != s.want {
-			return false, nil
-		}
-		obj, err := s.objects.Get(ctx, demoKey)
-		if err != nil {
-			return false, err
-		}
+	var leader Term
+	obj, err := demo.WaitConverged(ctx, name, s.objects, s.sup, demoKey, s.want, limit, func(obj store.Object[*controller.ReplicaSet]) bool {
+		var ok bool
+		leader, ok = s.terms.current()
 		// The status is the controller's: wait until its write is narrated.
-		if !converged(obj.Value, running) || s.say.writtenRevision() < obj.Revision {
-			return false, nil
-		}
-		rs := obj.Value
-		res.Leader, res.Pods = leader.Replica, rs.Status.Pods
-		res.Generation, res.ObservedGeneration = rs.Generation, rs.ObservedGeneration
-		return true, nil
+		return ok && s.say.writtenRevision() >= obj.Revision
 	})
 	if err != nil {
 		return err
 	}
-	res.Took = time.Since(start)
-	res.Started = s.sup.Stats().Started - startedBefore
-	s.rep.Phases = append(s.rep.Phases, res)
+	rs := obj.Value
+	s.rep.Phases = append(s.rep.Phases, PhaseResult{Name: name, Leader: leader.Replica, Want: s.want, Pods: rs.Status.Pods,
+		Generation: rs.Generation, ObservedGeneration: rs.ObservedGeneration,
+		Started: s.sup.Stats().Started - startedBefore, Took: time.Since(start)})
 	return nil
-}
-
-// converged reports whether rs's status records exactly the running pods,
-// for the latest generation, and that they are as many as the spec asks.
-func converged(rs *replicaset.ReplicaSet, running []replicaset.Pod) bool {
-	pids := make([]int, len(running))
-	for i, p := range running {
-		pids[i] = p.PID
-	}
-	slices.Sort(pids)
-	return rs.ObservedGeneration == rs.Generation &&
-		rs.Spec.Replicas == len(running) &&
-		rs.Status.ReadyReplicas == len(running) &&
-		slices.Equal(rs.Status.Pods, pids)
 }
 
 // waitFor waits, within limit, for cond (see demo.WaitFor).

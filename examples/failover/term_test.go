@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/examples/replicaset/replicaset"
+	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
@@ -62,7 +60,7 @@ func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
 	ctx := t.Context()
 	raw := store.NewMemory[[]byte]()
 	records := store.NewView[lock.Record](raw, nil)
-	objects := store.NewView[*replicaset.ReplicaSet](raw, nil)
+	objects := store.NewView[*controller.ReplicaSet](raw, nil)
 	acquire := func(holder string) lock.Lock {
 		lease, err := lock.NewLease(records, leaseKey, lock.LeaseOptions{Holder: holder, TTL: time.Hour})
 		require.NoError(t, err)
@@ -70,19 +68,19 @@ func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
 		require.NoError(t, err)
 		return lk
 	}
-	_, err := resource.PutSpec(ctx, objects, demoKey, replicaset.Spec{Replicas: 1})
+	_, err := resource.PutSpec(ctx, objects, demoKey, controller.Spec{Replicas: 1})
 	require.NoError(t, err)
 	// send writes the status through the network under lk's term and
 	// returns once the network holds the write.
-	send := func(lk lock.Lock, ready int) (*delayed[*replicaset.ReplicaSet], <-chan error) {
-		net := newDelayed[*replicaset.ReplicaSet](objects)
-		fenced, err := lock.Fenced[*replicaset.ReplicaSet](net, lk)
+	send := func(lk lock.Lock, ready int) (*delayed[*controller.ReplicaSet], <-chan error) {
+		net := newDelayed[*controller.ReplicaSet](objects)
+		fenced, err := lock.Fenced[*controller.ReplicaSet](net, lk)
 		require.NoError(t, err)
 		cur, err := objects.Get(ctx, demoKey)
 		require.NoError(t, err)
 		res := make(chan error, 1)
 		go func() {
-			_, err := resource.WriteStatus(ctx, fenced, cur, replicaset.Status{ReadyReplicas: ready})
+			_, err := resource.WriteStatus(ctx, fenced, cur, controller.Status{ReadyReplicas: ready})
 			res <- err
 		}()
 		<-net.sent
@@ -108,7 +106,7 @@ func TestHeldWriteOfATakenOverTermIsRejected(t *testing.T) {
 	assert.Equal(t, 1, after.Value.Status.ReadyReplicas)
 }
 
-func TestOverlap(t *testing.T) {
+func TestOverlapFindsTermsHeldAtTheSameTime(t *testing.T) {
 	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
 	disjoint := []Term{
 		{Replica: "b", Start: at(5), End: at(9)},
@@ -123,31 +121,4 @@ func TestOverlap(t *testing.T) {
 
 	_, _, found = overlap([]Term{{Replica: "a", Start: at(1)}, {Replica: "b", Start: at(5)}})
 	assert.True(t, found, "a term that never ended overlaps every later one")
-}
-
-func TestCrashableFailsEveryCallOnceCrashed(t *testing.T) {
-	ctx := t.Context()
-	var crashed atomic.Bool
-	c := crashable[int]{Store: store.NewMemory[int](), crashed: &crashed}
-	obj, err := c.Create(ctx, "k", 1)
-	require.NoError(t, err)
-	w, err := c.Watch(ctx, "", 0)
-	require.NoError(t, err)
-	w.Stop()
-
-	crashed.Store(true)
-	_, err = c.Get(ctx, "k")
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, _, err = c.List(ctx, "")
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = c.Create(ctx, "j", 1)
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = c.Update(ctx, "k", 2, obj.Revision)
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = c.Delete(ctx, "k", obj.Revision)
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = c.Watch(ctx, "", 0)
-	assert.ErrorIs(t, err, store.ErrUnavailable)
-	_, err = c.Revision(ctx)
-	assert.True(t, errors.Is(err, errCrashed))
 }

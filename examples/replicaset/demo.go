@@ -10,8 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/faultstore"
 )
 
 // demoKey is the replica set the demo runs.
@@ -24,7 +28,7 @@ type Config struct {
 	// StoreDir holds the bbolt file. Empty: a temporary directory, removed
 	// when the demo ends.
 	StoreDir string
-	// Executable is the binary pods run in pod mode (see PodEnv).
+	// Executable is the binary pods run in pod mode (pods.PodEnv).
 	Executable string
 	// Out receives the narration.
 	Out io.Writer
@@ -47,14 +51,14 @@ type Report struct {
 	// Outage describes the store outage.
 	Outage OutageResult
 	// BeforeShutdown counts the pods up to the shutdown; Stats includes it.
-	BeforeShutdown, Stats Stats
+	BeforeShutdown, Stats pods.Stats
 	// StartedPIDs lists every pod ever started.
 	StartedPIDs []int
 	// Leftover lists the started pods whose process still exists after
 	// shutdown: empty unless the shutdown guarantee broke.
 	Leftover []int
 	// Final is the replica set as stored at the end.
-	Final ReplicaSet
+	Final controller.ReplicaSet
 	// StorePath is the bbolt file; StoreKept says whether it outlives the demo.
 	StorePath string
 	StoreKept bool
@@ -122,17 +126,22 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return rep, err
 	}
 	rep.StorePath = filepath.Join(dir, "replicasets.db")
-	db, err := boltstore.Open[*ReplicaSet](rep.StorePath)
+	db, err := boltstore.Open[*controller.ReplicaSet](rep.StorePath)
 	if err != nil {
 		return rep, err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 
-	say := newNarrator(cfg.Out)
-	sup := NewSupervisor(SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.podEvent})
+	say := demo.NewNarrator(cfg.Out)
+	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
 	defer sup.Close()
-	net := NewOutage[*ReplicaSet](db)
-	ctrl, err := NewController(net, ControllerConfig{Pods: sup, Exits: sup.Exits(), Logger: cfg.Logger})
+	// The controller reaches the store through a fault-injecting store,
+	// up until the scenario's outage.
+	net, err := faultstore.New[*controller.ReplicaSet](db, faultstore.Options{})
+	if err != nil {
+		return rep, err
+	}
+	ctrl, err := controller.New(net, controller.Config{Pods: sup, Exits: sup.Exits(), Logger: cfg.Logger})
 	if err != nil {
 		return rep, err
 	}
@@ -141,12 +150,12 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		return rep, err
 	}
 	if err := errors.Join(mgr.Add(ctrl), mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return say.watchStore(ctx, db)
+		return watchStore(ctx, say, db)
 	}))); err != nil {
 		return rep, err
 	}
 
-	say.say("replicaset demo: pods are child processes of this program; store %s", rep.StorePath)
+	say.Say("replicaset demo: pods are child processes of this program; store %s", rep.StorePath)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	mgrDone := make(chan error, 1)
@@ -158,19 +167,14 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	d := &scenario{cfg: cfg, say: say, db: db, net: net, sup: sup, ctrl: ctrl, rep: &rep}
 	err = d.play(runCtx)
 
-	say.say("== shutdown: stopping the controller, then every pod")
+	say.Say("== shutdown: stopping the controller, then every pod")
 	rep.BeforeShutdown = sup.Stats()
 	stop()
 	err = errors.Join(err, <-mgrDone)
-	sup.Close()
-	rep.Stats = sup.Stats()
-	rep.StartedPIDs = sup.Started()
-	rep.Leftover = sup.Leftovers()
-	if len(rep.Leftover) > 0 {
-		err = errors.Join(err, fmt.Errorf("pods left running after shutdown: %v", rep.Leftover))
-	} else {
-		say.say("no pod left: all %d pids started are gone", len(rep.StartedPIDs))
-	}
+	var stopErr error
+	rep.Leftover, stopErr = demo.StopPods(sup, say)
+	err = errors.Join(err, stopErr)
+	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
 	if obj, gerr := db.Get(context.WithoutCancel(ctx), demoKey); gerr == nil {
 		rep.Final = *obj.Value
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,7 @@ func runDemo(t *testing.T, cfg Config) Report {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	var out demo.SyncBuffer
+	var out syncbuf.Buffer
 	cfg.Executable, cfg.Out = exe, &out
 	cfg.Logger = slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // hang guard only

@@ -3,6 +3,13 @@
 // heals them after a power failure, scales them, and keeps healing while its
 // store is unreachable.
 //
+// Read the controller first: controller/controller.go holds the resource
+// and the Reconcile method, in package controller so that the failover
+// example can run the same controller. This command only runs it and
+// narrates: demo.go wires the store, the pods and the controller,
+// scenario.go plays the steps, narrator.go tells what the store sees, and
+// summary.go sums up. The pods are real processes (examples/internal/pods).
+//
 // Run it from the repository root:
 //
 //	go run ./examples/replicaset
@@ -15,8 +22,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/converge-go/converge/examples/internal/demo"
 )
 
 const description = `replicaset runs a narrated demo of a reconciliation loop. A controller keeps
@@ -28,42 +35,19 @@ status once the store returns. On exit no pod is left running. With -store,
 the desired state survives a restart of the demo.`
 
 func main() {
-	if os.Getenv(PodEnv) == "1" {
-		os.Exit(runPod(os.Args[1:]))
-	}
-	os.Exit(run())
-}
-
-// run parses the flags, runs the demo and returns the exit code.
-func run() int {
 	replicas := flag.Int("replicas", 3, "number of pods to start with (at least 1); the demo then scales to N+2 and N-1")
 	dir := flag.String("store", "", "directory of the bbolt store file (default: a temporary directory removed at exit)")
 	verbose := flag.Bool("v", false, "log the controller at debug level (default: warnings only)")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: replicaset [flags]\n\n%s\n\nFlags:\n", description)
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if *replicas < 1 || flag.NArg() > 0 {
-		flag.Usage()
-		return 2
-	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "replicaset:", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	_, err = Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, Executable: exe, Out: os.Stdout, Logger: logger})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "replicaset:", err)
-		return 1
-	}
-	return 0
+	demo.Main("replicaset", description, func(ctx context.Context, exe string) error {
+		if *replicas < 1 {
+			return fmt.Errorf("%w: -replicas %d, want at least 1", demo.ErrUsage, *replicas)
+		}
+		level := slog.LevelWarn
+		if *verbose {
+			level = slog.LevelDebug
+		}
+		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+		_, err := Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, Executable: exe, Out: os.Stdout, Logger: logger})
+		return err
+	})
 }

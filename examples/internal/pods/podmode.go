@@ -1,4 +1,4 @@
-package replicaset
+package pods
 
 import (
 	"context"
@@ -12,8 +12,11 @@ import (
 )
 
 // PodEnv, set to "1" in the environment, runs this binary as a pod instead
-// of the demo: the Supervisor starts pods that way.
+// of the demo: the Supervisor starts pods that way, and IsPod reports it.
 const PodEnv = "CONVERGE_REPLICASET_POD"
+
+// IsPod reports whether this process was started as a pod.
+func IsPod() bool { return os.Getenv(PodEnv) == "1" }
 
 // RunPod is the pod mode. With a command, the process becomes that command
 // (execve keeps the pid the supervisor watches). Without one, it blocks until

@@ -1,4 +1,12 @@
-package replicaset
+// Package pods runs the pods of the examples' replica sets as real
+// processes: a Supervisor starts copies of the running binary in pod mode
+// (PodEnv, RunPod), watches them, stops them, and reports the owner of a
+// pod that ended on its own so that its replica set is reconciled.
+//
+// It is the world the replicaset controller acts on
+// (examples/replicaset/controller), shared by the replicaset and failover
+// demos; nothing in it knows about converge.
+package pods
 
 import (
 	"context"
@@ -14,7 +22,7 @@ import (
 )
 
 // ErrSupervisorClosed is returned by Start once Close has been called.
-var ErrSupervisorClosed = errors.New("supervisor closed")
+var ErrSupervisorClosed = errors.New("pods: supervisor closed")
 
 // Pod is one running process of a replica set.
 type Pod struct {
@@ -299,14 +307,18 @@ func (s *Supervisor) Stats() Stats {
 
 // Leftovers returns the pids of pods ever started whose process, or
 // process group, still exists. After Close it should be empty.
-func (s *Supervisor) Leftovers() []int {
-	var left []int
-	for _, pid := range s.Started() {
+func (s *Supervisor) Leftovers() []int { return Survivors(s.Started()) }
+
+// Survivors returns the pids among pids whose process or process group
+// still exists.
+func Survivors(pids []int) []int {
+	var alive []int
+	for _, pid := range pids {
 		if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) || !errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH) {
-			left = append(left, pid)
+			alive = append(alive, pid)
 		}
 	}
-	return left
+	return alive
 }
 
 // countLocked counts owner's pods that have not ended. s.mu is held.

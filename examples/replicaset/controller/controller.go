@@ -1,4 +1,15 @@
-package replicaset
+// Package controller is the replica set controller of the replicaset
+// example: the stored resource (Spec, Status, ReplicaSet), the Reconciler
+// that converges a replica set's pods toward its spec, and New, which runs
+// it as a converge controller. Read this file first; the demo around it
+// (examples/replicaset) and the failover demo (examples/failover) only run
+// it.
+//
+// It is a package of its own, below the replicaset example, because the
+// failover example runs the same controller as three replicas under leader
+// election, and a main package cannot be imported. The pods it starts and
+// stops are real processes, run by examples/internal/pods.
+package controller
 
 import (
 	"context"
@@ -9,21 +20,49 @@ import (
 	"slices"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
 
-// Pods is the part of the world the reconciler acts on. Supervisor is the
+// Spec is the desired state of a replica set: how many pods, running what.
+type Spec struct {
+	// Replicas is the number of pods to keep running.
+	Replicas int `json:"replicas"`
+	// Command is what each pod runs; empty runs a pod that blocks until it
+	// is stopped.
+	Command []string `json:"command,omitempty"`
+}
+
+// Status is what the controller last observed.
+type Status struct {
+	// ReadyReplicas is the number of pods running after the last reconcile.
+	ReadyReplicas int `json:"readyReplicas"`
+	// Pods lists their process ids, in ascending order. A replaced pod
+	// changes the list, so a status written before a failure is visibly
+	// stale until the controller writes it again.
+	Pods []int `json:"pods,omitempty"`
+}
+
+// ReplicaSet is the stored resource: Spec written with resource.PutSpec,
+// Status written by the controller with resource.WriteStatus.
+type ReplicaSet = resource.Resource[Spec, Status]
+
+// ConditionReady is the condition the controller records on every
+// reconcile: True when as many pods run as the spec asks for.
+const ConditionReady = "Ready"
+
+// Pods is the part of the world the reconciler acts on. pods.Supervisor is the
 // real one; tests use a fake.
 type Pods interface {
 	// Running returns owner's running pods, oldest first.
-	Running(owner string) []Pod
+	Running(owner string) []pods.Pod
 	// Start starts a pod for owner running command.
-	Start(ctx context.Context, owner string, command []string) (Pod, error)
+	Start(ctx context.Context, owner string, command []string) (pods.Pod, error)
 	// Stop stops pod and returns once it has ended.
-	Stop(ctx context.Context, pod Pod) error
+	Stop(ctx context.Context, pod pods.Pod) error
 }
 
 // Reconciler converges the pods of each replica set toward its spec, then
@@ -103,7 +142,7 @@ func statusErr(err error) error {
 }
 
 // observe builds the status and the Ready condition from the pods running.
-func observe(running []Pod, want int, startErr error) (Status, resource.Condition) {
+func observe(running []pods.Pod, want int, startErr error) (Status, resource.Condition) {
 	pids := make([]int, len(running))
 	for i, p := range running {
 		pids[i] = p.PID
@@ -133,8 +172,8 @@ func validate(spec Spec) error {
 	return nil
 }
 
-// ControllerConfig holds what NewController needs besides the store.
-type ControllerConfig struct {
+// Config holds what New needs besides the store.
+type Config struct {
 	// Pods is the world the controller acts on.
 	Pods Pods
 	// Exits delivers the key of a replica set whose pod ended by itself.
@@ -146,14 +185,16 @@ type ControllerConfig struct {
 	Prefix string
 	// StatusWritten, if set, hears each status write (see Reconciler).
 	StatusWritten func(ctx context.Context, obj store.Object[*ReplicaSet])
+	// Metrics, if set, hears each reconcile's outcome (tests count them).
+	Metrics reconcile.Metrics
 }
 
-// NewController returns the replica set controller over s, with timings
+// New returns the replica set controller over s, with timings
 // short enough for a demo: retries back off from 50ms to 1s. Its status
 // writes go to s through the controller (Request.Store): run it under a
 // manager.Manager with a lock.Elector and each carries the guard of the
 // term it runs in.
-func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile.Controller[*ReplicaSet], error) {
+func New(s store.Store[*ReplicaSet], cfg Config) (*reconcile.Controller[*ReplicaSet], error) {
 	return reconcile.New(s, &Reconciler{Pods: cfg.Pods, StatusWritten: cfg.StatusWritten}, reconcile.Options[*ReplicaSet]{
 		Name:        "replicaset",
 		RateLimiter: queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
@@ -162,5 +203,6 @@ func NewController(s store.Store[*ReplicaSet], cfg ControllerConfig) (*reconcile
 		Logger:      cfg.Logger,
 		Sources:     []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
 		Prefix:      cfg.Prefix,
+		Metrics:     cfg.Metrics,
 	})
 }

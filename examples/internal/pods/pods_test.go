@@ -1,4 +1,4 @@
-package main
+package pods_test
 
 import (
 	"os"
@@ -6,18 +6,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/pods"
 )
+
+// TestMain runs this test binary as a pod when a supervisor starts it.
+func TestMain(m *testing.M) { demo.TestMain(m) }
 
 // newTestSupervisor returns a supervisor whose pods run this test binary,
 // with its events on a channel, closed when the test ends.
-func newTestSupervisor(t *testing.T, grace time.Duration) (*Supervisor, <-chan PodEvent) {
+func newTestSupervisor(t *testing.T, grace time.Duration) (*pods.Supervisor, <-chan pods.PodEvent) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	events := make(chan PodEvent, 64)
-	s := NewSupervisor(SupervisorConfig{Executable: exe, StopGrace: grace, OnEvent: func(ev PodEvent) { events <- ev }})
+	events := make(chan pods.PodEvent, 64)
+	s := pods.NewSupervisor(pods.SupervisorConfig{Executable: exe, StopGrace: grace, OnEvent: func(ev pods.PodEvent) { events <- ev }})
 	t.Cleanup(func() {
 		s.Close()
 		demo.AssertNoProcessLeft(t, s.Started())
@@ -32,15 +37,15 @@ func TestSupervisorReportsExitsAndStops(t *testing.T) {
 	require.NoError(t, err)
 	b, err := s.Start(ctx, "web", nil)
 	require.NoError(t, err)
-	assert.Equal(t, PodStarted, (<-events).Kind)
-	assert.Equal(t, PodStarted, (<-events).Kind)
-	assert.Equal(t, []Pod{a, b}, s.Running("web"))
+	assert.Equal(t, pods.PodStarted, (<-events).Kind)
+	assert.Equal(t, pods.PodStarted, (<-events).Kind)
+	assert.Equal(t, []pods.Pod{a, b}, s.Running("web"))
 
 	// A pod killed from outside wakes its owner.
 	require.True(t, s.Signal(a.PID, syscall.SIGKILL))
 	assert.Equal(t, "web", <-s.Exits())
 	ev := <-events
-	assert.Equal(t, PodExited, ev.Kind)
+	assert.Equal(t, pods.PodExited, ev.Kind)
 	assert.Equal(t, a.PID, ev.Pod.PID)
 	assert.Equal(t, "signal: killed", ev.Exit)
 	assert.False(t, s.Alive(a.PID))
@@ -50,7 +55,7 @@ func TestSupervisorReportsExitsAndStops(t *testing.T) {
 	// grace) and does not wake its owner.
 	require.NoError(t, s.Stop(ctx, b))
 	ev = <-events
-	assert.Equal(t, PodStopped, ev.Kind)
+	assert.Equal(t, pods.PodStopped, ev.Kind)
 	// Handled by the pod, or before it had installed its handler.
 	assert.Contains(t, []string{"exit status 0", "signal: terminated"}, ev.Exit)
 	assert.Empty(t, s.Running("web"))
@@ -59,11 +64,11 @@ func TestSupervisorReportsExitsAndStops(t *testing.T) {
 		t.Errorf("stopped pod woke %q", owner)
 	default:
 	}
-	assert.Equal(t, Stats{Started: 2, Stopped: 1, Exited: 1}, s.Stats())
+	assert.Equal(t, pods.Stats{Started: 2, Stopped: 1, Exited: 1}, s.Stats())
 
 	s.Close()
 	_, err = s.Start(ctx, "web", nil)
-	assert.ErrorIs(t, err, ErrSupervisorClosed)
+	assert.ErrorIs(t, err, pods.ErrSupervisorClosed)
 }
 
 // A pod whose command ignores SIGTERM is killed after the grace period,
@@ -85,6 +90,6 @@ func TestSupervisorCloseStopsEverything(t *testing.T) {
 	}
 	s.Close()
 	assert.Empty(t, s.Running("web"))
-	assert.Equal(t, Stats{Started: 3, Stopped: 3}, s.Stats())
+	assert.Equal(t, pods.Stats{Started: 3, Stopped: 3}, s.Stats())
 	demo.AssertNoProcessLeft(t, s.Started())
 }

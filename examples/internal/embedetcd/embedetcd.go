@@ -1,4 +1,8 @@
-package main
+// Package embedetcd is the examples' one embedded etcd: a single member
+// in process, on loopback ports the system picks, with fast raft timings,
+// no fsync and no logs, and silent clients for it. The examples that need
+// etcd (failover) start it with Start and connect with NewClient.
+package embedetcd
 
 import (
 	"fmt"
@@ -10,16 +14,16 @@ import (
 	"go.uber.org/zap"
 )
 
-// etcdStartLimit bounds the wait for the embedded member to become ready.
-const etcdStartLimit = 30 * time.Second
+// startLimit bounds the wait for the member to become ready.
+const startLimit = 30 * time.Second
 
-// startEtcd starts a single-member etcd with its data in dir: fast raft
-// timings, loopback listeners on ports the system picks, no fsync (the demo
+// Start starts a single-member etcd with its data in dir: fast raft
+// timings, loopback listeners on ports the system picks, no fsync (examples
 // crashes processes, not machines) and no logs. It returns once the member
 // serves clients; the caller closes it after its last client.
-func startEtcd(dir string) (*embed.Etcd, error) {
+func Start(dir string) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
-	cfg.Name = "failover"
+	cfg.Name = "converge-example"
 	cfg.Dir = dir
 	cfg.TickMs = 10
 	cfg.ElectionMs = 100
@@ -33,36 +37,37 @@ func startEtcd(dir string) (*embed.Etcd, error) {
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("start etcd: %w", err)
+		return nil, fmt.Errorf("embedetcd: start: %w", err)
 	}
-	timer := time.NewTimer(etcdStartLimit)
+	timer := time.NewTimer(startLimit)
 	defer timer.Stop()
 	select {
 	case <-e.Server.ReadyNotify():
 		return e, nil
 	case err := <-e.Err():
 		e.Close()
-		return nil, fmt.Errorf("etcd failed: %w", err)
+		return nil, fmt.Errorf("embedetcd: member failed: %w", err)
 	case <-timer.C:
 		e.Close()
-		return nil, fmt.Errorf("etcd not ready within %v", etcdStartLimit)
+		return nil, fmt.Errorf("embedetcd: member not ready within %v", startLimit)
 	}
 }
 
-// etcdEndpoint is the client URL the member listens on.
-func etcdEndpoint(e *embed.Etcd) string {
+// Endpoint is the client URL the member e listens on.
+func Endpoint(e *embed.Etcd) string {
 	return "http://" + e.Clients[0].Addr().String()
 }
 
-// newClient returns a silent etcd client of endpoint.
-func newClient(endpoint string) (*clientv3.Client, error) {
+// NewClient returns a silent etcd client of endpoint; the caller closes
+// it before the member.
+func NewClient(endpoint string) (*clientv3.Client, error) {
 	c, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("etcd client: %w", err)
+		return nil, fmt.Errorf("embedetcd: client: %w", err)
 	}
 	return c, nil
 }
