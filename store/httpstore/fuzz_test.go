@@ -90,7 +90,9 @@ func FuzzHandlerRequest(f *testing.F) {
 			t.Fatal(err)
 		}
 		if rec.Code >= 400 {
-			var eb struct{ Error struct{ Code, Message string } }
+			var eb struct {
+				Error struct{ Code, Message string }
+			}
 			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" {
 				t.Fatalf("status %d without a JSON error: %q", rec.Code, rec.Body.String())
 			}
