@@ -137,16 +137,16 @@ func retry[R any](ctx context.Context, failed *atomic.Int64, attempt time.Durati
 	}
 }
 
-// TestLeaderCrash runs writers through the store against a 3-member
-// cluster, crashes the leader while they write, and checks that the store
-// serves again after the election (writers retry on store.ErrUnavailable)
-// and that no acknowledged write is lost: each is in the history a watch
-// delivers, at the revision it was acknowledged with, exactly once and in
-// order, across the watch's own resumptions; and each key's final value is
-// its last acknowledged write or a later one. Then a second member is
-// crashed: without a quorum, writes and watches fail with
-// store.ErrUnavailable instead of hanging.
-func TestLeaderCrash(t *testing.T) {
+// TestLeaderCrashLosesNoAcknowledgedWriteAndQuorumLossIsUnavailable runs
+// writers through the store against a 3-member cluster, crashes the leader
+// while they write, and checks that the store serves again after the
+// election (writers retry on store.ErrUnavailable) and that no acknowledged
+// write is lost: each is in the history a watch delivers, at the revision it
+// was acknowledged with, exactly once and in order, across the watch's own
+// resumptions; and each key's final value is its last acknowledged write or
+// a later one. Then a second member is crashed: without a quorum, writes and
+// watches fail with store.ErrUnavailable instead of hanging.
+func TestLeaderCrashLosesNoAcknowledgedWriteAndQuorumLossIsUnavailable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-member cluster")
 	}

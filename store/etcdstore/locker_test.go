@@ -61,12 +61,12 @@ func await[V any](t *testing.T, ch <-chan V, what string) V {
 	return zero
 }
 
-// TestLockerFencing: a leader whose lease is revoked (as when it expires
-// while the holder is paused) is deposed: its context ends with
-// lock.ErrLost, the next contender leads with a larger token, and the
-// deposed leader's guarded writes through the store fail with
-// store.ErrGuardFailed while the new leader's succeed.
-func TestLockerFencing(t *testing.T) {
+// TestLockerDeposedLeadersGuardedWritesFailAndTheNextTokenIsLarger: a leader
+// whose lease is revoked (as when it expires while the holder is paused) is
+// deposed: its context ends with lock.ErrLost, the next contender leads with
+// a larger token, and the deposed leader's guarded writes through the store
+// fail with store.ErrGuardFailed while the new leader's succeed.
+func TestLockerDeposedLeadersGuardedWritesFailAndTheNextTokenIsLarger(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -116,10 +116,10 @@ func chanOf(done <-chan struct{}) <-chan (<-chan struct{}) {
 	return ch
 }
 
-// TestLockerRelease: Release hands the lock to a waiting contender at once,
-// ends the term's context with lock.ErrReleased and voids its guard; a
-// second Release is a no-op.
-func TestLockerRelease(t *testing.T) {
+// TestLockerReleaseHandsOverAtOnceAndVoidsTheGuard: Release hands the lock
+// to a waiting contender at once, ends the term's context with
+// lock.ErrReleased and voids its guard; a second Release is a no-op.
+func TestLockerReleaseHandsOverAtOnceAndVoidsTheGuard(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -138,8 +138,9 @@ func TestLockerRelease(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestLockerKeyDeleted: deleting the leader key by hand deposes the holder.
-func TestLockerKeyDeleted(t *testing.T) {
+// TestLockerDeletingTheLeaderKeyDeposesTheHolder: deleting the leader key by
+// hand deposes the holder.
+func TestLockerDeletingTheLeaderKeyDeposesTheHolder(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -150,9 +151,9 @@ func TestLockerKeyDeleted(t *testing.T) {
 	require.ErrorIs(t, context.Cause(a.Context()), lock.ErrLost)
 }
 
-// TestLockerElector: lock.Elector runs on the native Locker and its lead
-// function writes with the term's guard.
-func TestLockerElector(t *testing.T) {
+// TestElectorOnTheNativeLockerWritesWithTheTermsGuard: lock.Elector runs on
+// the native Locker and its lead function writes with the term's guard.
+func TestElectorOnTheNativeLockerWritesWithTheTermsGuard(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	s := newStore(t, client, "app/")
 	e, err := lock.NewElector(newLocker(t, s, "leader"), lock.ElectorOptions{})

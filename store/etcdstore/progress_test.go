@@ -85,12 +85,12 @@ func TestProgressComesAfterTheEventsItCovers(t *testing.T) {
 	require.GreaterOrEqual(t, p.Object.Revision, e.Revision)
 }
 
-// TestProgressOnAWatchFromTheFuture: a watch that starts after a revision
-// the cluster has not reached answers a progress request (with its start
-// revision, which nothing it watches can be at or below), then delivers
-// changes once the cluster gets there; one after math.MaxInt64 delivers
-// nothing.
-func TestProgressOnAWatchFromTheFuture(t *testing.T) {
+// TestWatchFromTheFutureAnswersProgressAndDeliversOnceReached: a watch that
+// starts after a revision the cluster has not reached answers a progress
+// request (with its start revision, which nothing it watches can be at or
+// below), then delivers changes once the cluster gets there; one after
+// math.MaxInt64 delivers nothing.
+func TestWatchFromTheFutureAnswersProgressAndDeliversOnceReached(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -125,10 +125,10 @@ func TestProgressOnAWatchFromTheFuture(t *testing.T) {
 	require.Equal(t, int64(math.MaxInt64), p.Object.Revision)
 }
 
-// TestRequestProgressOnAnEndedWatch: once a watch has ended, a progress
-// request fails with store.ErrUnavailable instead of waiting for an answer
-// that cannot come; a nil context is invalid.
-func TestRequestProgressOnAnEndedWatch(t *testing.T) {
+// TestProgressRequestOnAnEndedWatchIsUnavailable: once a watch has ended, a
+// progress request fails with store.ErrUnavailable instead of waiting for an
+// answer that cannot come; a nil context is invalid.
+func TestProgressRequestOnAnEndedWatchIsUnavailable(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	s := newStore(t, client, "app/")
 	w, err := s.Watch(t.Context(), "", 0)

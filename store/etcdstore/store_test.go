@@ -77,10 +77,10 @@ func TestNewRefusesBadInputAndZeroOptionsSelectDefaults(t *testing.T) {
 	require.Equal(t, "app/", s.Prefix())
 }
 
-// TestPrefixIsolation: keys outside the prefix, including ones that share
-// its first bytes, are never read, listed, watched or written, and guard keys
-// are relative to the prefix too.
-func TestPrefixIsolation(t *testing.T) {
+// TestKeysOutsideThePrefixAreNeverReadWatchedOrWritten: keys outside the
+// prefix, including ones that share its first bytes, are never read, listed,
+// watched or written, and guard keys are relative to the prefix too.
+func TestKeysOutsideThePrefixAreNeverReadWatchedOrWritten(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -169,9 +169,10 @@ func TestRevisionsSkipForeignWrites(t *testing.T) {
 	}
 }
 
-// TestRevisionZero: no object has revision 0, so Update and Delete with 0
-// never write: not found for a missing key, a conflict for a present one.
-func TestRevisionZero(t *testing.T) {
+// TestUpdateOrDeleteAtRevisionZeroNeverWrites: no object has revision 0, so
+// Update and Delete with 0 never write: not found for a missing key, a
+// conflict for a present one.
+func TestUpdateOrDeleteAtRevisionZeroNeverWrites(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -190,11 +191,11 @@ func TestRevisionZero(t *testing.T) {
 	require.Equal(t, a.Revision, rev, "nothing was written")
 }
 
-// TestRequestLimits: values over the store's limit are refused before any
-// request; requests over the server's or the client's limit, and
-// transactions with more operations than the server allows, fail with
-// store.ErrInvalid; none writes anything.
-func TestRequestLimits(t *testing.T) {
+// TestRequestsOverAnyLimitAreInvalidAndWriteNothing: values over the store's
+// limit are refused before any request; requests over the server's or the
+// client's limit, and transactions with more operations than the server
+// allows, fail with store.ErrInvalid; none writes anything.
+func TestRequestsOverAnyLimitAreInvalidAndWriteNothing(t *testing.T) {
 	const serverLimit = 64 << 10
 	e := startServer(t, func(cfg *embed.Config) { cfg.MaxRequestBytes = serverLimit })
 	client := newClient(t, nil, e.Endpoint())
@@ -228,9 +229,10 @@ func TestRequestLimits(t *testing.T) {
 	require.Equal(t, a.Revision, rev, "refused requests wrote nothing")
 }
 
-// TestForeignValue: a value under the prefix that the codec cannot decode
-// is reported, never a panic, by Get, List and Watch.
-func TestForeignValue(t *testing.T) {
+// TestUndecodableValueIsAnErrorNamingItsKeyNeverAPanic: a value under the
+// prefix that the codec cannot decode is reported, never a panic, by Get,
+// List and Watch.
+func TestUndecodableValueIsAnErrorNamingItsKeyNeverAPanic(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")
@@ -245,6 +247,8 @@ func TestForeignValue(t *testing.T) {
 	require.Contains(t, err.Error(), `"bad"`)
 	_, _, err = s.List(ctx, "")
 	require.Error(t, err)
+	require.NotErrorIs(t, err, store.ErrNotFound)
+	require.Contains(t, err.Error(), `"bad"`)
 
 	w, err := s.Watch(ctx, "", start)
 	require.NoError(t, err)
@@ -254,10 +258,11 @@ func TestForeignValue(t *testing.T) {
 	require.Contains(t, err.Error(), `"bad"`)
 }
 
-// TestUnavailable: a stopped cluster and a closed client give errors
-// matching store.ErrUnavailable; a deadline that expires while waiting for
-// the cluster matches context.DeadlineExceeded as well.
-func TestUnavailable(t *testing.T) {
+// TestUnreachableClusterOrClosedClientIsErrUnavailable: a stopped cluster
+// and a closed client give errors matching store.ErrUnavailable; a deadline
+// that expires while waiting for the cluster matches
+// context.DeadlineExceeded as well.
+func TestUnreachableClusterOrClosedClientIsErrUnavailable(t *testing.T) {
 	e := startServer(t, nil)
 	client := newClient(t, nil, e.Endpoint())
 	ctx := t.Context()
@@ -301,11 +306,12 @@ func TestUnavailable(t *testing.T) {
 	require.NotErrorIs(t, err, context.Canceled, "the caller's context was not cancelled")
 }
 
-// TestCompact covers Compact's edges: a future revision is refused, a
-// revision already compacted is a no-op, a watch from before the compacted
-// revision fails while one from it works, and a deletion after the
-// compacted revision still carries the value the key had before it.
-func TestCompact(t *testing.T) {
+// TestCompactRefusesTheFutureAndEndsOnlyWatchesFromBeforeIt: a future
+// revision is refused, a revision already compacted is a no-op, a watch from
+// before the compacted revision fails while one from it works, and a
+// deletion after the compacted revision still carries the value the key had
+// before it.
+func TestCompactRefusesTheFutureAndEndsOnlyWatchesFromBeforeIt(t *testing.T) {
 	client := newClient(t, nil, startServer(t, nil).Endpoint())
 	ctx := t.Context()
 	s := newStore(t, client, "app/")

@@ -57,11 +57,12 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pair tls.Ce
 	return certFile, keyFile, pair, pool
 }
 
-// TestTLS: the store works through a client whose TLS configuration is the
-// caller's, against a member that serves TLS and requires client
-// certificates; a client the server refuses, or that does not trust the
-// server, gets store.ErrUnavailable.
-func TestTLS(t *testing.T) {
+// TestMutualTLSServesAndARefusedOrUntrustedClientIsUnavailable: the store
+// works through a client whose TLS configuration is the caller's, against a
+// member that serves TLS and requires client certificates; a client the
+// server refuses, or that does not trust the server, gets
+// store.ErrUnavailable.
+func TestMutualTLSServesAndARefusedOrUntrustedClientIsUnavailable(t *testing.T) {
 	certFile, keyFile, pair, pool := selfSigned(t, t.TempDir())
 	e := startServer(t, func(cfg *embed.Config) {
 		u := url.URL{Scheme: "https", Host: "127.0.0.1:0"}
