@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store"
+)
+
+// Reconciler runs each job to success, at most once, and at most one
+// attempt at a time, across restarts of the daemon (see the package
+// documentation for the state machine). A reconcile of a job whose attempt
+// runs lasts as long as the attempt: the controller's workers are the
+// concurrency limit.
+type Reconciler struct {
+	launcher *launcher
+	// backoff is the controller's rate limiter: the delay before attempt
+	// n+1 is backoff.Delay(n).
+	backoff *queue.Exponential[string]
+	// cached returns the controller's cached object at key, if any.
+	cached func(key string) (store.Object[*Job], bool)
+	// poll is how often an attempt this daemon did not start is checked.
+	poll time.Duration
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job]) (reconcile.Result, error) {
+	if req.Deleted {
+		return reconcile.Result{}, r.cleanup(ctx, req)
+	}
+	obj := req.Object
+	job := obj.Value
+	if job == nil {
+		return reconcile.Result{}, nil
+	}
+	st := job.Status
+	switch {
+	case st.Phase == Starting || st.Phase == Running:
+		return r.settle(ctx, req, obj)
+	case st.Phase.Final() && st.RunGeneration == job.Generation:
+		return reconcile.Result{}, nil
+	}
+	if err := checkSpec(job.Spec); err != nil {
+		st = Status{Phase: Failed, RunGeneration: job.Generation, Message: "invalid spec: " + err.Error()}
+		_, err := resource.WriteStatus(ctx, req.Store, obj, st)
+		return reconcile.Result{}, err
+	}
+	if st.Phase == Backoff && st.RunGeneration == job.Generation {
+		if wait := time.Until(st.NextAttemptAt); wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+	}
+	return r.start(ctx, req, obj)
+}
+
+// checkSpec refuses a spec no attempt can run.
+func checkSpec(s Spec) error {
+	switch {
+	case s.Command == "":
+		return errors.New("empty command")
+	case s.Retries < 0:
+		return fmt.Errorf("retries %d < 0", s.Retries)
+	case s.Timeout < 0:
+		return fmt.Errorf("timeout %v < 0", time.Duration(s.Timeout))
+	}
+	return nil
+}
+
+// start records the intent of the next attempt, then launches it. If the
+// intent cannot be recorded, nothing is started.
+func (r *Reconciler) start(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
+	job := obj.Value
+	attempt := job.Status.Attempts + 1
+	if job.Status.RunGeneration != job.Generation {
+		attempt = 1
+	}
+	st := Status{
+		Phase:         Starting,
+		Attempts:      attempt,
+		RunGeneration: job.Generation,
+		RunID:         runID(obj, attempt),
+		ExitCode:      job.Status.ExitCode,
+		Message:       fmt.Sprintf("starting attempt %d of %d", attempt, 1+job.Spec.Retries),
+	}
+	obj, err := resource.WriteStatus(ctx, req.Store, obj, st)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.launch(ctx, req, obj)
+}
+
+// runID names an attempt: unique per key incarnation (CreateRevision),
+// generation and attempt, and safe as a file name.
+func runID(obj store.Object[*Job], attempt int) string {
+	name := strings.Map(func(c rune) rune {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			return c
+		}
+		return '_'
+	}, strings.TrimPrefix(obj.Key, KeyPrefix))
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return fmt.Sprintf("%s-c%d-g%d-a%d", name, obj.CreateRevision, obj.Value.Generation, attempt)
+}
+
+// launch starts the recorded attempt, records its process, and waits for it.
+func (r *Reconciler) launch(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
+	c, err := r.launcher.launch(obj.Value.Status.RunID, obj.Value.Spec)
+	if err != nil {
+		return reconcile.Result{}, err // the intent stays: the retry launches it
+	}
+	return r.recordRunning(ctx, req, obj, c.pid, c.ticks)
+}
+
+// recordRunning records the attempt's process before waiting for it.
+func (r *Reconciler) recordRunning(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job], pid int, ticks uint64) (reconcile.Result, error) {
+	st := obj.Value.Status
+	st.Phase, st.PID, st.StartTicks = Running, pid, ticks
+	if st.StartedAt.IsZero() {
+		st.StartedAt = time.Now()
+	}
+	st.Message = fmt.Sprintf("attempt %d of %d running as pid %d", st.Attempts, 1+obj.Value.Spec.Retries, pid)
+	obj, err := resource.WriteStatus(ctx, req.Store, obj, st)
+	if err != nil {
+		// The process runs on; the retry finds it (settle).
+		return reconcile.Result{}, err
+	}
+	return r.await(ctx, req, obj)
+}
+
+// settle deals with a recorded attempt: it waits for its process if it
+// runs (adopting one an earlier daemon started), judges it by its result
+// file if it has ended, and launches it if it never ran.
+func (r *Reconciler) settle(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
+	st := obj.Value.Status
+	log := reconcile.LoggerFrom(ctx)
+	if pid, ticks, ok := r.locate(st); ok {
+		if r.launcher.child(st.RunID) == nil {
+			log.Info("adopting a running attempt", "run", st.RunID, "pid", pid)
+		}
+		if st.Phase == Starting || st.PID != pid || st.StartTicks != ticks {
+			return r.recordRunning(ctx, req, obj, pid, ticks)
+		}
+		return r.await(ctx, req, obj)
+	}
+	files := runFiles{dir: r.launcher.runsDir, id: st.RunID}
+	res, ok, err := files.readResult()
+	switch {
+	case err != nil:
+		log.Warn("unreadable result file: attempt judged lost", "run", st.RunID, "err", err)
+		return r.finish(ctx, req, obj, runResult{ExitCode: -1, Lost: true, Ended: time.Now()})
+	case ok:
+		if r.launcher.child(st.RunID) == nil {
+			log.Info("judging an attempt that ended unwatched by its result file", "run", st.RunID, "exit", res.ExitCode)
+		}
+		return r.finish(ctx, req, obj, res)
+	case files.claimed():
+		// It ran and ended without a result (its shim was killed).
+		log.Warn("an attempt ended without a result: judged lost", "run", st.RunID)
+		return r.finish(ctx, req, obj, runResult{ExitCode: -1, Lost: true, Ended: time.Now()})
+	}
+	// Never claimed: the command never ran. Launching the same run is safe,
+	// since a late shim of it would find the claim taken.
+	log.Info("launching a recorded attempt that never ran", "run", st.RunID)
+	return r.launch(ctx, req, obj)
+}
+
+// locate finds the live process of the recorded attempt: a child of this
+// daemon, the recorded process if it is still the same one, or a process
+// carrying the run ID (an earlier daemon started it but did not record it).
+func (r *Reconciler) locate(st Status) (int, uint64, bool) {
+	if c := r.launcher.child(st.RunID); c != nil {
+		select {
+		case <-c.done:
+			return 0, 0, false
+		default:
+			return c.pid, c.ticks, true
+		}
+	}
+	if st.PID != 0 && alive(st.PID, st.StartTicks) {
+		return st.PID, st.StartTicks, true
+	}
+	return findRun(st.RunID)
+}
+
+// await waits for the recorded attempt to end, then judges it. If the job
+// is deleted meanwhile, the attempt is stopped; if the controller stops
+// (ctx ends), the attempt is stopped and judged (a failed attempt).
+func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
+	st := obj.Value.Status
+	var done <-chan struct{}
+	if c := r.launcher.child(st.RunID); c != nil && c.pid == st.PID {
+		done = c.done
+	}
+	tick := time.NewTicker(r.poll)
+	defer tick.Stop()
+	for ended := false; !ended; {
+		if done == nil && !alive(st.PID, st.StartTicks) {
+			break
+		}
+		if r.gone(ctx, req, obj) {
+			r.stop(context.WithoutCancel(ctx), st.PID, st.StartTicks, done)
+			r.launcher.forget(st.RunID)
+			return reconcile.Result{}, nil
+		}
+		select {
+		case <-done:
+			ended = true
+		case <-tick.C:
+		case <-ctx.Done():
+			r.stop(context.WithoutCancel(ctx), st.PID, st.StartTicks, done)
+			ended = true
+		}
+	}
+	r.launcher.forget(st.RunID)
+	res, ok, err := runFiles{dir: r.launcher.runsDir, id: st.RunID}.readResult()
+	if err != nil || !ok {
+		res = runResult{ExitCode: -1, Lost: true, Ended: time.Now()}
+	}
+	if ctx.Err() != nil {
+		// Shutting down: record the outcome all the same.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return r.finish(wctx, req, obj, res)
+	}
+	return r.finish(ctx, req, obj, res)
+}
+
+// gone reports whether the job was deleted (or deleted and created again)
+// since obj: the cache says so, and the store confirms.
+func (r *Reconciler) gone(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) bool {
+	if cur, ok := r.cached(req.Key); ok && cur.CreateRevision == obj.CreateRevision {
+		return false
+	}
+	cur, err := req.Store.Get(ctx, req.Key)
+	return errors.Is(err, store.ErrNotFound) || (err == nil && cur.CreateRevision != obj.CreateRevision)
+}
+
+// stop ends an attempt: SIGTERM to its group (its shim records it as
+// stopped), SIGKILL after the grace period and a margin; it returns once the
+// process has ended.
+func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-chan struct{}) {
+	if !signalGroup(pid, ticks, syscall.SIGTERM) {
+		return
+	}
+	kill := time.NewTimer(r.launcher.grace + 2*time.Second)
+	defer kill.Stop()
+	tick := time.NewTicker(r.poll)
+	defer tick.Stop()
+	for alive(pid, ticks) {
+		select {
+		case <-done:
+			return
+		case <-kill.C:
+			signalGroup(pid, ticks, syscall.SIGKILL)
+		case <-tick.C:
+		case <-ctx.Done():
+			signalGroup(pid, ticks, syscall.SIGKILL)
+		}
+	}
+	if done != nil {
+		<-done
+	}
+}
+
+// finish records the outcome of the attempt and decides what follows:
+// success, a retry after the backoff (its time stored), or failure.
+func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job], res runResult) (reconcile.Result, error) {
+	job := obj.Value
+	st := job.Status
+	code := res.ExitCode
+	st.ExitCode, st.FinishedAt, st.NextAttemptAt = &code, res.Ended, time.Time{}
+	total := 1 + job.Spec.Retries
+	what := res.describe(time.Duration(job.Spec.Timeout))
+	var result reconcile.Result
+	switch {
+	case res.ok():
+		st.Phase = Succeeded
+		st.Message = fmt.Sprintf("attempt %d of %d succeeded", st.Attempts, total)
+	case st.Attempts >= total:
+		st.Phase = Failed
+		st.Message = fmt.Sprintf("attempt %d of %d failed: %s; no retry left", st.Attempts, total, what)
+	default:
+		delay := r.backoff.Delay(st.Attempts)
+		st.Phase, st.NextAttemptAt = Backoff, time.Now().Add(delay)
+		st.Message = fmt.Sprintf("attempt %d of %d failed: %s; next attempt in %v", st.Attempts, total, what, delay.Round(time.Millisecond))
+		result.RequeueAfter = delay
+	}
+	if _, err := resource.WriteStatus(ctx, req.Store, obj, st); err != nil {
+		return reconcile.Result{}, err // the result file stays: the retry records it
+	}
+	return result, nil
+}
+
+// cleanup stops the attempt of a deleted job, if one runs.
+func (r *Reconciler) cleanup(ctx context.Context, req reconcile.Request[*Job]) error {
+	job := req.Object.Value
+	if job == nil || (job.Status.Phase != Starting && job.Status.Phase != Running) {
+		return nil
+	}
+	pid, ticks, ok := r.locate(job.Status)
+	if !ok {
+		return nil
+	}
+	var done <-chan struct{}
+	if c := r.launcher.child(job.Status.RunID); c != nil {
+		done = c.done
+	}
+	r.stop(ctx, pid, ticks, done)
+	r.launcher.forget(job.Status.RunID)
+	return nil
+}

@@ -1,0 +1,181 @@
+// Command jobs is a job runner built on converge: a daemon keeps jobs (a
+// command, its retries and timeout) in a bbolt store, serves that store over
+// HTTP for the commands below, and runs each job's command as a real OS
+// process, to success at most once, with retries on the controller's
+// backoff, timeouts and a concurrency limit. It survives being killed with
+// SIGKILL at any moment: no job ever has two attempts running at once, and
+// no finished job runs again.
+//
+// Run it from the repository root:
+//
+//	go run ./examples/jobs                # the narrated demo
+//	go run ./examples/jobs daemon &       # a daemon in ./.jobs
+//	go run ./examples/jobs add -retries 2 -timeout 1m backup -- tar czf /tmp/b.tgz /etc
+//	go run ./examples/jobs list
+//	go run ./examples/jobs run hello -- echo hello   # add, then wait for it
+//
+// # Commands
+//
+//	jobs                      narrated demo (a daemon in a temporary directory, killed and restarted)
+//	jobs daemon [flags]       run the daemon until SIGINT or SIGTERM
+//	jobs add [-retries N] [-timeout D] NAME -- COMMAND [ARG...]
+//	                          add a job (adding the same spec again is a no-op)
+//	jobs run [...same...]     add a job, then wait until it is final
+//	jobs wait NAME...         wait until the jobs are final
+//	jobs list [-json]         list the jobs: phase, attempts, last exit code, message
+//	jobs delete NAME...       delete jobs (a running attempt is stopped)
+//
+// The client commands find the daemon by -server (or $JOBS_SERVER), else by
+// the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
+// .jobs); -token (or $JOBS_TOKEN) is sent as a bearer token. Exit codes: 0
+// done (for run and wait: every job succeeded), 1 an error or a failed job, 2
+// a command line that cannot be read. The store is a plain converge store
+// served by store/httpstore, so any of its clients (convergectl) reads and
+// writes the same jobs under the prefix "jobs/".
+//
+// # A job's life
+//
+// Spec (Command, Args, Retries, Timeout) is written by users; Status by the
+// daemon, always with a compare-and-swap write through its controller
+// (resource.WriteStatus on Request.Store), in this order:
+//
+//		Pending ──▶ Starting ──▶ Running ──▶ Succeeded
+//		               ▲            │
+//		               │            ├──▶ Backoff ──(NextAttemptAt)──▶ Starting
+//		               │            └──▶ Failed (1+Retries attempts failed)
+//		               └── (never ran: launched again under the same run ID)
+//
+//	  - Starting is the intent, recorded before anything is started: attempt
+//	    n, under a run ID unique to the job, its generation and n. Only then is
+//	    the attempt's process started: a shim (this program again) that leads
+//	    a process group of its own, claims the run ID with a file created
+//	    exclusively (a second shim of the same run runs nothing), runs the
+//	    command, enforces the timeout (SIGTERM to the group, SIGKILL after the
+//	    grace period), and records the outcome in a result file (synced,
+//	    renamed into place) before it exits and takes its group with it.
+//	  - Running records the shim's pid and start time (clock ticks since boot)
+//	    before the daemon waits for it.
+//	  - When the attempt ends, its result file decides: exit code 0 is
+//	    Succeeded; otherwise Backoff with NextAttemptAt = now +
+//	    base·2^(n-1) (the controller's queue.Exponential limiter, stored so
+//	    that the delay survives a restart; the key is requeued with
+//	    Result.RequeueAfter), or Failed when 1+Retries attempts have failed.
+//
+// A daemon that starts (after a crash, a SIGKILL, a reboot of the daemon
+// alone) finds each job in Starting or Running and settles it before
+// anything else: if the recorded process still runs and is the same process
+// (pid and start time), or a process carries the run ID in its environment,
+// it adopts it and waits for it (polling /proc, since it is not its child);
+// if it has ended, the result file judges it, and an attempt whose process
+// ended without a result (its shim was killed) counts as failed with exit
+// code -1; if the run was never claimed, the command never ran, and it is
+// launched. So an attempt is never started while another of the same job
+// may run, and a job whose attempt succeeded never runs again.
+//
+// One reconcile waits for one attempt: the controller's workers (-workers)
+// bound the attempts running at once. A job deleted while it runs has its
+// attempt stopped. A new generation of a final job's spec runs it again
+// from attempt 1. On SIGINT or SIGTERM the daemon stops taking work, gives
+// running attempts -grace to end, stops the others (each counts as a failed
+// attempt: give jobs retries if they must survive that) and exits once every
+// process it started has been reaped.
+//
+// The daemon's HTTP server (reconcile/manager) serves the store at /store,
+// and /healthz and /readyz. Linux only: processes are found through /proc.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `Usage:
+  jobs                        run the narrated demo
+  jobs daemon [flags]         run the daemon (see jobs daemon -h)
+  jobs add [-retries N] [-timeout D] NAME -- COMMAND [ARG...]
+  jobs run [-retries N] [-timeout D] NAME -- COMMAND [ARG...]
+  jobs wait NAME...
+  jobs list [-json]
+  jobs delete NAME...
+Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER), -token T ($JOBS_TOKEN).
+`
+
+// run runs the command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if id := os.Getenv(runEnv); id != "" {
+		return runShim(id, args)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 {
+		return exitCode(runDemo(ctx, DemoConfig{Out: stdout}), stderr)
+	}
+	cmds := map[string]func(context.Context, []string, io.Writer) error{
+		"daemon": func(ctx context.Context, args []string, _ io.Writer) error { return cmdDaemon(ctx, args, stderr) },
+		"add":    cmdAdd,
+		"run":    cmdRun,
+		"wait":   cmdWait,
+		"list":   cmdList,
+		"delete": cmdDelete,
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	return exitCode(cmd(ctx, args[1:], stdout), stderr)
+}
+
+// exitCode reports err on stderr and maps it to an exit code.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprint(stderr, usage)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "jobs:", err)
+		return 1
+	}
+}
+
+// cmdDaemon: jobs daemon [flags].
+func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
+	cfg := DaemonConfig{}
+	fs.StringVar(&cfg.Dir, "dir", envOr("JOBS_DIR", ".jobs"), "directory of the store, the attempts' files and daemon.url ($JOBS_DIR)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store on (port 0: any; daemon.url says which)")
+	fs.StringVar(&cfg.Token, "token", os.Getenv("JOBS_TOKEN"), "bearer token the store API requires ($JOBS_TOKEN; empty: none)")
+	fs.IntVar(&cfg.Workers, "workers", 4, "attempts running at once")
+	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
+	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")
+	fs.DurationVar(&cfg.BackoffMax, "backoff-max", 5*time.Minute, "longest delay between attempts")
+	verbose := fs.Bool("v", false, "log at debug level")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || cfg.Workers < 1 || cfg.Grace <= 0 || cfg.BackoffBase <= 0 || cfg.BackoffMax < cfg.BackoffBase {
+		return errUsage
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cfg.Executable = exe
+	return RunDaemon(ctx, cfg)
+}
