@@ -9,7 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestSleep(t *testing.T) {
+// Sleep returns nil after exactly its duration, or the context's error as
+// soon as the context ends (at once if it has ended already, even for a
+// zero duration); a negative duration returns nil at once.
+func TestSleepWaitsItsDurationOrUntilTheContextEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		require.NoError(t, Sleep(context.Background(), time.Second))
@@ -21,6 +24,8 @@ func TestSleep(t *testing.T) {
 		require.Equal(t, 2*time.Second, time.Since(start))
 
 		require.ErrorIs(t, Sleep(ctx, 0), context.DeadlineExceeded)
+		require.Equal(t, 2*time.Second, time.Since(start), "an ended context returns at once")
 		require.NoError(t, Sleep(context.Background(), -time.Second))
+		require.Equal(t, 2*time.Second, time.Since(start), "a negative duration returns at once")
 	})
 }
