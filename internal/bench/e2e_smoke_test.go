@@ -7,11 +7,11 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// TestE2E runs every end-to-end implementation over 1,000 objects and
-// checks that each object converged with exactly one status write, and
-// that the frameworks also reconciled each object after its write came
-// back through the watch.
-func TestE2E(t *testing.T) {
+// TestEveryE2EImplementationConvergesEachObjectWithOneStatusWrite runs
+// every end-to-end implementation over 1,000 objects and checks that each
+// object converged with exactly one status write, and that the frameworks
+// also reconciled each object after its write came back through the watch.
+func TestEveryE2EImplementationConvergesEachObjectWithOneStatusWrite(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opts []store.MemoryOption

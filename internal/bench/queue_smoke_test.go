@@ -19,7 +19,8 @@ func forEachImpl(t *testing.T, f func(t *testing.T, impl Impl)) {
 	}
 }
 
-func TestKeyIndex(t *testing.T) {
+// KeyIndex gives back the index NewKeys made each key at.
+func TestKeyIndexInvertsNewKeys(t *testing.T) {
 	for i, key := range NewKeys(1000) {
 		if got := KeyIndex(key); got != i {
 			t.Fatalf("KeyIndex(%q) = %d, want %d", key, got, i)
@@ -27,7 +28,9 @@ func TestKeyIndex(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
+// Percentile picks the sample nearest to rank p of the sorted samples, and
+// is zero without samples.
+func TestPercentilePicksTheNearestRankAndZeroWithoutSamples(t *testing.T) {
 	sorted := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, c := range []struct {
 		p    float64
@@ -42,7 +45,8 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
-func TestQueueAddGetDone(t *testing.T) {
+// Every queue hands out, in scenario S1, the key just added.
+func TestEveryQueueHandsOutTheKeyJustAdded(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl Impl) {
 		q := impl.New(testBackoff)
 		defer q.ShutDown()
@@ -52,7 +56,9 @@ func TestQueueAddGetDone(t *testing.T) {
 	})
 }
 
-func TestQueueStorm(t *testing.T) {
+// Every queue, under scenario S2's storm of duplicate adds, hands out every
+// key, and never more keys than were added.
+func TestEveryQueueUnderAStormHandsOutEveryKeyAndNoMoreThanAdded(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl Impl) {
 		keys := NewKeys(100)
 		cfg := StormConfig{Producers: 4, AddsPerProducer: 500, Workers: 8}
@@ -69,7 +75,9 @@ func TestQueueStorm(t *testing.T) {
 	})
 }
 
-func TestQueueBacklog(t *testing.T) {
+// Every queue holds scenario S3's whole backlog of distinct keys and hands
+// each out once as it drains.
+func TestEveryQueueHoldsAndDrainsAWholeBacklog(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl Impl) {
 		keys := NewKeys(1000)
 		r := Backlog(func() Queue { return impl.New(testBackoff) }, keys, 8)
@@ -82,7 +90,9 @@ func TestQueueBacklog(t *testing.T) {
 	})
 }
 
-func TestQueueDelayed(t *testing.T) {
+// Every queue, in scenario S4, hands out each delayed key once and none
+// before its delay is over.
+func TestEveryQueueHandsOutNoDelayedKeyEarly(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl Impl) {
 		keys := NewKeys(200)
 		delays := UniformDelays(len(keys), 20*time.Millisecond, 1)
@@ -99,7 +109,9 @@ func TestQueueDelayed(t *testing.T) {
 	})
 }
 
-func TestQueueRetry(t *testing.T) {
+// Every queue, in scenario S5, hands out each failing key once more per
+// rate-limited retry, no more and no less.
+func TestEveryQueueHandsOutEachKeyOncePerRetry(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, impl Impl) {
 		keys := NewKeys(100)
 		const failures = 3

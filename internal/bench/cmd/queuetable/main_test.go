@@ -17,7 +17,10 @@ BenchmarkQueueS2Storm/client-go-2  1  5000000 ns/op
 PASS
 `
 
-func TestWrite(t *testing.T) {
+// write tables each benchmark's median per metric and implementation, in
+// ms once ns grow large, with client-go's ratio to converge (a dash where
+// converge's value is zero).
+func TestWriteTablesMediansAndTheRatioToConverge(t *testing.T) {
 	res, err := parse(strings.NewReader(sample))
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +48,9 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func TestTrimProcs(t *testing.T) {
+// trimProcs drops the -GOMAXPROCS suffix of a benchmark name, and leaves
+// a name without one (a hyphenated one included) as it is.
+func TestTrimProcsDropsOnlyTheGOMAXPROCSSuffix(t *testing.T) {
 	for in, want := range map[string]string{
 		"converge-2":           "converge",
 		"controller-runtime-8": "controller-runtime",
@@ -57,7 +62,9 @@ func TestTrimProcs(t *testing.T) {
 	}
 }
 
-func TestWriteRate(t *testing.T) {
+// write tables custom metrics (rates, allocations per reconcile) too, with a
+// column for every implementation the input names.
+func TestWriteTablesCustomMetricsForEveryImplementation(t *testing.T) {
 	const in = `BenchmarkE2E/store-only-2  3  50000000 ns/op  2000000 reconciles/s  2.50 allocs/reconcile
 BenchmarkE2E/converge-2  1  100000000 ns/op  1000000 reconciles/s  5 allocs/reconcile
 BenchmarkE2E/client-go-2  1  200000000 ns/op  500000 reconciles/s  10 allocs/reconcile
