@@ -51,6 +51,28 @@ func (e *env) putSpec(spec controller.Spec) {
 	require.NoError(e.t, err)
 }
 
+// scale writes a spec of n replicas and lets the controller work until it
+// is idle; it returns what happened meanwhile.
+func (e *env) scale(n int) reconciletest.Counts {
+	e.putSpec(controller.Spec{Replicas: n})
+	return e.Converge(horizon)
+}
+
+// assertStarts checks how many pods were ever started and stopped.
+func (e *env) assertStarts(starts, stops int) {
+	e.t.Helper()
+	gotStarts, gotStops := e.pods.counts()
+	assert.Equal(e.t, starts, gotStarts, "pods started")
+	assert.Equal(e.t, stops, gotStops, "pods stopped")
+}
+
+// assertStill reconciles every key again and checks that nothing changes:
+// no store write, no pod started or stopped.
+func (e *env) assertStill() {
+	e.t.Helper()
+	e.CheckIdempotent(horizon, e.pods.snapshot)
+}
+
 func (e *env) get() *controller.ReplicaSet {
 	obj, err := e.mem.Get(e.ctx, "web")
 	require.NoError(e.t, err)
@@ -75,13 +97,10 @@ func (e *env) assertConverged(want int) {
 func TestControllerConvergesAndAConvergedReplicaSetStaysStill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := startEnv(t, faultstore.Options{})
-		e.putSpec(controller.Spec{Replicas: 3})
-		e.Converge(horizon)
+		e.scale(3)
 		e.assertConverged(3)
-		starts, stops := e.pods.counts()
-		assert.Equal(t, 3, starts)
-		assert.Zero(t, stops)
-		e.CheckIdempotent(horizon, e.pods.snapshot)
+		e.assertStarts(3, 0)
+		e.assertStill()
 	})
 }
 
@@ -90,34 +109,30 @@ func TestControllerConvergesAndAConvergedReplicaSetStaysStill(t *testing.T) {
 func TestControllerReplacesADeadPodWhenItsExitWakesTheReplicaSet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := startEnv(t, faultstore.Options{})
-		e.putSpec(controller.Spec{Replicas: 3})
-		e.Converge(horizon)
+		e.scale(3)
 		dead := e.pods.Running("web")[1]
 		e.pods.kill(dead)
 
 		e.Converge(horizon)
 		e.assertConverged(3)
 		assert.NotContains(t, e.get().Status.Pods, dead.PID)
-		starts, stops := e.pods.counts()
-		assert.Equal(t, 4, starts)
-		assert.Zero(t, stops)
-		e.CheckIdempotent(horizon, e.pods.snapshot)
+		e.assertStarts(4, 0)
+		e.assertStill()
 	})
 }
 
 func TestControllerScalesDownNewestFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := startEnv(t, faultstore.Options{})
-		e.putSpec(controller.Spec{Replicas: 4})
-		e.Converge(horizon)
+		e.scale(4)
 		oldest := e.pods.pids("web")[:2]
 
-		e.putSpec(controller.Spec{Replicas: 2})
-		e.Converge(horizon)
+		e.scale(2)
 		e.assertConverged(2)
 		assert.Equal(t, oldest, e.pods.pids("web"))
 		assert.Equal(t, int64(2), e.get().ObservedGeneration)
-		e.CheckIdempotent(horizon, e.pods.snapshot)
+		e.assertStarts(4, 2)
+		e.assertStill()
 	})
 }
 
@@ -132,21 +147,19 @@ func TestControllerConvergesThroughStoreFaults(t *testing.T) {
 		})
 		var failed int64
 		for _, n := range []int{3, 5, 1, 4} {
-			e.putSpec(controller.Spec{Replicas: n})
-			failed += e.Converge(horizon).Errors
+			failed += e.scale(n).Errors
 			e.assertConverged(n)
 		}
 		assert.Positive(t, failed, "no reconcile met an injected fault")
 		require.NoError(t, e.faulty.SetRates(faultstore.Rates{}))
-		e.CheckIdempotent(horizon, e.pods.snapshot)
+		e.assertStill()
 	})
 }
 
 func TestControllerStopsEveryPodOfADeletedReplicaSetAndWritesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := startEnv(t, faultstore.Options{})
-		e.putSpec(controller.Spec{Replicas: 2})
-		e.Converge(horizon)
+		e.scale(2)
 		last, err := e.mem.Get(e.ctx, "web")
 		require.NoError(t, err)
 		_, err = e.mem.Delete(e.ctx, "web", last.Revision)
@@ -172,8 +185,7 @@ func TestControllerDoesNotRetryAnInvalidSpec(t *testing.T) {
 				counts := e.Converge(horizon)
 				assert.Equal(t, int64(1), counts.Reconciles)
 				assert.Equal(t, int64(1), counts.Errors)
-				starts, _ := e.pods.counts()
-				assert.Zero(t, starts)
+				e.assertStarts(0, 0)
 			})
 		})
 	}
