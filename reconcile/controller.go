@@ -82,6 +82,9 @@ type Controller[T any] struct {
 	// last records each key's latest reconcile, for introspection. A key's
 	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile
+	// failing holds the keys whose latest reconciles failed, with when the
+	// first of those failures ended, for the stale alarm.
+	failing map[string]time.Time
 	// progress is closed when pending shrinks; nil while no one waits.
 	progress chan struct{}
 	// verdicts is observe's reusable buffer (only the cache's goroutine
@@ -102,12 +105,14 @@ type Controller[T any] struct {
 // the revision of the object it was given; changes that arrive meanwhile
 // stay pending, starting at the first of them.
 type pendingChange struct {
-	first    int64 // revision of the oldest change not yet covered
-	latest   int64 // revision of the newest change
-	covering int64 // revision the in-flight reconcile was given
-	next     int64 // the first change newer than covering, seen while in flight
-	inflight bool
-	touched  bool // a change arrived while in flight (the key will be handed out again)
+	first     int64     // revision of the oldest change not yet covered
+	latest    int64     // revision of the newest change
+	covering  int64     // revision the in-flight reconcile was given
+	next      int64     // the first change newer than covering, seen while in flight
+	since     time.Time // when observe saw the change at first
+	nextSince time.Time // when observe saw the change at next
+	inflight  bool
+	touched   bool // a change arrived while in flight (the key will be handed out again)
 }
 
 // verdict is what observe does with one change.
@@ -125,6 +130,15 @@ type lastReconcile struct {
 	at       time.Time
 	duration time.Duration
 	revision int64
+	triggers trigger // what woke the key for this reconcile
+	// success is when the key's latest successful reconcile started;
+	// failingSince when the first failure after it ended (zero while the
+	// key is not failing).
+	success      time.Time
+	failingSince time.Time
+	// converged is the convergence latency of the latest change a
+	// successful reconcile covered.
+	converged time.Duration
 }
 
 // New returns a controller reconciling the objects of s with rec. It
@@ -150,6 +164,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		observedKeys: make(map[string]struct{}),
 		coveredAhead: make(map[string]int64),
 		last:         make(map[string]lastReconcile),
+		failing:      make(map[string]time.Time),
 		wantWorker:   opts.Workers,
 	}
 	c.queue.Store(c.newQueue())
@@ -242,7 +257,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		if changes[i].Initial {
 			prio = queue.PriorityLow
 		}
-		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio})
+		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio, Tags: changeTrigger(&changes[i])})
 	}
 	for _, i := range unwanted {
 		if key := changes[i].key(); !q.Queued(key) {
@@ -286,13 +301,13 @@ func (c *Controller[T]) observedLocked(key string, rev int64) bool {
 func (c *Controller[T]) addPendingLocked(key string, rev int64) {
 	p, ok := c.pending[key]
 	if !ok {
-		p = pendingChange{first: rev, latest: rev}
+		p = pendingChange{first: rev, latest: rev, since: time.Now()}
 	} else {
 		p.latest = max(p.latest, rev)
 		if p.inflight {
 			p.touched = true
 			if rev > p.covering && p.next == 0 {
-				p.next = rev
+				p.next, p.nextSince = rev, time.Now()
 			}
 		}
 	}
@@ -314,7 +329,12 @@ func (c *Controller[T]) admit(ch *change[T]) bool {
 }
 
 // Enqueue asks for key to be reconciled, as a source would.
-func (c *Controller[T]) Enqueue(key string) { c.q().Add(key) }
+func (c *Controller[T]) Enqueue(key string) { c.enqueue(key, trigEnqueued) }
+
+// enqueue queues key, tagged with what woke it.
+func (c *Controller[T]) enqueue(key string, why trigger) {
+	c.q().AddWith(key, queue.AddOptions{Tags: why})
+}
 
 // EnqueueAll asks for every cached key to be reconciled, at low priority,
 // as a resync does.
@@ -323,10 +343,12 @@ func (c *Controller[T]) Enqueue(key string) { c.q().Add(key) }
 // slips in between reading a key and queueing it: a key removed after
 // being read would be reconciled again after its deletion was, without
 // the last value.
-func (c *Controller[T]) EnqueueAll() {
+func (c *Controller[T]) EnqueueAll() { c.enqueueAll(trigEnqueued) }
+
+func (c *Controller[T]) enqueueAll(why trigger) {
 	q := c.q()
 	c.cache.eachKey(func(key string) {
-		q.AddWith(key, queue.AddOptions{Priority: queue.PriorityLow})
+		q.AddWith(key, queue.AddOptions{Priority: queue.PriorityLow, Tags: why})
 	})
 }
 
@@ -365,8 +387,8 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	intake, stopIntake := context.WithCancel(ctx)
 	var sources sync.WaitGroup
 	sources.Go(func() { c.cache.run(intake) })
-	for _, src := range c.opts.Sources {
-		sources.Go(func() { c.runSource(intake, src) })
+	for i, src := range c.opts.Sources {
+		sources.Go(func() { c.runSource(intake, src, sourceTrigger(i)) })
 	}
 	if c.opts.ResyncPeriod > 0 {
 		sources.Go(func() { c.resync(intake) })
@@ -384,7 +406,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		// The previous run's queue is gone: requeue every key, and the
 		// deletions it had seen but not reconciled, which the cache no
 		// longer holds.
-		c.EnqueueAll()
+		c.enqueueAll(trigListed)
 		c.mu.Lock()
 		unfinished := make([]string, 0, len(c.pending))
 		for key := range c.pending {
@@ -392,7 +414,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		}
 		c.mu.Unlock()
 		for _, key := range unfinished {
-			c.q().Add(key)
+			c.enqueue(key, trigListed)
 		}
 		c.carryOver(carried)
 	}
@@ -447,9 +469,9 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	for _, it := range items {
 		switch {
 		case it.State == queue.Waiting, it.Dirty:
-			q.AddWith(it.Key, queue.AddOptions{Priority: it.Priority})
+			q.AddWith(it.Key, queue.AddOptions{Priority: it.Priority, Tags: it.Tags})
 		case !it.Until.IsZero():
-			q.AddAfter(it.Key, time.Until(it.Until))
+			q.AddWith(it.Key, queue.AddOptions{After: time.Until(it.Until), Tags: it.Tags | trigRetry})
 		}
 	}
 	c.mu.Lock()
@@ -461,19 +483,20 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	}
 	c.mu.Unlock()
 	for _, key := range owed {
-		q.Add(key)
+		q.AddWith(key, queue.AddOptions{Tags: trigRetry})
 	}
 }
 
 // runSource runs one source until intake ends, restarting it after errors.
-func (c *Controller[T]) runSource(ctx context.Context, src Source) {
+func (c *Controller[T]) runSource(ctx context.Context, src Source, tag trigger) {
 	failures := 0
+	enqueue := func(key string) { c.enqueue(key, tag) }
 	for {
 		var err error
 		if cs, ok := src.(controllerSource); ok {
-			err = cs.startFor(ctx, c.Enqueue, c.opts.Logger, c.opts.HeartbeatInterval)
+			err = cs.startFor(ctx, enqueue, c.opts.Logger, c.opts.HeartbeatInterval)
 		} else {
-			err = src.Start(ctx, c.Enqueue)
+			err = src.Start(ctx, enqueue)
 		}
 		if ctx.Err() != nil {
 			return
@@ -495,7 +518,7 @@ func (c *Controller[T]) resync(ctx context.Context) {
 		if ctxtime.Sleep(ctx, p+jitter) != nil {
 			return
 		}
-		c.EnqueueAll()
+		c.enqueueAll(trigResync)
 	}
 }
 
@@ -530,11 +553,11 @@ func (c *Controller[T]) scaleLocked() {
 // on reconCtx.
 func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[string], w *writer[T]) {
 	for {
-		key, err := q.Get(ctx)
+		key, why, err := q.GetTagged(ctx)
 		if err != nil {
 			return
 		}
-		c.process(reconCtx, q, w, key)
+		c.process(reconCtx, q, w, key, why)
 		q.Done(key)
 	}
 }

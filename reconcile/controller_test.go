@@ -335,6 +335,9 @@ func (m *countingMetrics) Reconciled(_ string, o Outcome, _ time.Duration) {
 	m.inc("time")
 }
 
+// Converged counts convergences.
+func (m *countingMetrics) Converged(string, time.Duration) { m.inc("converged") }
+
 func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

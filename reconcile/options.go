@@ -42,6 +42,12 @@ type Options[T any] struct {
 	// StuckAfter marks the controller unhealthy while a reconcile has run
 	// longer than this (default 10 minutes).
 	StuckAfter time.Duration
+	// StaleAfter is the stale-status alarm: a key whose change has not
+	// converged (no successful reconcile covered it), or that has kept
+	// failing, for longer than this is listed in Health.Stale and marked in
+	// Snapshot (default 15 minutes). Stale keys do not make the controller
+	// unhealthy: restarting would not help them.
+	StaleAfter time.Duration
 	// HeartbeatInterval is how often the controller checks that its store
 	// still serves its watch (default 2 seconds): it asks a quiet watch for
 	// a progress report (or, for a store whose watch cannot report
@@ -72,6 +78,7 @@ type Options[T any] struct {
 
 const (
 	defaultStuckAfter  = 10 * time.Minute
+	defaultStaleAfter  = 15 * time.Minute
 	defaultGracePeriod = 30 * time.Second
 	defaultHeartbeat   = 2 * time.Second
 )
@@ -82,7 +89,7 @@ func (o *Options[T]) validate() error {
 		return fmt.Errorf("%w: Name is required", ErrInvalid)
 	case o.Workers < 0:
 		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalid, o.Workers)
-	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.GracePeriod < 0, o.HeartbeatInterval < 0:
+	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.StaleAfter < 0, o.GracePeriod < 0, o.HeartbeatInterval < 0:
 		return fmt.Errorf("%w: durations must not be negative", ErrInvalid)
 	}
 	if o.Prefix != "" {
@@ -113,6 +120,9 @@ func (o *Options[T]) validate() error {
 	}
 	if o.StuckAfter == 0 {
 		o.StuckAfter = defaultStuckAfter
+	}
+	if o.StaleAfter == 0 {
+		o.StaleAfter = defaultStaleAfter
 	}
 	if o.HeartbeatInterval == 0 {
 		o.HeartbeatInterval = defaultHeartbeat

@@ -54,14 +54,21 @@ func (o Outcome) Result() string {
 	return string(o)
 }
 
-// Metrics receives a controller's reconcile measurements: one call per
-// finished reconcile, with its outcome and how long it took. An exporter
-// derives controller-runtime's series from it (reconcile_total{result} from
-// Outcome.Result, errors_total from Failed, terminal and panic totals from
-// TerminalFailure and Panicked, reconcile_time_seconds from took). The
-// workqueue's metrics go to Options.QueueMetrics. With no Metrics
-// configured nothing is called and nothing is allocated. Implementations
-// must be safe for concurrent use.
+// Metrics receives a controller's measurements. The workqueue's go to
+// Options.QueueMetrics. With no Metrics configured nothing is called and
+// nothing is allocated. Implementations must be safe for concurrent use.
 type Metrics interface {
+	// Reconciled is called once per finished reconcile, with its outcome
+	// and how long it took. An exporter derives controller-runtime's
+	// series from it: reconcile_total{result} from Outcome.Result,
+	// errors_total from Failed, the terminal and panic totals from
+	// TerminalFailure and Panicked, reconcile_time_seconds from took.
 	Reconciled(controller string, outcome Outcome, took time.Duration)
+	// Converged is called when a successful reconcile covers changes of a
+	// key, with the convergence latency: the time from when the
+	// controller observed the oldest of those changes to that success,
+	// retries and superseded changes included (a change superseded before
+	// it converged counts within the newer one's episode). Terminal
+	// failures do not converge.
+	Converged(controller string, latency time.Duration)
 }

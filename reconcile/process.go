@@ -18,7 +18,7 @@ import (
 const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
-func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], key string) {
+func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], key string, why trigger) {
 	req := c.request(key)
 	req.Store = w
 	ctx = &reconcileContext{Context: ctx, info: info{
@@ -41,10 +41,10 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 	case Requeue:
 		// Not done yet, and not failing: back off on the key's limiter
 		// without forgetting it.
-		q.AddRateLimited(key)
+		q.AddWith(key, queue.AddOptions{RateLimited: true, Tags: trigRequeue})
 	case RequeueAfter:
 		q.Forget(key)
-		q.AddAfter(key, res.RequeueAfter)
+		q.AddWith(key, queue.AddOptions{After: res.RequeueAfter, Tags: trigRequeue})
 	case TerminalFailure:
 		q.Forget(key)
 		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
@@ -60,9 +60,9 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 			c.mu.Lock()
 			delete(c.conflicted, key)
 			c.mu.Unlock()
-			q.Add(key)
+			q.AddWith(key, queue.AddOptions{Tags: trigRetry})
 		} else {
-			q.AddAfter(key, conflictRetry)
+			q.AddWith(key, queue.AddOptions{After: conflictRetry, Tags: trigRetry})
 		}
 		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
 	default: // Failure, Panicked
@@ -70,16 +70,19 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 		if res.RequeueAfter > 0 {
 			delay = min(delay, res.RequeueAfter)
 		}
-		q.AddAfter(key, delay)
+		q.AddWith(key, queue.AddOptions{After: delay, Tags: trigRetry})
 		level := slog.LevelWarn
 		if outcome == Panicked {
 			level = slog.LevelError
 		}
 		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 	}
-	c.finish(req, outcome, err, start, elapsed, q)
+	latency, converged := c.finish(req, outcome, why, err, start, elapsed, q)
 	if c.opts.Metrics != nil {
 		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
+		if converged {
+			c.opts.Metrics.Converged(c.opts.Name, latency)
+		}
 	}
 }
 
@@ -148,10 +151,17 @@ func classify(res Result, err error) Outcome {
 //
 // Lock order: c.mu before the cache's lock, never the reverse (the cache
 // calls observe without its lock held).
-func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start time.Time, elapsed time.Duration, q *queue.Queue[string]) {
+//
+// It returns the convergence latency of the changes a successful reconcile
+// covered: from when observe saw the oldest of them to now (ok false if it
+// covered none).
+func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err error, start time.Time, elapsed time.Duration, q *queue.Queue[string]) (latency time.Duration, ok bool) {
 	covered := outcome.Settled()
+	converged := covered && outcome != TerminalFailure
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var since time.Time // when the oldest change this reconcile covered was seen
 	touched := false
 	// The cache may hold the object this reconcile saw before observe has
 	// heard of its change: then it is covered ahead, and its arrival must
@@ -162,6 +172,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start
 	}
 	if p, ok := c.pending[req.Key]; ok && !p.inflight && covered && p.latest <= req.Object.Revision {
 		// Recorded after this reconcile started, for a change it saw.
+		since = p.since
 		delete(c.pending, req.Key)
 		if c.progress != nil {
 			close(c.progress)
@@ -174,12 +185,14 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start
 			p.inflight, p.touched = false, false
 			c.pending[req.Key] = p
 		case p.latest <= p.covering:
+			since = p.since
 			delete(c.pending, req.Key)
 		default:
+			since = p.since
 			if p.next == 0 {
-				p.next = p.latest
+				p.next, p.nextSince = p.latest, now
 			}
-			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest}
+			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest, since: p.nextSince}
 		}
 		if covered && c.progress != nil {
 			close(c.progress)
@@ -189,18 +202,39 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, err error, start
 	if covered {
 		delete(c.conflicted, req.Key)
 	}
+	if converged && !since.IsZero() {
+		latency, ok = now.Sub(since), true
+	}
+	if covered {
+		delete(c.failing, req.Key)
+	}
 	if covered && req.Deleted {
 		delete(c.last, req.Key) // deleted and dealt with: forget it
 		if !touched && !ahead && !q.Queued(req.Key) {
 			c.cache.forgetTombstone(req.Key, req.Object.Revision)
 		}
-		return
+		return latency, ok
 	}
-	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: req.Object.Revision}
+	prev := c.last[req.Key]
+	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: req.Object.Revision, triggers: why,
+		success: prev.success, failingSince: prev.failingSince, converged: prev.converged}
+	switch {
+	case converged:
+		r.success, r.failingSince = start, time.Time{}
+	case outcome.Failed() && r.failingSince.IsZero():
+		r.failingSince = now
+	}
+	if outcome.Failed() && outcome != TerminalFailure {
+		c.failing[req.Key] = r.failingSince
+	}
+	if ok {
+		r.converged = latency
+	}
 	if err != nil {
 		r.err = err.Error()
 	}
 	c.last[req.Key] = r
+	return latency, ok
 }
 
 func (c *Controller[T]) logFailure(ctx context.Context, level slog.Level, msg string, err error, args ...any) {

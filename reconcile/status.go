@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -28,7 +29,15 @@ type Health struct {
 	Degraded []string
 	// Stuck lists reconciles running longer than Options.StuckAfter.
 	Stuck []StuckReconcile
+	// Stale counts the keys out of date for longer than Options.StaleAfter
+	// (a change not converged, or failing), and StaleKeys names the first
+	// maxStaleKeys of them in key order.
+	Stale     int
+	StaleKeys []string
 }
+
+// maxStaleKeys bounds Health.StaleKeys.
+const maxStaleKeys = 16
 
 // StuckReconcile is a reconcile that has run too long.
 type StuckReconcile struct {
@@ -51,6 +60,7 @@ func (c *Controller[T]) Health() Health {
 		}
 	}
 	now := time.Now()
+	h.Stale, h.StaleKeys = c.stale(now)
 	for _, it := range c.q().Snapshot() {
 		if it.State == queue.Processing {
 			if d := now.Sub(it.Since); d > c.opts.StuckAfter {
@@ -59,6 +69,31 @@ func (c *Controller[T]) Health() Health {
 		}
 	}
 	return h
+}
+
+// stale counts the keys out of date for longer than Options.StaleAfter and
+// returns the first maxStaleKeys of them in key order. It walks the keys
+// with unconverged changes and the failing ones, not every key.
+func (c *Controller[T]) stale(now time.Time) (int, []string) {
+	limit := now.Add(-c.opts.StaleAfter)
+	c.mu.Lock()
+	keys := make(map[string]struct{})
+	for key, p := range c.pending {
+		if p.since.Before(limit) {
+			keys[key] = struct{}{}
+		}
+	}
+	for key, since := range c.failing {
+		if since.Before(limit) {
+			keys[key] = struct{}{}
+		}
+	}
+	c.mu.Unlock()
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	sorted := slices.Sorted(maps.Keys(keys))
+	return len(sorted), sorted[:min(len(sorted), maxStaleKeys)]
 }
 
 // Ready returns nil once the initial list is in the cache, else ErrNotSynced.
@@ -166,15 +201,36 @@ type KeyState struct {
 	LastDuration time.Duration
 	// LastRevision is the object revision the latest reconcile saw.
 	LastRevision int64
+	// Triggers says what woke the key for its pending reconcile and
+	// LastTriggers for its latest one: "created", "updated", "deleted"
+	// (the primary store), "listed", "enqueued", "resync", "retry",
+	// "requeue", "held-change", "source NAME". Wake-ups that coalesce
+	// into one reconcile are listed once.
+	Triggers, LastTriggers []string
+	// PendingSince is when the controller observed the oldest change of
+	// the key that no successful reconcile has covered yet (zero if none).
+	PendingSince time.Time
+	// LastSuccess is when the key's latest successful reconcile started,
+	// FailingSince when its current run of failures began (zero if it is
+	// not failing), and LastConvergence the convergence latency of the
+	// latest change that converged.
+	LastSuccess     time.Time
+	FailingSince    time.Time
+	LastConvergence time.Duration
+	// Stale: the key has been out of date for longer than
+	// Options.StaleAfter (see Health.Stale).
+	Stale bool
 }
 
 // Snapshot lists every key that is queued or has been reconciled, sorted
 // by key: the basis of a debug page. It copies the queue's snapshot and the
 // per-key records, O(n log n) in their size.
 func (c *Controller[T]) Snapshot() []KeyState {
+	limit := time.Now().Add(-c.opts.StaleAfter)
 	states := map[string]*KeyState{}
 	for _, it := range c.q().Snapshot() {
-		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until, Priority: it.Priority, Retries: it.Requeues}
+		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until,
+			Priority: it.Priority, Retries: it.Requeues, Triggers: c.triggerNamesOf(it.Tags)}
 	}
 	c.mu.Lock()
 	for key, r := range c.last {
@@ -184,6 +240,18 @@ func (c *Controller[T]) Snapshot() []KeyState {
 			states[key] = s
 		}
 		s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
+		s.LastTriggers = c.triggerNamesOf(r.triggers)
+		s.LastSuccess, s.FailingSince, s.LastConvergence = r.success, r.failingSince, r.converged
+		s.Stale = !r.failingSince.IsZero() && r.failingSince.Before(limit)
+	}
+	for key, p := range c.pending {
+		s, ok := states[key]
+		if !ok {
+			s = &KeyState{Key: key}
+			states[key] = s
+		}
+		s.PendingSince = p.since
+		s.Stale = s.Stale || p.since.Before(limit)
 	}
 	c.mu.Unlock()
 	out := make([]KeyState, 0, len(states))

@@ -145,7 +145,7 @@ func (c *Controller[T]) beginWrite(key string) (done func(obj store.Object[T], d
 		}
 		c.mu.Unlock()
 		for _, h := range wake {
-			c.q().AddWith(key, queue.AddOptions{Priority: h.priority()})
+			c.q().AddWith(key, queue.AddOptions{Priority: h.priority(), Tags: trigWrite})
 		}
 	}
 }

@@ -271,6 +271,9 @@ func (m *Metrics) Reconciled(_ string, o reconcile.Outcome, _ time.Duration) {
 	}
 }
 
+// Converged is not recorded.
+func (m *Metrics) Converged(string, time.Duration) {}
+
 func (m *Metrics) counts() Counts {
 	return Counts{Reconciles: m.reconciles.Load(), Errors: m.errors.Load(), Panics: m.panics.Load(), Conflicts: m.conflicts.Load()}
 }
