@@ -135,8 +135,9 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	say := demo.NewNarrator(cfg.Out)
 	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
 	defer sup.Close()
-	// The controller reaches the store through a fault-injecting store,
-	// up until the scenario's outage.
+	// The controller and the operator reach bbolt through a fault store,
+	// which injects nothing until the scenario's outage makes it
+	// unreachable; the narrator reads bbolt directly.
 	net, err := faultstore.New[*controller.ReplicaSet](db, faultstore.Options{})
 	if err != nil {
 		return rep, err
