@@ -222,7 +222,7 @@ func TestStatusConflictReconcilesNewerObject(t *testing.T) {
 // Run stops intake, lets in-flight reconciles finish within the grace
 // period, cancels them after it, and leaves no goroutine behind (the
 // synctest bubble fails the test otherwise).
-func TestShutdownGracePeriod(t *testing.T) {
+func TestShutdownFinishesInFlightReconcilesWithinTheGracePeriodThenCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "quick", &item{})
@@ -258,7 +258,7 @@ func TestShutdownGracePeriod(t *testing.T) {
 
 // Run returns promptly if its context ends before the cache syncs (the
 // store is down from the start).
-func TestRunStopsBeforeSync(t *testing.T) {
+func TestRunReturnsWhenItsContextEndsBeforeTheCacheSyncs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &flakyStore[*item]{Store: store.NewMemory[*item]()}
 		s.setDown(true)
@@ -272,7 +272,9 @@ func TestRunStopsBeforeSync(t *testing.T) {
 	})
 }
 
-func TestSetWorkersWhileRunning(t *testing.T) {
+// SetWorkers changes, while the controller runs, how many keys are
+// reconciled at once: the peak follows each new count, up or down.
+func TestSetWorkersWhileRunningSetsHowManyKeysRunAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		var mu sync.Mutex

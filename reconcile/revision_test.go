@@ -150,12 +150,13 @@ func TestWaitForRevisionWaitsForASupersededChange(t *testing.T) {
 	})
 }
 
-// TestWaitForRevisionProperty writes random schedules (updates, deletes and
-// re-creates, keys inside and outside the prefix, several keys per
-// revision) while reconciles fail at random, and checks each time
-// WaitForRevision(R) returns that every key changed at a revision up to R
-// was reconciled, successfully, with an object at least that new.
-func TestWaitForRevisionProperty(t *testing.T) {
+// TestWaitForRevisionReturnsOnlyOnceEveryChangeUpToItIsReconciled writes
+// random schedules (updates, deletes and re-creates, keys inside and
+// outside the prefix, several keys per revision) while reconciles fail at
+// random, and checks each time WaitForRevision(R) returns that every key
+// changed at a revision up to R was reconciled, successfully, with an
+// object at least that new.
+func TestWaitForRevisionReturnsOnlyOnceEveryChangeUpToItIsReconciled(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { waitForRevisionSchedule(t, seed) })

@@ -37,7 +37,10 @@ func TestPredicatesDropEvents(t *testing.T) {
 	})
 }
 
-func TestListerAndIndexes(t *testing.T) {
+// The Lister and its indexes follow the cache: after WaitForRevision(R)
+// they reflect every change up to R (a key moved between index values, a
+// deletion, a creation), an unknown index is empty, and Revision is R.
+func TestListerAndIndexesReflectEveryChangeUpToTheCachesRevision(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "p1", &item{Owner: "rs1"})
