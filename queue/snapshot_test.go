@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Snapshot describes every key: its state, dirtiness, priority, requeues
-// and times, ordered as Get would hand them out; Stats sums them up.
+// Snapshot describes every key (state, dirtiness, priority, requeues and
+// times): waiting keys in hand-out order, then delayed, then processing;
+// Stats sums them up.
 func TestSnapshotDescribesEveryKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New(Options[string]{RateLimiter: NewExponential[string](time.Second, time.Minute, 0)})
