@@ -338,6 +338,9 @@ func (m *countingMetrics) Reconciled(_ string, o Outcome, _ time.Duration) {
 // Converged counts convergences.
 func (m *countingMetrics) Converged(string, time.Duration) { m.inc("converged") }
 
+// WriteRejected counts fenced writes rejected.
+func (m *countingMetrics) WriteRejected(string) { m.inc("rejected") }
+
 func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

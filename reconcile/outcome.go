@@ -71,4 +71,8 @@ type Metrics interface {
 	// it converged counts within the newer one's episode). Terminal
 	// failures do not converge.
 	Converged(controller string, latency time.Duration)
+	// WriteRejected is called when a write through Request.Store during a
+	// term of leadership (or of a shard's ownership) fails with
+	// store.ErrGuardFailed: a deposed owner's write that the fence stopped.
+	WriteRejected(controller string)
 }

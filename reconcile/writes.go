@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/converge-go/converge/lock"
@@ -30,7 +31,8 @@ type writer[T any] struct {
 	// Store is the primary store, seen through lock.Fenced during a term:
 	// reads pass through, writes carry the term's guard.
 	store.Store[T]
-	c *Controller[T]
+	c      *Controller[T]
+	fenced bool // writes carry a term's guard
 }
 
 // newWriter returns the writer of a run of c, fenced by term if not nil.
@@ -38,7 +40,7 @@ func newWriter[T any](c *Controller[T], term lock.Lock) *writer[T] {
 	w := &writer[T]{Store: c.store, c: c}
 	if term != nil {
 		if fenced, err := lock.Fenced(c.store, term); err == nil { // err only for nil inputs
-			w.Store = fenced
+			w.Store, w.fenced = fenced, true
 		}
 	}
 	return w
@@ -48,6 +50,7 @@ func (w *writer[T]) Create(ctx context.Context, key string, value T, guards ...s
 	done := w.c.beginWrite(key)
 	obj, err := w.Store.Create(ctx, key, value, guards...)
 	done(obj, false, err)
+	w.count(err)
 	return obj, err
 }
 
@@ -55,6 +58,7 @@ func (w *writer[T]) Update(ctx context.Context, key string, value T, revision in
 	done := w.c.beginWrite(key)
 	obj, err := w.Store.Update(ctx, key, value, revision, guards...)
 	done(obj, false, err)
+	w.count(err)
 	return obj, err
 }
 
@@ -62,7 +66,15 @@ func (w *writer[T]) Delete(ctx context.Context, key string, revision int64, guar
 	done := w.c.beginWrite(key)
 	rev, err := w.Store.Delete(ctx, key, revision, guards...)
 	done(store.Object[T]{Key: key, Revision: rev}, true, err)
+	w.count(err)
 	return rev, err
+}
+
+// count reports a fenced write that a guard rejected to Metrics.
+func (w *writer[T]) count(err error) {
+	if w.fenced && err != nil && w.c.opts.Metrics != nil && errors.Is(err, store.ErrGuardFailed) {
+		w.c.opts.Metrics.WriteRejected(w.c.opts.Name)
+	}
 }
 
 // ownWrite tracks the writes made through the controller to one key of its

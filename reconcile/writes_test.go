@@ -193,7 +193,8 @@ func TestDeposedLeadersWritesThroughTheControllerAreRejected(t *testing.T) {
 			})
 			return Result{}, nil
 		}}
-		c := newTxnController(t, s, rec, Options[*item]{})
+		m := &countingMetrics{}
+		c := newTxnController(t, s, rec, Options[*item]{Metrics: m})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- el.Run(ctx, c.Run) }()
@@ -218,6 +219,7 @@ func TestDeposedLeadersWritesThroughTheControllerAreRejected(t *testing.T) {
 		advance(time.Minute)
 		_, err = req.Store.Update(context.Background(), "job", &item{Want: 1, Seen: 1}, obj.Revision)
 		require.ErrorIs(t, err, store.ErrGuardFailed)
+		require.Equal(t, 2, m.get("rejected"), "Metrics.WriteRejected counts each fenced write refused")
 		cancel()
 		<-done
 	})

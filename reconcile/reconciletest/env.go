@@ -274,6 +274,9 @@ func (m *Metrics) Reconciled(_ string, o reconcile.Outcome, _ time.Duration) {
 // Converged is not recorded.
 func (m *Metrics) Converged(string, time.Duration) {}
 
+// WriteRejected is not recorded.
+func (m *Metrics) WriteRejected(string) {}
+
 func (m *Metrics) counts() Counts {
 	return Counts{Reconciles: m.reconciles.Load(), Errors: m.errors.Load(), Panics: m.panics.Load(), Conflicts: m.conflicts.Load()}
 }
