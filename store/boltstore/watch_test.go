@@ -42,11 +42,12 @@ func assertEvent(t *testing.T, got, want store.Event[*item]) {
 	}
 }
 
-// TestWatchCatchUpMeetsLiveWrites starts watches from old revisions while
-// concurrent writers go on, so that each watch switches from the persisted
-// history to live events in the middle of the writes: each must deliver every
-// revision after its start exactly once, in order.
-func TestWatchCatchUpMeetsLiveWrites(t *testing.T) {
+// TestWatchCatchingUpDuringLiveWritesDeliversEveryRevisionOnce starts
+// watches from old revisions while concurrent writers go on, so that each
+// watch switches from the persisted history to live events in the middle of
+// the writes: each must deliver every revision after its start exactly once,
+// in order.
+func TestWatchCatchingUpDuringLiveWritesDeliversEveryRevisionOnce(t *testing.T) {
 	s, _ := openTemp(t, boltstore.WithWatchBuffer(1<<16))
 	ctx := t.Context()
 	const writers, perWriter = 4, 150
