@@ -20,11 +20,11 @@ type write struct {
 }
 
 // TestSharedCommitsGiveEachWriterItsOwnOutcomeAndEveryRevisionOnce runs
-// writers that contend on the same counters, so that many of their compare-
-// and-swaps fail inside shared commits. Each failure must reach only its own
-// writer, as ErrConflict, and the successful writes must take every revision
-// exactly once, match the watch's events one for one, and add up to the
-// final counters.
+// writers that contend on the same counters, so that many of their
+// compare-and-swaps fail inside shared commits. Each failure must reach
+// only its own writer, as ErrConflict, and the successful writes must take
+// every revision exactly once, match the watch's events one for one, and
+// add up to the final counters.
 func TestSharedCommitsGiveEachWriterItsOwnOutcomeAndEveryRevisionOnce(t *testing.T) {
 	s, _ := openTemp(t, boltstore.WithWatchBuffer(1<<16))
 	ctx := t.Context()
