@@ -14,7 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestNewValidatesOptions(t *testing.T) {
+// New refuses, with ErrInvalid, a missing name, store or reconciler,
+// negative workers or timeout, an invalid prefix, and nil predicates,
+// sources or index funcs.
+func TestNewRefusesInvalidOptionsWithErrInvalid(t *testing.T) {
 	s := store.NewMemory[*item]()
 	rec := &recorder{}
 	_, err := New[*item](s, rec, Options[*item]{})
@@ -37,7 +40,11 @@ func TestNewValidatesOptions(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
-func TestReconcilesInitialListAndChanges(t *testing.T) {
+// A controller reconciles every key of its initial list and every later
+// change with the latest object; a deletion reaches the reconciler with the
+// key's last value, a key woken with no object is a deletion without one,
+// and a second Run while running is ErrAlreadyRunning.
+func TestReconcilesInitialListChangesAndDeletionsWithTheLastValue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "a", &item{Want: 1})
@@ -79,7 +86,7 @@ func TestReconcilesInitialListAndChanges(t *testing.T) {
 
 // Ten changes to one key before a worker gets to it are one reconcile of
 // the latest object: the loop is level-triggered.
-func TestChangesCoalesce(t *testing.T) {
+func TestChangesWaitingForAWorkerCoalesceIntoOneReconcileOfTheLatest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "a", &item{})
@@ -113,7 +120,7 @@ func TestChangesCoalesce(t *testing.T) {
 
 // No key is reconciled by two workers at once, and N workers do serve N
 // different keys concurrently.
-func TestPerKeyExclusivityWithManyWorkers(t *testing.T) {
+func TestNoKeyIsReconciledByTwoWorkersAndNWorkersServeNKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		var active sync.Map
@@ -351,7 +358,7 @@ func (m *countingMetrics) get(name string) int {
 // leadership): its cache re-lists, the deletion made while it was stopped
 // reaches the reconciler with the last known value, and every key is
 // reconciled again.
-func TestRunAgainAfterStop(t *testing.T) {
+func TestRunAgainAfterStopReconcilesWhatChangedMeanwhile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		put(t, s, "a", &item{Want: 1})
