@@ -91,6 +91,10 @@ type watcher[T any] struct {
 	complete int64
 	cur      int64
 	curKeys  map[string]struct{}
+	// Reconnection state, owned by run: when the last working stream
+	// broke (zero while one works), and the wait before the next attempt.
+	brokenSince time.Time
+	delay       time.Duration
 
 	mu       sync.Mutex
 	streamID string
@@ -307,6 +311,9 @@ func (w *watcher[T]) run(s *conn) {
 			w.finish(err)
 			return
 		}
+		if w.brokenSince.IsZero() {
+			w.brokenSince, w.delay = time.Now(), 0
+		}
 		if s, err = w.reopen(s.silence, err); err != nil {
 			w.finish(err)
 			return
@@ -314,14 +321,25 @@ func (w *watcher[T]) run(s *conn) {
 	}
 }
 
-// reopen retries opening a stream for up to timeout.
+// reopen retries opening a stream until timeout after the watch last
+// heard from a working one (brokenSince): streams that open and break at
+// once do not extend it. Retries back off from 10 ms to 1 s.
 func (w *watcher[T]) reopen(timeout time.Duration, cause error) (*conn, error) {
-	deadline := time.Now().Add(timeout)
-	delay := 10 * time.Millisecond
+	deadline := w.brokenSince.Add(timeout)
 	for {
+		if w.delay > 0 {
+			t := time.NewTimer(max(0, min(w.delay, time.Until(deadline))))
+			select {
+			case <-w.ctx.Done():
+				t.Stop()
+				return nil, w.ctx.Err()
+			case <-t.C:
+			}
+		}
+		w.delay = min(max(2*w.delay, 10*time.Millisecond), time.Second)
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("httpstore: watch: %w: no stream reopened within %v after: %w", store.ErrUnavailable, timeout, cause)
+			return nil, fmt.Errorf("httpstore: watch: %w: no working stream within %v: %w", store.ErrUnavailable, timeout, cause)
 		}
 		s, err := w.open(left)
 		if err == nil {
@@ -331,17 +349,6 @@ func (w *watcher[T]) reopen(timeout time.Duration, cause error) (*conn, error) {
 			return nil, err
 		}
 		cause = err
-		if left = time.Until(deadline); left <= 0 {
-			continue
-		}
-		t := time.NewTimer(min(delay, left))
-		select {
-		case <-w.ctx.Done():
-			t.Stop()
-			return nil, w.ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, time.Second)
 	}
 }
 
@@ -358,6 +365,9 @@ func (w *watcher[T]) read(s *conn) error {
 			return fmt.Errorf("httpstore: watch: %w: stream broken or silent for %v: %v", store.ErrUnavailable, s.silence, err)
 		}
 		s.timer.Reset(s.silence)
+		if f.Type != frameStart && f.Type != frameEnd {
+			w.brokenSince = time.Time{} // the stream works
+		}
 		var err error
 		switch f.Type {
 		case frameCreated, frameUpdated, frameDeleted:
