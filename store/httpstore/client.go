@@ -73,6 +73,8 @@ func New[T any](baseURL string, opts ...ClientOption) (*Client[T], error) {
 	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, watchTimeout: cfg.watchTimeout}
 	if c.hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
+		// Keep connections for concurrent callers (the default keeps 2).
+		tr.MaxIdleConnsPerHost = maxIdleConnsPerHost
 		if cfg.tlsConfig != nil {
 			tr.TLSClientConfig = cfg.tlsConfig.Clone()
 		}
@@ -85,6 +87,10 @@ func New[T any](baseURL string, opts ...ClientOption) (*Client[T], error) {
 	}
 	return c, nil
 }
+
+// maxIdleConnsPerHost is how many idle connections the client's own
+// transport keeps to its server.
+const maxIdleConnsPerHost = 64
 
 // Close closes the idle connections of the client's own transport (none if
 // it was given one with WithHTTPClient). Calls and watches still running

@@ -167,6 +167,9 @@ func (w *watcher[T]) requestLoop() {
 		seq, id := w.reqSeq, w.streamID
 		w.mu.Unlock()
 		rev, err := w.sendProgress(id, seq)
+		if err != nil && w.ctx.Err() != nil {
+			return // the watch is ending anyway, and says why
+		}
 		if err != nil {
 			w.fail(fmt.Errorf("httpstore: watch: progress request: %w", err))
 			return

@@ -198,3 +198,20 @@ func TestSlowHeadersAreCutOffByTheServerTimeout(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, rev, "the slow request wrote nothing")
 }
+
+// TestGuardKeysWithColonsAndSlashesAreServedExactly: a guard's key is
+// everything after its second colon.
+func TestGuardKeysWithColonsAndSlashesAreServedExactly(t *testing.T) {
+	m, url := guarded(t)
+	c := client[*item](t, url, httpstore.WithToken(rwToken))
+	lease, err := c.Create(t.Context(), "lease:a/../b", &item{N: 1})
+	require.NoError(t, err)
+	_, err = c.Create(t.Context(), "x", &item{N: 2}, store.Guard{Key: "lease:a/../b", Revision: lease.Revision + 1})
+	require.ErrorIs(t, err, store.ErrGuardFailed)
+	_, err = c.Create(t.Context(), "x", &item{N: 2}, store.Guard{Key: "lease:a/../b", Revision: lease.Revision})
+	require.NoError(t, err)
+	_, err = c.Create(t.Context(), "y", &item{N: 3}, store.Guard{Key: "lease:a/../b", Revision: lease.CreateRevision, Created: true}, store.Guard{Key: "absent:", Revision: 0})
+	require.NoError(t, err)
+	_, err = m.Get(t.Context(), "y")
+	require.NoError(t, err)
+}

@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
+	"log"
 	"math/big"
 	"net/http/httptest"
 	"testing"
@@ -64,8 +66,10 @@ func TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients(t *testi
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
 	httpstore.ApplyServerDefaults(srv.Config)
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	cas, cert := clientCA(t)
 	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: cas, MinVersion: tls.VersionTLS12}
+	srv.EnableHTTP2 = true // watches stream over HTTP/2 as over HTTP/1.1
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	roots := x509.NewCertPool()
@@ -80,6 +84,10 @@ func TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients(t *testi
 	require.NoError(t, err)
 	ev := <-w.Events()
 	require.Equal(t, store.Event[*item]{Type: store.Created, Object: obj}, ev)
+	require.NoError(t, w.(store.ProgressRequester).RequestProgress(t.Context()))
+	ev = <-w.Events()
+	require.Equal(t, store.Progress, ev.Type)
+	require.GreaterOrEqual(t, ev.Object.Revision, obj.Revision)
 
 	noCert := client[*item](t, srv.URL, httpstore.WithToken(rwToken), httpstore.WithTLSConfig(&tls.Config{RootCAs: roots}))
 	_, err = noCert.Create(t.Context(), "b", &item{N: 2})
