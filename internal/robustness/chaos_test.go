@@ -99,7 +99,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 		Rates: faultstore.Rates{Error: 0.10, Conflict: 0.05, MaxLatency: time.Millisecond, BreakWatchEvery: 300},
 	})
 	require.NoError(t, err)
-	w := newWorld()
+	w := reconciletest.NewWorld(1024)
 	desired := newLedger()
 	key := func(i int) string { return fmt.Sprintf("rs-%04d", i) }
 	for i := range objects {
@@ -118,7 +118,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 		RateLimiter:       queue.NewExponential[string](5*time.Millisecond, 200*time.Millisecond, 0.2),
 		HeartbeatInterval: b.heartbeat,
 		GracePeriod:       time.Second,
-		Sources:           []reconcile.Source{w.source()},
+		Sources:           []reconcile.Source{w.Source()},
 	})
 	require.NoError(t, err)
 	runCtx, stopRun := context.WithCancel(context.Background())
@@ -208,17 +208,16 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	lister := c.Lister()
 	var disturbed []string
 	for i := range objects {
-		if obj, ok := lister.Get(key(i)); ok && obj.Value.Spec.Replicas > 0 && w.count(key(i)) > 0 && len(disturbed) < 20 {
+		if obj, ok := lister.Get(key(i)); ok && obj.Value.Spec.Replicas > 0 && w.Count(key(i)) > 0 && len(disturbed) < 20 {
 			disturbed = append(disturbed, key(i))
-			w.scale(key(i), 0)
-			w.events <- key(i)
+			w.Disturb(key(i))
 		}
 	}
 	require.NotEmpty(t, disturbed)
 	waitFor(t, func() bool {
 		for _, k := range disturbed {
 			obj, ok := lister.Get(k)
-			if !ok || w.count(k) != obj.Value.Spec.Replicas {
+			if !ok || w.Count(k) != obj.Value.Spec.Replicas {
 				return false
 			}
 		}
@@ -288,7 +287,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 // checkConverged waits until every key's status and world equal its last
 // desired state, and no world state outlives its key; the store must hold
 // exactly the desired state the writers recorded.
-func checkConverged(t *testing.T, s chaosStore, w *world, l *ledger) {
+func checkConverged(t *testing.T, s chaosStore, w *reconciletest.World, l *ledger) {
 	t.Helper()
 	ctx := t.Context()
 	want := l.snapshot()
@@ -315,12 +314,12 @@ func checkConverged(t *testing.T, s chaosStore, w *world, l *ledger) {
 			case rs.Status.Ready != n || rs.ObservedGeneration != rs.Generation:
 				why = fmt.Sprintf("status of %s: %+v", obj.Key, *rs)
 				return false
-			case w.count(obj.Key) != n:
-				why = fmt.Sprintf("%s runs %d pods, wants %d", obj.Key, w.count(obj.Key), n)
+			case w.Count(obj.Key) != n:
+				why = fmt.Sprintf("%s runs %d pods, wants %d", obj.Key, w.Count(obj.Key), n)
 				return false
 			}
 		}
-		for k, n := range w.snapshot() {
+		for k, n := range w.Snapshot() {
 			if !live[k] && n != 0 {
 				why = fmt.Sprintf("deleted %s still runs %d pods", k, n)
 				return false

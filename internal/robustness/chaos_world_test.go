@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -26,51 +27,6 @@ type rsStatus struct {
 }
 
 type replicaSet = resource.Resource[rsSpec, rsStatus]
-
-// world simulates the processes replica sets run: pods per owner.
-type world struct {
-	mu     sync.Mutex
-	pods   map[string]int
-	events chan string // exits the world reports
-}
-
-func newWorld() *world { return &world{pods: map[string]int{}, events: make(chan string, 1024)} }
-
-func (w *world) count(key string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.pods[key]
-}
-
-func (w *world) scale(key string, n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n == 0 {
-		delete(w.pods, key)
-		return
-	}
-	w.pods[key] = n
-}
-
-func (w *world) snapshot() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.pods)
-}
-
-// source reports the world to a controller: on start, every owner that has
-// pods, then every exit.
-func (w *world) source() reconcile.Source {
-	return reconcile.SourceFunc(func(ctx context.Context, enqueue func(string)) error {
-		w.mu.Lock()
-		owners := slices.Sorted(maps.Keys(w.pods))
-		w.mu.Unlock()
-		for _, key := range owners {
-			enqueue(key)
-		}
-		return reconcile.FromChannel(w.events).Start(ctx, enqueue)
-	})
-}
 
 // write is one desired-state write: a spec (replicas) at a revision, or a
 // deletion.
@@ -178,7 +134,7 @@ func deleteSpec(ctx context.Context, s store.Store[*replicaSet], key string) (wr
 // it reconciled successfully.
 type chaosReconciler struct {
 	store store.Store[*replicaSet]
-	world *world
+	world *reconciletest.World
 	chaos atomic.Bool // inject panics and hangs
 
 	mu    sync.Mutex
@@ -190,7 +146,7 @@ type chaosReconciler struct {
 	notes *ledger          // if set, status writes are noted in its log
 }
 
-func newChaosReconciler(s store.Store[*replicaSet], w *world, seed uint64) *chaosReconciler {
+func newChaosReconciler(s store.Store[*replicaSet], w *reconciletest.World, seed uint64) *chaosReconciler {
 	r := &chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(seed, 11)), seen: map[string]int64{}, calls: map[string]int{}, wrote: map[string]int64{}}
 	r.chaos.Store(true)
 	return r
@@ -251,13 +207,13 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 		}
 	}
 	if req.Deleted {
-		r.world.scale(req.Key, 0)
+		r.world.Scale(req.Key, 0)
 		r.succeeded(req.Key, req.Object.Revision)
 		return reconcile.Result{}, nil
 	}
 	want := req.Object.Value.Spec.Replicas
-	if r.world.count(req.Key) != want {
-		r.world.scale(req.Key, want)
+	if r.world.Count(req.Key) != want {
+		r.world.Scale(req.Key, want)
 	}
 	// Through the controller: fenced, and read back by the next reconcile.
 	obj, err := resource.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})

@@ -49,54 +49,10 @@ type rsSpec struct{ Replicas int }
 type rsStatus struct{ Ready int }
 type replicaSet = resource.Resource[rsSpec, rsStatus]
 
-// world simulates the processes replica sets run: pods per owner.
-type world struct {
-	mu     sync.Mutex
-	pods   map[string]int
-	events chan string // exits the world reports
-}
-
-func (w *world) count(key string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.pods[key]
-}
-
-func (w *world) scale(key string, n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if n == 0 {
-		delete(w.pods, key)
-		return
-	}
-	w.pods[key] = n
-}
-
-// source reports the world to a controller: on start, every owner that has
-// pods (as a controller's watch of its pods would list them, so that pods
-// of a set deleted while no controller ran are found), then every exit.
-func (w *world) source() reconcile.Source {
-	return reconcile.SourceFunc(func(ctx context.Context, enqueue func(string)) error {
-		w.mu.Lock()
-		owners := slices.Sorted(maps.Keys(w.pods))
-		w.mu.Unlock()
-		for _, key := range owners {
-			enqueue(key)
-		}
-		return reconcile.FromChannel(w.events).Start(ctx, enqueue)
-	})
-}
-
-func (w *world) snapshot() any {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return maps.Clone(w.pods)
-}
-
 // chaosReconciler converges pods toward spec, with injected panics and hangs.
 type chaosReconciler struct {
 	store store.Store[*replicaSet]
-	world *world
+	world *World
 	mu    sync.Mutex
 	rng   *rand.Rand
 }
@@ -116,12 +72,12 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 		return reconcile.Result{}, ctx.Err()
 	}
 	if req.Deleted {
-		r.world.scale(req.Key, 0)
+		r.world.Scale(req.Key, 0)
 		return reconcile.Result{}, nil
 	}
 	want := req.Object.Value.Spec.Replicas
-	if r.world.count(req.Key) != want {
-		r.world.scale(req.Key, want)
+	if r.world.Count(req.Key) != want {
+		r.world.Scale(req.Key, want)
 	}
 	_, err := resource.WriteStatus(ctx, req.Store, req.Object, rsStatus{Ready: want})
 	return reconcile.Result{}, err
@@ -151,7 +107,7 @@ func runChaos(t *testing.T, seed uint64) {
 	mem := store.NewMemory[*replicaSet](store.WithHistory(500))
 	s := Wrap(env, mem, faultstore.Options{Rand: rand.New(rand.NewPCG(seed, 0)),
 		Rates: faultstore.Rates{Error: 0.10, Conflict: 0.05, MaxLatency: 2 * time.Millisecond, BreakWatchEvery: 300}})
-	w := &world{pods: map[string]int{}, events: make(chan string, objects)}
+	w := NewWorld(objects)
 
 	// desired is the model: what the test wrote, which the store must keep.
 	desired := map[string]int{}
@@ -179,7 +135,7 @@ func runChaos(t *testing.T, seed uint64) {
 			Timeout:     time.Second,
 			RateLimiter: queue.NewExponential[string](10*time.Millisecond, 2*time.Second, 0.2),
 			Metrics:     env.Metrics(),
-			Sources:     []reconcile.Source{w.source()},
+			Sources:     []reconcile.Source{w.Source()},
 		})
 		require.NoError(t, err)
 		return c, rec
@@ -214,13 +170,12 @@ func runChaos(t *testing.T, seed uint64) {
 	s.SetOutage(faultstore.Loud)
 	disturbed := slices.Sorted(maps.Keys(desired))[:50]
 	for _, key := range disturbed {
-		w.scale(key, 0)
-		w.events <- key
+		w.Disturb(key)
 	}
 	<-time.After(3 * time.Second)
 	for _, key := range disturbed {
 		if desired[key] > 0 {
-			require.Equal(t, desired[key], w.count(key), "%s was not healed during the outage", key)
+			require.Equal(t, desired[key], w.Count(key), "%s was not healed during the outage", key)
 		}
 	}
 	require.NotEmpty(t, c1.Health().Degraded)
@@ -235,15 +190,14 @@ func runChaos(t *testing.T, seed uint64) {
 	s.SetOutage(faultstore.Silent)
 	disturbed = slices.Sorted(maps.Keys(desired))[50:100]
 	for _, key := range disturbed {
-		w.scale(key, 0)
-		w.events <- key
+		w.Disturb(key)
 	}
 	churn(50) // held back by the watch until the outage ends
 	<-time.After(3 * time.Second)
 	require.NotEmpty(t, c1.Health().Degraded, "a silent outage was not reported")
 	for _, key := range disturbed {
 		if obj, ok := c1.Lister().Get(key); ok && obj.Value.Spec.Replicas > 0 {
-			require.Equal(t, obj.Value.Spec.Replicas, w.count(key), "%s was not healed from the cache during the silent outage", key)
+			require.Equal(t, obj.Value.Spec.Replicas, w.Count(key), "%s was not healed from the cache during the silent outage", key)
 		}
 	}
 	s.SetOutage(faultstore.Up)
@@ -274,14 +228,14 @@ func runChaos(t *testing.T, seed uint64) {
 		require.Equal(t, want, rs.Spec.Replicas, "the desired state of %s was lost", obj.Key)
 		require.Equal(t, want, rs.Status.Ready, "status of %s", obj.Key)
 		require.Equal(t, rs.Generation, rs.ObservedGeneration, "observed generation of %s", obj.Key)
-		require.Equal(t, want, w.count(obj.Key), "pods of %s", obj.Key)
+		require.Equal(t, want, w.Count(obj.Key), "pods of %s", obj.Key)
 	}
-	for key, n := range w.snapshot().(map[string]int) {
+	for key, n := range w.Snapshot() {
 		_, ok := desired[key]
 		require.True(t, ok || n == 0, "pods of deleted %s still run", key)
 	}
 	require.Zero(t, rec1.Violations()+rec2.Violations())
-	env.CheckIdempotent(10*time.Second, w.snapshot)
+	env.CheckIdempotent(10*time.Second, func() any { return w.Snapshot() })
 
 	final := env.counts()
 	require.Positive(t, final.Panics, "no panic was injected")
