@@ -31,7 +31,9 @@ type route[T any] struct {
 }
 
 // NewHandler returns a handler that serves s with the protocol this
-// package's Client speaks (see the package documentation). It fails with
+// package's Client speaks (see the package documentation). It serves the
+// paths /v1/...; to serve it under another path, wrap it in
+// http.StripPrefix and give clients the base URL with that path. It fails with
 // ErrInvalid for a nil store or a bad option. The handler does not own s:
 // closing s is the caller's business, and ends the watches being served.
 func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], error) {
