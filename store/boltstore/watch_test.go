@@ -6,30 +6,20 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/storetest"
 )
 
-// patience bounds waits for watch events so that a broken watch fails the
-// test instead of hanging it; it asserts nothing about speed.
-const patience = 10 * time.Second
+// patience bounds waits so that a broken watch fails the test instead of
+// hanging it; it asserts nothing about speed.
+const patience = storetest.Patience
 
+// nextEvent is storetest.NextEvent for this package's item.
 func nextEvent(t *testing.T, w store.Watcher[*item]) store.Event[*item] {
 	t.Helper()
-	timer := time.NewTimer(patience)
-	defer timer.Stop()
-	select {
-	case ev, ok := <-w.Events():
-		if !ok {
-			t.Fatalf("watch ended: %v", w.Err())
-		}
-		return ev
-	case <-timer.C:
-		t.Fatalf("no event within %v", patience)
-	}
-	return store.Event[*item]{}
+	return storetest.NextEvent(t, w)
 }
 
 func assertEvent(t *testing.T, got, want store.Event[*item]) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/storetest"
 	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -17,7 +18,7 @@ import (
 
 // patience bounds waits on a cluster so that a broken test fails instead of
 // hanging; it is not an assertion about speed.
-const patience = 10 * time.Second
+const patience = storetest.Patience
 
 func newStore(t testing.TB, client *clientv3.Client, prefix string, opts ...etcdstore.Option) *etcdstore.Store[*item] {
 	t.Helper()
@@ -340,22 +341,10 @@ func TestCompactRefusesTheFutureAndEndsOnlyWatchesFromBeforeIt(t *testing.T) {
 	require.Equal(t, 1, ev.Object.Value.N, "the deletion lost the value compacted history held")
 }
 
-// nextEvent returns the watch's next event, failing if the watch ends or
-// nothing arrives within patience.
+// nextEvent is storetest.NextEvent for this package's item.
 func nextEvent(t testing.TB, w store.Watcher[*item]) store.Event[*item] {
 	t.Helper()
-	timer := time.NewTimer(patience)
-	defer timer.Stop()
-	select {
-	case ev, ok := <-w.Events():
-		if !ok {
-			t.Fatalf("watch ended early: %v", w.Err())
-		}
-		return ev
-	case <-timer.C:
-		t.Fatalf("no watch event within %v", patience)
-	}
-	return store.Event[*item]{}
+	return storetest.NextEvent(t, w)
 }
 
 // watchFailure opens a watch after after that must fail, and returns why:
