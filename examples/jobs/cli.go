@@ -253,8 +253,12 @@ func cmdList(ctx context.Context, args []string, out io.Writer) error {
 		if phase == "" {
 			phase = Pending
 		}
+		command := strings.Join(append([]string{j.Spec.Command}, j.Spec.Args...), " ")
+		if r := []rune(command); len(r) > 40 {
+			command = string(r[:39]) + "…"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", strings.TrimPrefix(o.Key, KeyPrefix), phase,
-			j.Status.Attempts, 1+j.Spec.Retries, exit, strings.Join(append([]string{j.Spec.Command}, j.Spec.Args...), " "), j.Status.Message)
+			j.Status.Attempts, 1+j.Spec.Retries, exit, command, j.Status.Message)
 	}
 	return tw.Flush()
 }

@@ -21,8 +21,8 @@ import (
 // concurrency limit.
 type Reconciler struct {
 	launcher *launcher
-	// backoff is the controller's rate limiter: the delay before attempt
-	// n+1 is backoff.Delay(n).
+	// backoff is the controller's rate limiter: the delay after failed
+	// attempt n is backoff.Delay(n-1), base·2^(n-1).
 	backoff *queue.Exponential[string]
 	// cached returns the controller's cached object at key, if any.
 	cached func(key string) (store.Object[*Job], bool)
@@ -289,7 +289,7 @@ func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], ob
 		st.Phase = Failed
 		st.Message = fmt.Sprintf("attempt %d of %d failed: %s; no retry left", st.Attempts, total, what)
 	default:
-		delay := r.backoff.Delay(st.Attempts)
+		delay := r.backoff.Delay(st.Attempts - 1) // 0 for the first failure
 		st.Phase, st.NextAttemptAt = Backoff, time.Now().Add(delay)
 		st.Message = fmt.Sprintf("attempt %d of %d failed: %s; next attempt in %v", st.Attempts, total, what, delay.Round(time.Millisecond))
 		result.RequeueAfter = delay

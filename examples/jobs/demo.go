@@ -2,13 +2,186 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/store/httpstore"
 )
 
 // DemoConfig configures runDemo.
 type DemoConfig struct {
 	Out io.Writer
+	// Executable is this program (default os.Executable()), started as the
+	// daemon; Env is added to its environment.
+	Executable string
+	Env        []string
+	// Dir keeps the daemon's directory (default: a temporary one, removed).
+	Dir string
 }
 
-// runDemo runs the narrated demo (not yet: prints the usage).
-func runDemo(ctx context.Context, cfg DemoConfig) error { return errUsage }
+// demoJobs are the jobs of the demo: what a user would add with
+// "jobs add". The flaky one counts its runs in a file of the demo's
+// directory.
+func demoJobs(dir string) map[string]Spec {
+	counter := filepath.Join(dir, "flaky.count")
+	return map[string]Spec{
+		"hello":  {Command: "echo", Args: []string{"hello"}},
+		"backup": {Command: "sh", Args: []string{"-c", "sleep 3; echo backed up"}},
+		"flaky": {Command: "sh", Args: []string{"-c", `n=$(cat "$0" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0"; [ $n -ge 3 ]`, counter},
+			Retries: 3},
+		"broken": {Command: "sh", Args: []string{"-c", "exit 3"}, Retries: 1},
+		"stuck":  {Command: "sleep", Args: []string{"60"}, Timeout: Duration(time.Second)},
+	}
+}
+
+// runDemo runs the narrated demo: a daemon in a directory of its own runs
+// five jobs, is killed with SIGKILL while one of them runs, and is
+// restarted; the new daemon adopts the running attempt instead of starting
+// it again. The demo ends with a graceful shutdown and checks that no
+// process is left.
+func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
+	if cfg.Executable == "" {
+		if cfg.Executable, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	if cfg.Dir == "" {
+		if cfg.Dir, err = os.MkdirTemp("", "jobs-demo"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(cfg.Dir)
+	}
+	say := newNarrator(cfg.Out)
+	var logs syncbuf.Buffer
+	args := []string{"-workers", "3", "-backoff", "500ms", "-grace", "1s"}
+	start := func() (*daemonProc, error) {
+		d, err := startDaemon(ctx, cfg.Executable, cfg.Env, cfg.Dir, &logs, time.Minute, args...)
+		if err != nil {
+			return nil, fmt.Errorf("%w\n%s", err, logs.String())
+		}
+		say.say("daemon %d serves the jobs store at %s (3 workers)", d.pid(), d.url)
+		return d, nil
+	}
+
+	d, err := start()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if d != nil {
+			d.kill()
+		}
+	}()
+	watch := say.follow(ctx, d.url, 0)
+
+	c, err := httpstore.New[*Job](d.url)
+	if err != nil {
+		return err
+	}
+	jobs := demoJobs(cfg.Dir)
+	for _, name := range []string{"hello", "backup", "flaky", "broken", "stuck"} {
+		if _, _, err := addJob(ctx, c, name, jobs[name]); err != nil {
+			return err
+		}
+	}
+	c.Close()
+
+	// The crash: SIGKILL while backup runs.
+	var backup *Job
+	err = until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
+		for name := range jobs {
+			if say.last(name) == nil {
+				return false, nil
+			}
+		}
+		backup = say.last("backup")
+		return backup.Status.Phase == Running, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.kill()
+	rev := watch.stop()
+	pid := backup.Status.PID
+	say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, alive(pid, backup.Status.StartTicks))
+	if d, err = start(); err != nil {
+		return err
+	}
+	say.say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
+	watch = say.follow(ctx, d.url, rev)
+
+	err = until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
+		for name := range jobs {
+			if j := say.last(name); j == nil || !j.Status.Phase.Final() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	watch.stop()
+	say.say("── every job is final; jobs list says:")
+	var table strings.Builder
+	if err := cmdList(ctx, []string{"-server", d.url}, &table); err != nil {
+		return err
+	}
+	fmt.Fprint(cfg.Out, indent(table.String()))
+	say.say("── SIGTERM: graceful shutdown")
+	err = d.stop(time.Minute)
+	d = nil
+	if err != nil {
+		return fmt.Errorf("daemon: %w\n%s", err, logs.String())
+	}
+	left, err := leftovers(filepath.Join(cfg.Dir, "runs"))
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("processes left behind: %v", left)
+	}
+	n, err := countRuns(filepath.Join(cfg.Dir, "runs"))
+	if err != nil {
+		return err
+	}
+	say.say("daemon stopped; %d attempts ran as %d process groups across 2 daemons, one SIGKILL; no process is left", n, n)
+	return nil
+}
+
+// leftovers returns the live processes of the attempts' groups (the shims'
+// pids are in the claim files).
+func leftovers(runs string) ([]int, error) {
+	claims, err := filepath.Glob(filepath.Join(runs, "*.claim"))
+	if err != nil {
+		return nil, err
+	}
+	var left []int
+	for _, c := range claims {
+		b, err := os.ReadFile(c)
+		if err != nil {
+			return nil, err
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil {
+			return nil, fmt.Errorf("%s: %w", c, err)
+		}
+		left = append(left, groupMembers(pid)...)
+	}
+	return left, nil
+}
+
+func countRuns(runs string) (int, error) {
+	claims, err := filepath.Glob(filepath.Join(runs, "*.claim"))
+	return len(claims), err
+}
+
+// indent indents every line of s.
+func indent(s string) string {
+	return "          " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n          ") + "\n"
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -187,7 +188,7 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 	}
 
 	// The commands' own log: per job, one run at a time, none after a
-	// success, and as many runs as attempts.
+	// success, as many runs as attempts, and the backoff between them.
 	lines, err := readTaskLog(taskLog)
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +198,8 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 		modes[j.name] = j.mode
 	}
 	running := make(map[string]int) // job -> pid of its run that has not ended
+	lastEnd := make(map[string]time.Time)
+	backoff := queue.NewExponential[string](200*time.Millisecond, time.Second, 0)
 	succeeded := make(map[string]bool)
 	starts := make(map[string]int)
 	var pids []int
@@ -214,10 +217,17 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 			if prev, ok := running[l.name]; ok && modes[l.name] != "hang" {
 				t.Errorf("%s: run %d started before run %d had ended", l.name, l.pid, prev)
 			}
+			// The backoff after a failed run, though daemons died during it.
+			if end, ok := lastEnd[l.name]; ok {
+				if gap, want := l.at.Sub(end), backoff.Delay(starts[l.name]-1); gap < want {
+					t.Errorf("%s: run %d started %v after run %d failed; the backoff is %v", l.name, starts[l.name]+1, gap, starts[l.name], want)
+				}
+			}
 			running[l.name] = l.pid
 			starts[l.name]++
 		case "end":
 			delete(running, l.name)
+			lastEnd[l.name] = l.at
 			if l.code == 0 {
 				succeeded[l.name] = true
 			}

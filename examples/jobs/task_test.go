@@ -12,10 +12,10 @@ import (
 
 // The commands the tests' jobs run are this test binary again, with
 // taskArg as first argument: "jobs-test-task LOG NAME MODE [ARG]". A task
-// appends "start NAME PID" to LOG, holds an exclusive lock on LOG.NAME.lock
+// appends "start NAME PID 0 TIME" to LOG, holds an exclusive lock on LOG.NAME.lock
 // while it runs (a second task of the same job running at once finds it
 // taken and writes "overlap NAME PID"), does what MODE says and appends
-// "end NAME PID CODE" before exiting with CODE (a task killed by its timeout
+// "end NAME PID CODE TIME" before exiting (TIME in Unix nanoseconds) with CODE (a task killed by its timeout
 // writes no end line). Modes:
 //
 //	ok          exit 0
@@ -44,7 +44,7 @@ func runTask(args []string) int {
 		appendLine(logPath, "overlap %s %d", name, os.Getpid())
 		return 99
 	}
-	appendLine(logPath, "start %s %d", name, os.Getpid())
+	appendLine(logPath, "start %s %d 0 %d", name, os.Getpid(), time.Now().UnixNano())
 	code := 0
 	switch mode {
 	case "ok":
@@ -63,7 +63,7 @@ func runTask(args []string) int {
 	default:
 		code = 2
 	}
-	appendLine(logPath, "end %s %d %d", name, os.Getpid(), code)
+	appendLine(logPath, "end %s %d %d %d", name, os.Getpid(), code, time.Now().UnixNano())
 	return code
 }
 
@@ -86,6 +86,7 @@ func appendLine(path, format string, args ...any) {
 type taskLine struct {
 	kind, name string
 	pid, code  int
+	at         time.Time
 }
 
 func readTaskLog(path string) ([]taskLine, error) {
@@ -103,8 +104,10 @@ func readTaskLog(path string) ([]taskLine, error) {
 		}
 		l := taskLine{kind: fs[0], name: fs[1]}
 		l.pid, _ = strconv.Atoi(fs[2])
-		if len(fs) > 3 {
+		if len(fs) > 4 {
 			l.code, _ = strconv.Atoi(fs[3])
+			ns, _ := strconv.ParseInt(fs[4], 10, 64)
+			l.at = time.Unix(0, ns)
 		}
 		lines = append(lines, l)
 	}
