@@ -53,9 +53,11 @@ func (q *Queue[K]) fire() {
 			if !it.dirty {
 				it.dirty = true
 				q.dirty++
+				q.becameDue(it)
 			}
 			continue
 		}
 		q.makeReady(it)
+		q.becameDue(it)
 	}
 }

@@ -104,6 +104,7 @@ type Queue[K comparable] struct {
 	handed  uint64 // keys handed out so far: the aging clock
 	limiter RateLimiter[K]
 	metrics Metrics
+	due     DueMetrics // metrics, if it implements DueMetrics
 
 	shuttingDown bool          // adds are refused
 	draining     bool          // Get still hands out ready keys
@@ -164,6 +165,10 @@ func (q *Queue[K]) setup(opts Options[K]) {
 	}
 	if !nilness.Is(opts.Metrics) {
 		q.metrics = opts.Metrics
+		q.due, _ = opts.Metrics.(DueMetrics)
+		if p, ok := opts.Metrics.(ProbeMetrics); ok {
+			p.Attach(q)
+		}
 	}
 	switch {
 	case opts.AgingAfter == 0:
@@ -230,6 +235,9 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	if q.metrics != nil {
 		q.metrics.Added()
 	}
+	if q.due != nil && delay > 0 {
+		q.due.Delayed()
+	}
 	it, ok := q.items[key]
 	if !ok {
 		it = q.newItem(key, o.Priority)
@@ -257,11 +265,13 @@ func (q *Queue[K]) addNow(it *item[K]) {
 		if !it.dirty {
 			it.dirty = true
 			q.dirty++
+			q.becameDue(it)
 		}
 	case it.waiting:
 		// Already ready; a raised priority was applied by setPriority.
 	default:
 		q.makeReady(it)
+		q.becameDue(it)
 	}
 }
 
@@ -290,6 +300,13 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
 	}
 	if q.timerAt == 0 || deadline < q.timerAt {
 		q.arm(deadline, now)
+	}
+}
+
+// becameDue reports a key that became due to DueMetrics. q.mu is held.
+func (q *Queue[K]) becameDue(it *item[K]) {
+	if q.due != nil {
+		q.due.Due(it.priority)
 	}
 }
 
