@@ -131,7 +131,7 @@ type item[K comparable] struct {
 	// epoch); while waiting, with Metrics configured, when it became ready.
 	deadline   int64
 	priority   int
-	delayIdx   int32 // position in the delay heap, or -1
+	delayIdx   int32  // position in the delay heap, or -1
 	tags       uint32 // ORed AddOptions.Tags of the adds not yet handed out
 	waiting    bool   // in the ready queue
 	processing bool
