@@ -1,12 +1,12 @@
 package httpstore_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
+	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 	"github.com/converge-go/converge/store/storetest"
 )
 
@@ -14,15 +14,7 @@ import (
 // closed at cleanup.
 func serve[T any](t *testing.T, s store.Store[T], opts ...httpstore.HandlerOption) *httptest.Server {
 	t.Helper()
-	h, err := httpstore.NewHandler(s, opts...)
-	if err != nil {
-		t.Fatalf("NewHandler: %v", err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	httpstore.ApplyServerDefaults(srv.Config)
-	srv.Start()
-	t.Cleanup(srv.Close)
-	return srv
+	return httpstoretest.Serve(t, s, httpstoretest.Options{Handler: opts}).Server
 }
 
 // client returns a client of srv, closed at cleanup.
@@ -36,20 +28,10 @@ func client[T any](t *testing.T, url string, opts ...httpstore.ClientOption) *ht
 	return c
 }
 
-// compactable is a Client whose server store is a Memory, compacted
-// directly: the suite's ErrCompacted clauses run over HTTP.
-type compactable struct {
-	*httpstore.Client[*storetest.Value]
-	m *store.Memory[*storetest.Value]
-}
-
-func (c compactable) Compact(ctx context.Context, rev int64) error { return c.m.Compact(ctx, rev) }
-
 func TestClientPassesConformanceOverMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
 		m := store.NewMemory[*storetest.Value]()
 		t.Cleanup(func() { _ = m.Close() })
-		srv := serve[*storetest.Value](t, m)
-		return compactable{client[*storetest.Value](t, srv.URL), m}
+		return httpstoretest.Serve[*storetest.Value](t, m, httpstoretest.Options{})
 	})
 }

@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"testing"
+
+	"github.com/converge-go/converge/store/httpstore"
 )
 
 // pipeNet is an in-memory network for one HTTP server: every dial makes a
@@ -57,3 +60,20 @@ type pipeAddr struct{}
 
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "pipe" }
+
+// servePipe serves h on a new pipeNet and returns a client of it; the
+// server and the client's connections are closed at cleanup.
+func servePipe(t *testing.T, h http.Handler) *httpstore.Client[*item] {
+	t.Helper()
+	pn := newPipeNet()
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(pn) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	hc := pn.client()
+	t.Cleanup(hc.CloseIdleConnections)
+	c, err := httpstore.New[*item]("http://pipe", httpstore.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}

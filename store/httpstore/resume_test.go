@@ -60,6 +60,21 @@ func (r *restartable) restart(t *testing.T) {
 	}
 }
 
+// watchRestartable serves a memory store on a restartable server and
+// returns a watch of it that has received three writes.
+func watchRestartable(t *testing.T) (*store.Memory[*item], *restartable, store.Watcher[*item]) {
+	m := store.NewMemory[*item]()
+	t.Cleanup(func() { _ = m.Close() })
+	r := newRestartable(t)
+	r.up(t, m)
+	c := client[*item](t, r.srv.URL, httpstore.WithWatchTimeout(10*time.Second))
+	w, err := c.Watch(t.Context(), "", 0)
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	require.Equal(t, writeN(t, m, 0, 3), receiveN(t, w, 3))
+	return m, r, w
+}
+
 func receiveN(t *testing.T, w store.Watcher[*item], n int) []store.Event[*item] {
 	t.Helper()
 	var got []store.Event[*item]
@@ -91,15 +106,7 @@ func writeN(t *testing.T, m store.Store[*item], from, n int) []store.Event[*item
 // store comes up: the watch delivers exactly the missed writes, in order,
 // and nothing else.
 func TestWatchResumesAfterServerRestartWithoutLossOrDuplicates(t *testing.T) {
-	m := store.NewMemory[*item]()
-	t.Cleanup(func() { _ = m.Close() })
-	r := newRestartable(t)
-	r.up(t, m)
-	c := client[*item](t, r.srv.URL, httpstore.WithWatchTimeout(10*time.Second))
-	w, err := c.Watch(t.Context(), "", 0)
-	require.NoError(t, err)
-	defer w.Stop()
-	require.Equal(t, writeN(t, m, 0, 3), receiveN(t, w, 3))
+	m, r, w := watchRestartable(t)
 
 	r.restart(t)
 	missed := writeN(t, m, 3, 3)
@@ -112,15 +119,7 @@ func TestWatchResumesAfterServerRestartWithoutLossOrDuplicates(t *testing.T) {
 // history no longer reaches back to where the watch must resume, the watch
 // ends with store.ErrCompacted.
 func TestWatchResumedAfterCompactionEndsWithErrCompacted(t *testing.T) {
-	m := store.NewMemory[*item]()
-	t.Cleanup(func() { _ = m.Close() })
-	r := newRestartable(t)
-	r.up(t, m)
-	c := client[*item](t, r.srv.URL, httpstore.WithWatchTimeout(10*time.Second))
-	w, err := c.Watch(t.Context(), "", 0)
-	require.NoError(t, err)
-	defer w.Stop()
-	require.Equal(t, writeN(t, m, 0, 3), receiveN(t, w, 3))
+	m, r, w := watchRestartable(t)
 
 	r.restart(t)
 	missed := writeN(t, m, 3, 3)

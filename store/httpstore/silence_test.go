@@ -62,14 +62,7 @@ func TestSilentServerEndsTheWatchWithinTwoWatchTimeouts(t *testing.T) {
 		h, err := httpstore.NewHandler[*item](m, httpstore.WithHeartbeat(heartbeat))
 		require.NoError(t, err)
 		mute := &muteable{h: h}
-		pn := newPipeNet()
-		srv := &http.Server{Handler: mute}
-		go func() { _ = srv.Serve(pn) }()
-		defer srv.Close()
-		hc := pn.client()
-		defer hc.CloseIdleConnections()
-		c, err := httpstore.New[*item]("http://pipe", httpstore.WithHTTPClient(hc))
-		require.NoError(t, err)
+		c := servePipe(t, mute)
 
 		w, err := c.Watch(t.Context(), "", 0)
 		require.NoError(t, err)
@@ -109,14 +102,7 @@ func TestProgressRequestIsAnsweredWithoutWaitingForAHeartbeat(t *testing.T) {
 		defer m.Close()
 		h, err := httpstore.NewHandler[*item](m, httpstore.WithHeartbeat(time.Hour))
 		require.NoError(t, err)
-		pn := newPipeNet()
-		srv := &http.Server{Handler: h}
-		go func() { _ = srv.Serve(pn) }()
-		defer srv.Close()
-		hc := pn.client()
-		defer hc.CloseIdleConnections()
-		c, err := httpstore.New[*item]("http://pipe", httpstore.WithHTTPClient(hc))
-		require.NoError(t, err)
+		c := servePipe(t, h)
 		w, err := c.Watch(t.Context(), "p/", 0)
 		require.NoError(t, err)
 		defer w.Stop()
