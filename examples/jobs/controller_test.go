@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests put a job in the state a daemon killed at one precise moment
+// leaves behind, then reconcile it as the next daemon would, with real
+// processes (the shims and commands are copies of the test binary).
+
+type recoveryEnv struct {
+	t       *testing.T
+	s       *store.Memory[*Job]
+	rec     *Reconciler
+	runs    string
+	taskLog string
+	exe     string
+}
+
+func newRecoveryEnv(t *testing.T) *recoveryEnv {
+	t.Setenv(testMainEnv, "1") // the shims this process starts run main
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	require.NoError(t, os.MkdirAll(runs, 0o700))
+	s := store.NewMemory[*Job]()
+	t.Cleanup(func() { _ = s.Close() })
+	l := newLauncher(exe, runs, time.Second)
+	t.Cleanup(l.wait)
+	rec := &Reconciler{
+		launcher: l,
+		backoff:  queue.NewExponential[string](time.Second, time.Minute, 0),
+		cached:   func(string) (store.Object[*Job], bool) { return store.Object[*Job]{}, false },
+		poll:     10 * time.Millisecond,
+	}
+	e := &recoveryEnv{t: t, s: s, rec: rec, runs: runs, taskLog: filepath.Join(dir, "tasks.log"), exe: exe}
+	rec.cached = func(key string) (store.Object[*Job], bool) {
+		obj, err := s.Get(context.Background(), key)
+		return obj, err == nil
+	}
+	return e
+}
+
+// job stores job name running task mode, with status st.
+func (e *recoveryEnv) job(name, mode string, retries int, st Status) store.Object[*Job] {
+	e.t.Helper()
+	obj, err := e.s.Create(e.t.Context(), KeyPrefix+name, &Job{Generation: 1, ObservedGeneration: 1,
+		Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, name, mode}, Retries: retries}})
+	require.NoError(e.t, err)
+	if st.Phase != "" {
+		v := *obj.Value
+		v.Status = st
+		obj, err = e.s.Update(e.t.Context(), obj.Key, &v, obj.Revision)
+		require.NoError(e.t, err)
+	}
+	return obj
+}
+
+// reconcile reconciles key until it asks for nothing but a later look.
+func (e *recoveryEnv) reconcile(key string) (reconcile.Result, store.Object[*Job]) {
+	e.t.Helper()
+	obj, err := e.s.Get(e.t.Context(), key)
+	require.NoError(e.t, err)
+	res, err := e.rec.Reconcile(e.t.Context(), reconcile.Request[*Job]{Key: key, Object: obj, Store: e.s})
+	require.NoError(e.t, err)
+	obj, err = e.s.Get(e.t.Context(), key)
+	require.NoError(e.t, err)
+	return res, obj
+}
+
+// runsOf counts the runs of job name's command.
+func (e *recoveryEnv) runsOf(name string) int {
+	lines, err := readTaskLog(e.taskLog)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(e.t, err)
+	n := 0
+	for _, l := range lines {
+		if l.kind == "start" && l.name == name {
+			n++
+		}
+	}
+	return n
+}
+
+func TestIntentRecordedButNeverLaunchedIsLaunchedOnceUnderItsRunID(t *testing.T) {
+	e := newRecoveryEnv(t)
+	obj := e.job("a", "ok", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1, RunID: "a-run"})
+	_, obj = e.reconcile(obj.Key)
+	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
+	require.Equal(t, 1, obj.Value.Status.Attempts)
+	require.Equal(t, "a-run", obj.Value.Status.RunID)
+	require.Equal(t, 1, e.runsOf("a"))
+}
+
+func TestSecondShimOfAClaimedRunRunsNothing(t *testing.T) {
+	e := newRecoveryEnv(t)
+	files := runFiles{dir: e.runs, id: "b-run"}
+	require.NoError(t, files.takeClaim())
+	c, err := e.rec.launcher.launch("b-run", Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "b", "ok"}})
+	require.NoError(t, err)
+	<-c.done
+	_, ok, err := files.readResult()
+	require.NoError(t, err)
+	require.False(t, ok, "a shim of a claimed run recorded a result")
+	require.Equal(t, 0, e.runsOf("b"), "a shim of a claimed run ran the command")
+}
+
+func TestAttemptThatEndedWhileNoDaemonRanIsJudgedByItsResultFile(t *testing.T) {
+	e := newRecoveryEnv(t)
+	files := runFiles{dir: e.runs, id: "c-run"}
+	require.NoError(t, files.takeClaim())
+	require.NoError(t, files.writeResult(runResult{ExitCode: 0, Ended: time.Now()}))
+	obj := e.job("c", "ok", 2, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "c-run", PID: 1 << 22, StartTicks: 1})
+	_, obj = e.reconcile(obj.Key)
+	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
+	require.Equal(t, 1, obj.Value.Status.Attempts)
+	require.Equal(t, 0, e.runsOf("c"), "a finished attempt ran again")
+	_, obj = e.reconcile(obj.Key)
+	require.Equal(t, Succeeded, obj.Value.Status.Phase)
+	require.Equal(t, 0, e.runsOf("c"), "a succeeded job ran again")
+}
+
+func TestAttemptWhoseProcessVanishedWithoutResultCountsAsFailedAndBacksOff(t *testing.T) {
+	e := newRecoveryEnv(t)
+	require.NoError(t, runFiles{dir: e.runs, id: "d-run"}.takeClaim())
+	// The recorded pid is this test process's, but not its start time:
+	// a reused pid, not the attempt.
+	self, ok := readProc(os.Getpid())
+	require.True(t, ok)
+	obj := e.job("d", "ok", 1, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "d-run", PID: os.Getpid(), StartTicks: self.ticks + 1})
+	res, obj := e.reconcile(obj.Key)
+	st := obj.Value.Status
+	require.Equal(t, Backoff, st.Phase, st.Message)
+	require.Equal(t, 1, st.Attempts)
+	require.Equal(t, -1, *st.ExitCode)
+	require.Contains(t, st.Message, "without recording a result")
+	require.Equal(t, time.Second, res.RequeueAfter)
+	require.WithinDuration(t, time.Now().Add(time.Second), st.NextAttemptAt, 500*time.Millisecond)
+	// Before NextAttemptAt, a reconcile (a restarted daemon's) waits.
+	res, obj = e.reconcile(obj.Key)
+	require.Equal(t, Backoff, obj.Value.Status.Phase)
+	require.Positive(t, res.RequeueAfter)
+	require.Equal(t, 0, e.runsOf("d"))
+}
+
+func TestRunningAttemptOfAnotherDaemonIsAdoptedNotStartedAgain(t *testing.T) {
+	e := newRecoveryEnv(t)
+	// An attempt started by "another daemon": a launcher this reconciler
+	// does not know.
+	other := newLauncher(e.exe, e.runs, time.Second)
+	c, err := other.launch("e-run", Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "e", "sleep", "300ms"}})
+	require.NoError(t, err)
+	obj := e.job("e", "sleep", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1, RunID: "e-run"})
+	_, obj = e.reconcile(obj.Key) // finds it by its run ID, records it, waits
+	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
+	require.Equal(t, c.pid, obj.Value.Status.PID)
+	require.Equal(t, 1, e.runsOf("e"))
+	other.wait()
+}
+
+func TestDeletedJobHasItsRunningAttemptStopped(t *testing.T) {
+	e := newRecoveryEnv(t)
+	obj := e.job("f", "hang", 0, Status{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.rec.Reconcile(t.Context(), reconcile.Request[*Job]{Key: obj.Key, Object: obj, Store: e.s})
+		done <- err
+	}()
+	var running store.Object[*Job]
+	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+		o, err := e.s.Get(t.Context(), obj.Key)
+		running = o
+		return err == nil && o.Value.Status.Phase == Running && e.runsOf("f") == 1, err
+	}))
+	_, err := e.s.Delete(t.Context(), obj.Key, running.Revision)
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("the reconcile did not return after the deletion")
+	}
+	require.Empty(t, groupMembers(running.Value.Status.PID), "the deleted job's attempt still runs")
+}
+
+func TestShutdownStopsARunningAttemptAndRecordsIt(t *testing.T) {
+	e := newRecoveryEnv(t)
+	obj := e.job("g", "hang", 1, Status{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan store.Object[*Job])
+	go func() {
+		o, _ := e.s.Get(ctx, obj.Key)
+		_, _ = e.rec.Reconcile(ctx, reconcile.Request[*Job]{Key: obj.Key, Object: o, Store: e.s})
+		o, _ = e.s.Get(context.Background(), obj.Key)
+		done <- o
+	}()
+	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+		return e.runsOf("g") == 1, nil
+	}))
+	cancel()
+	var got store.Object[*Job]
+	select {
+	case got = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the reconcile did not return after its context ended")
+	}
+	st := got.Value.Status
+	require.Equal(t, Backoff, st.Phase, st.Message)
+	require.True(t, strings.Contains(st.Message, "stopped by the daemon"), st.Message)
+	require.Empty(t, groupMembers(st.PID))
+}
