@@ -73,6 +73,20 @@
 // progress every heartbeat, so progress frames also mark a quiet stream's
 // position, which the client resumes from.
 //
+// A client's RequestProgress posts to /v1/progress with the stream's id
+// and a request number; the server reads its store's revision R0, answers
+// it, and marks the stream's next progress frame at or above R0 with the
+// number. If the request reaches a server that does not hold the stream
+// (a load balancer spreading requests), the client takes the stream's next
+// progress frame at or above R0, at the latest a heartbeat later. Either
+// way the store contract holds: R >= the store's revision at the request,
+// after every change up to R.
+//
+// The handler serves /v1/... paths; mount it elsewhere with
+// http.StripPrefix and give clients the base URL with that path. It works
+// over HTTP/1.1 and HTTP/2, with or without TLS. Package httpstoretest
+// serves a store on an httptest server for tests.
+//
 // # What is protected, and what is not
 //
 //   - Authentication: bearer tokens (WithReadWriteToken, WithReadOnlyToken),
