@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
-	"github.com/converge-go/converge/examples/internal/embedetcd"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 
 // DefaultTTL is the lease TTL when Config.TTL is zero.
@@ -170,14 +170,14 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		return err
 	}
 	defer os.RemoveAll(dir)
-	member, err := embedetcd.Start(dir)
+	member, err := etcdembed.Start(dir)
 	if err != nil {
 		return err
 	}
 	defer member.Close() // after every client: defers run last in, first out
-	endpoint := embedetcd.Endpoint(member)
+	endpoint := etcdembed.Endpoint(member)
 
-	operator, err := embedetcd.NewClient(endpoint)
+	operator, err := etcdembed.NewClient(endpoint)
 	if err != nil {
 		return err
 	}

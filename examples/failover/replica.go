@@ -10,13 +10,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/converge-go/converge/examples/internal/embedetcd"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 	"github.com/converge-go/converge/store/faultstore"
 )
 
@@ -57,7 +57,7 @@ type replicaDeps struct {
 
 // newReplica connects replica name to etcd and builds its manager.
 func newReplica(name string, d replicaDeps) (r *replica, err error) {
-	client, err := embedetcd.NewClient(d.endpoint)
+	client, err := etcdembed.NewClient(d.endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
@@ -57,16 +58,7 @@ func (m *etcdMember) Leads() bool {
 // tests stop processes, they do not crash machines), silent logs, client
 // URL on an ephemeral loopback port and peer URL peer.
 func etcdMemberConfig(name, dir string, peer url.URL) *embed.Config {
-	cfg := embed.NewConfig()
-	cfg.Name = name
-	cfg.Dir = dir
-	cfg.TickMs = 10
-	cfg.ElectionMs = 100
-	cfg.UnsafeNoFsync = true
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	client := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls = []url.URL{client}
-	cfg.AdvertiseClientUrls = []url.URL{client}
+	cfg := etcdembed.Config(name, dir)
 	cfg.ListenPeerUrls = []url.URL{peer}
 	cfg.AdvertisePeerUrls = []url.URL{peer}
 	return cfg

@@ -13,6 +13,7 @@ require (
 	github.com/converge-go/converge v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/boltstore v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/etcdstore v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.uber.org/goleak v1.3.0
@@ -63,8 +64,10 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect

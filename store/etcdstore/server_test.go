@@ -3,11 +3,11 @@ package etcdstore_test
 import (
 	"crypto/tls"
 	"fmt"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -17,22 +17,10 @@ import (
 // safety net against hanging, not an assertion about speed.
 const startupLimit = 30 * time.Second
 
-// memberConfig returns the configuration of an embedded member named name
-// in dir: fast raft timings, no fsync (the tests stop processes, they do not
-// crash machines), silent logs, client URL on an ephemeral loopback port.
-func memberConfig(name, dir string) *embed.Config {
-	cfg := embed.NewConfig()
-	cfg.Name = name
-	cfg.Dir = dir
-	cfg.TickMs = 10
-	cfg.ElectionMs = 100
-	cfg.UnsafeNoFsync = true
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-	client := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls = []url.URL{client}
-	cfg.AdvertiseClientUrls = []url.URL{client}
-	return cfg
-}
+// memberConfig returns the project's embedded member configuration
+// (etcdembed.Config): fast raft timings, no fsync (the tests stop
+// processes, they do not crash machines), silent logs, loopback ports.
+func memberConfig(name, dir string) *embed.Config { return etcdembed.Config(name, dir) }
 
 // member is an embedded etcd member.
 type member struct {
@@ -71,10 +59,6 @@ func start(t testing.TB, cfg *embed.Config) *member {
 func startServer(t testing.TB, configure func(*embed.Config)) *member {
 	t.Helper()
 	cfg := memberConfig("solo", t.TempDir())
-	peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenPeerUrls = []url.URL{peer}
-	cfg.AdvertisePeerUrls = []url.URL{peer}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	if configure != nil {
 		configure(cfg)
 	}

@@ -1,4 +1,4 @@
-package embedetcd_test
+package etcdembed_test
 
 import (
 	"testing"
@@ -7,17 +7,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/converge-go/converge/examples/internal/embedetcd"
+	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 
 // A started member serves a client of its endpoint at once, and closing
 // the client and then the member leaves no goroutine behind.
 func TestStartedMemberServesAClientOfItsEndpoint(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	member, err := embedetcd.Start(t.TempDir())
+	member, err := etcdembed.Start(t.TempDir())
 	require.NoError(t, err)
 	defer member.Close()
-	client, err := embedetcd.NewClient(embedetcd.Endpoint(member))
+	client, err := etcdembed.NewClient(etcdembed.Endpoint(member))
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, client.Close()) }()
 
