@@ -11,6 +11,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestBrokenWatchResumesWithoutLossOrDuplicates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := store.NewMemory[*item]()
-		s := &flakyStore[*item]{Store: mem}
+		s := faulty(t, mem)
 		for i := range 10 {
 			put(t, s, fmt.Sprint("k", i), &item{Want: i})
 		}
@@ -29,7 +30,7 @@ func TestBrokenWatchResumesWithoutLossOrDuplicates(t *testing.T) {
 		stop := start(t, c)
 		synctest.Wait()
 		rec.reset()
-		s.breakWatches()
+		s.BreakWatches()
 		put(t, mem, "k1", &item{Want: 100})
 		put(t, mem, "k2", &item{Want: 200})
 		rev := del(t, mem, "k3")
@@ -51,7 +52,7 @@ func TestBrokenWatchResumesWithoutLossOrDuplicates(t *testing.T) {
 func TestCompactedWatchRelistsExactlyTheChangedKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := store.NewMemory[*item](store.WithHistory(5))
-		s := &flakyStore[*item]{Store: mem}
+		s := faulty(t, mem)
 		for i := range 20 {
 			put(t, s, fmt.Sprint("k", i), &item{Want: i})
 		}
@@ -61,7 +62,7 @@ func TestCompactedWatchRelistsExactlyTheChangedKeys(t *testing.T) {
 		stop := start(t, c)
 		synctest.Wait()
 		rec.reset()
-		s.setDown(true)
+		s.SetOutage(faultstore.Loud)
 		put(t, mem, "k1", &item{Want: 100})
 		del(t, mem, "k2")
 		put(t, mem, "new", &item{Want: 7})
@@ -73,7 +74,7 @@ func TestCompactedWatchRelistsExactlyTheChangedKeys(t *testing.T) {
 		require.NoError(t, mem.Compact(context.Background(), rev))
 		synctest.Wait()
 		require.NotEmpty(t, c.Health().Degraded)
-		s.setDown(false)
+		s.SetOutage(faultstore.Up)
 		require.NoError(t, c.WaitForRevision(context.Background(), rev))
 		synctest.Wait()
 		rec.mu.Lock()
@@ -100,7 +101,7 @@ func TestCompactedWatchRelistsExactlyTheChangedKeys(t *testing.T) {
 func TestKeepsHealingWhileStoreIsDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := store.NewMemory[*item]()
-		s := &flakyStore[*item]{Store: mem}
+		s := faulty(t, mem)
 		put(t, s, "web", &item{Want: 3})
 		world := &fakeWorld{running: map[string]int{}}
 		events := make(chan string, 10)
@@ -115,7 +116,7 @@ func TestKeepsHealingWhileStoreIsDown(t *testing.T) {
 			world.set(req.Key, req.Object.Value.Want) // act on the world
 			if req.Key == "db" {
 				// The store goes away between acting and writing status.
-				outage.Do(func() { s.setDown(true) })
+				outage.Do(func() { s.SetOutage(faultstore.Loud) })
 			}
 			if req.Object.Value.Seen == req.Object.Value.Want {
 				return Result{}, nil
@@ -160,7 +161,7 @@ func TestKeepsHealingWhileStoreIsDown(t *testing.T) {
 		advance(time.Second)
 		require.Equal(t, 3, world.get("web"), "the last desired state seen is what the loop heals toward")
 
-		s.setDown(false)
+		s.SetOutage(faultstore.Up)
 		rev, _ = mem.Revision(context.Background())
 		require.NoError(t, c.WaitForRevision(context.Background(), rev))
 		advance(5 * time.Second)
@@ -260,8 +261,8 @@ func TestShutdownFinishesInFlightReconcilesWithinTheGracePeriodThenCancels(t *te
 // store is down from the start).
 func TestRunReturnsWhenItsContextEndsBeforeTheCacheSyncs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &flakyStore[*item]{Store: store.NewMemory[*item]()}
-		s.setDown(true)
+		s := faulty(t, store.NewMemory[*item]())
+		s.SetOutage(faultstore.Loud)
 		c, err := New[*item](s, &recorder{}, Options[*item]{Name: "test"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,28 +11,16 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) lines() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+// jsonLines parses the JSON log lines written to buf.
+func jsonLines(buf *syncbuf.Buffer) []map[string]any {
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil {
 			out = append(out, m)
@@ -48,7 +35,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
 		rev := put(t, s, "a", &item{})
-		var buf syncBuffer
+		var buf syncbuf.Buffer
 		logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		var mu sync.Mutex
 		var ids []string
@@ -76,7 +63,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 		require.True(t, strings.HasPrefix(ids[0], "web-"))
 		mu.Unlock()
 		var acting, failed int
-		for _, l := range buf.lines() {
+		for _, l := range jsonLines(&buf) {
 			require.Equal(t, "web", l["controller"], "line without controller: %v", l)
 			switch l["msg"] {
 			case "acting", "reconcile failed; backing off":
