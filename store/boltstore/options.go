@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -94,14 +94,8 @@ func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
 	c.maxValueSize = cmp.Or(c.maxValueSize, store.DefaultMaxValueSize)
 	c.watchBuffer = cmp.Or(c.watchBuffer, DefaultWatchBuffer)
 	c.lockTimeout = cmp.Or(c.lockTimeout, DefaultLockTimeout)
-	if !c.codecSet {
-		return store.JSON[T]{}, c, nil
-	}
-	codec, ok := c.codec.(store.Codec[T])
-	if !ok || nilness.Is(codec) {
-		return nil, c, fmt.Errorf("%w: codec %T does not encode the store's value type", store.ErrInvalid, c.codec)
-	}
-	return codec, c, nil
+	codec, err := codecopt.Resolve[T](c.codecSet, c.codec)
+	return codec, c, err
 }
 
 // maxEncodedValue leaves room in a bbolt value for the record header and the

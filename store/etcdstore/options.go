@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
 )
 
@@ -65,12 +65,6 @@ func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
 	}
 	c.maxValueSize = cmp.Or(c.maxValueSize, store.DefaultMaxValueSize)
 	c.openTimeout = cmp.Or(c.openTimeout, DefaultWatchOpenTimeout)
-	if !c.codecSet {
-		return store.JSON[T]{}, c, nil
-	}
-	codec, ok := c.codec.(store.Codec[T])
-	if !ok || nilness.Is(codec) {
-		return nil, c, fmt.Errorf("%w: codec %T does not encode the store's value type", store.ErrInvalid, c.codec)
-	}
-	return codec, c, nil
+	codec, err := codecopt.Resolve[T](c.codecSet, c.codec)
+	return codec, c, err
 }
