@@ -37,7 +37,8 @@
 //
 // Spec (Command, Args, Retries, Timeout) is written by users; Status by the
 // daemon, always with a compare-and-swap write through its controller
-// (resource.WriteStatus on Request.Store), in this order:
+// (resource.WriteStatus on Request.Store), in this order (Pending is a job
+// with no status yet):
 //
 //		Pending ──▶ Starting ──▶ Running ──▶ Succeeded
 //		               ▲            │

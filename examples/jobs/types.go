@@ -33,7 +33,8 @@ type Phase string
 
 // The phases of a job.
 const (
-	// Pending: no attempt recorded yet.
+	// Pending: no attempt recorded yet. The daemon never writes it: a job
+	// without a phase (just added) is pending.
 	Pending Phase = "Pending"
 	// Starting: the intent of attempt Status.Attempts is recorded under
 	// Status.RunID; its process may or may not exist yet.
