@@ -1,0 +1,216 @@
+// Package debugpage serves a read-only page that answers "why isn't key X
+// converging?" for people (HTML) and tools (JSON), from one handler.
+//
+// The page lists every controller given to New: its health (synced,
+// degraded reasons, stuck reconciles, stale keys), the leadership of the
+// process and the term's fencing token when the caller provides them, its
+// store's status, cache revision and workers; then its keys, one page at a
+// time: queue state by name, retries and next retry time, the latest
+// reconcile's outcome, error, duration and revision, what triggered the
+// pending and the latest reconcile, how long a change has been pending,
+// the time since the last success, the last convergence latency, the stale
+// mark, and the log attributes to search the controller's logs for
+// (controller=… key=… revision=…, as every log line of a reconcile
+// carries them).
+//
+// It is off unless mounted, for instance on a Manager's HTTP server:
+//
+//	m.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c1, c2))
+//
+// # Queries
+//
+// GET parameters select what is shown; bad values fall back to defaults:
+//
+//   - format=json (or an Accept header preferring application/json): JSON
+//     instead of HTML.
+//   - controller=NAME: that controller only.
+//   - state=processing|waiting|delayed|idle (repeatable, or comma
+//     separated): keys in those states; idle is a key not queued.
+//   - prefix=P: keys starting with P.
+//   - sort=key|state|outcome|attempts|pending, desc=true: the order
+//     (attempts: most retries first; pending: the oldest pending change
+//     first); ties are broken by key.
+//   - page=N (from 1), size=N (default DefaultPageSize, at most
+//     MaxPageSize): pagination, per controller.
+//
+// In JSON, times are RFC 3339 in UTC and durations text ("1.5s"); states
+// and outcomes are names, never numbers; empty fields are left out.
+//
+// # Contract
+//
+// The handler only reads: it answers GET and HEAD, and 405 to every other
+// method; it has no endpoint that changes anything. It sets no cookie and
+// serves no script (its Content-Security-Policy forbids them), and every
+// key, error and name is escaped, since they are user data. It does not
+// authenticate: mount it behind the server's authentication (the
+// Manager's TLS client certificates, or a wrapping handler).
+//
+// It costs nothing while nobody looks: no goroutine, no recording. A
+// request costs one Controller.Health and one Controller.Inspect per
+// controller shown; Inspect walks the controller's keys once and builds
+// only the page's. BenchmarkPage measures the first page of a controller
+// over 100,000 keys (90,000 converged, 10,000 failing and backing off),
+// in the order that must look at every key (sort=pending):
+//
+//	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
+//
+// On a 2-core AMD EPYC shared with other builds (load average 11), a page
+// took 44-46 ms of CPU time (cpu-ns/op, the whole process's), 4.6 MB and
+// 1,700 (JSON) to 11,900 (HTML) allocations; its wall time (ns/op)
+// counted the waits for a core too.
+package debugpage
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/reconcile"
+)
+
+// Controller is what the page reads of a controller. Every
+// *reconcile.Controller[T] has these methods, whatever its T.
+type Controller interface {
+	Name() string
+	Health() reconcile.Health
+	Revision() int64
+	Workers() int
+	Inspect(q reconcile.KeyQuery) reconcile.KeyPage
+}
+
+// Options configure the page. The zero value works.
+type Options struct {
+	// IsLeader reports whether this process leads (manager.Manager's
+	// IsLeader). Nil: leadership is not shown.
+	IsLeader func() bool
+	// Term returns the fencing token of the current term of leadership,
+	// ok false when there is none (not leading). It is a hook for the
+	// caller's elector: the lock package's held lock has a Token. Nil:
+	// no term is shown.
+	Term func() (token int64, ok bool)
+	// LogURL, if set, returns a link to the caller's log search for a key
+	// (its controller, key, and the revision its latest reconcile saw, 0
+	// if none); the page links each key's log attributes to it. Only
+	// http and https links are shown.
+	LogURL func(controller, key string, revision int64) string
+	// PageSize is the default number of keys listed per controller
+	// (DefaultPageSize when not positive, at most MaxPageSize).
+	PageSize int
+}
+
+// Handler serves the page. It is safe for concurrent use.
+type Handler struct {
+	opts        Options
+	controllers []Controller
+	now         func() time.Time
+}
+
+// New returns the page over controllers, in the order given. Nil
+// controllers are ignored.
+func New(opts Options, controllers ...Controller) *Handler {
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	opts.PageSize = min(opts.PageSize, MaxPageSize)
+	h := &Handler{opts: opts, now: time.Now}
+	for _, c := range controllers {
+		if !nilness.Is(c) {
+			h.controllers = append(h.controllers, c)
+		}
+	}
+	return h
+}
+
+// ServeHTTP answers GET and HEAD with the page, as JSON when asked for it
+// (see the package documentation), and every other method with 405.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "debugpage: read-only: GET or HEAD only", http.StatusMethodNotAllowed)
+		return
+	}
+	v := h.view(parseQuery(r.URL.Query(), h.opts.PageSize))
+	var buf bytes.Buffer
+	if wantsJSON(r) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			http.Error(w, "debugpage: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+	} else {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+		if err := page.Execute(&buf, v); err != nil {
+			http.Error(w, "debugpage: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
+	w.Write(buf.Bytes())
+}
+
+// view gathers what q shows.
+func (h *Handler) view(q query) view {
+	now := h.now()
+	v := view{Generated: timestamp(now), Query: q, Controllers: []controllerView{}, Names: h.names()}
+	for _, s := range states {
+		v.StateBoxes = append(v.StateBoxes, choice{Name: s, Checked: slices.Contains(q.States, s)})
+	}
+	for _, s := range sorts {
+		v.SortOptions = append(v.SortOptions, choice{Name: s.name, Checked: s.name == q.Sort})
+	}
+	js := q.values(q.Page)
+	js.Set("format", "json")
+	v.JSONLink = "?" + js.Encode()
+	if h.opts.IsLeader != nil {
+		leader := h.opts.IsLeader()
+		v.Leader = &leader
+	}
+	if h.opts.Term != nil {
+		if token, ok := h.opts.Term(); ok {
+			v.Term = &token
+		}
+	}
+	for _, c := range h.controllers {
+		if q.Controller == "" || c.Name() == q.Controller {
+			v.Controllers = append(v.Controllers, h.controllerOf(c, q, now))
+		}
+	}
+	return v
+}
+
+// wantsJSON reports whether r asks for JSON: format=json, or an Accept
+// header that names application/json before text/html.
+func wantsJSON(r *http.Request) bool {
+	switch r.URL.Query().Get("format") {
+	case "json":
+		return true
+	case "html":
+		return false
+	}
+	accept := r.Header.Get("Accept")
+	j := strings.Index(accept, "application/json")
+	if j < 0 {
+		return false
+	}
+	h := strings.Index(accept, "text/html")
+	return h < 0 || j < h
+}
+
+// names lists the controllers' names, for the page's controller filter.
+func (h *Handler) names() []string {
+	out := make([]string, 0, len(h.controllers))
+	for _, c := range h.controllers {
+		if !slices.Contains(out, c.Name()) {
+			out = append(out, c.Name())
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package debugpage
+
+import "html/template"
+
+// page renders a view as HTML. html/template escapes every value by its
+// context (text, attribute, URL), so keys, errors and names are shown as
+// text, never as markup. It has no script.
+var page = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>converge: controllers</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1b1b1b; }
+h1 { font-size: 1.4em; margin: 0 0 .3em; }
+h2 { font-size: 1.2em; margin: 1.4em 0 .4em; }
+.meta, .health { color: #444; }
+.health span { margin-right: 1.2em; }
+.bad { color: #b00020; font-weight: 600; }
+.ok { color: #1b7f3b; }
+form { background: #f4f5f7; padding: .6em .8em; border-radius: 6px; margin: .8em 0; }
+form label { margin-right: 1em; }
+table { border-collapse: collapse; width: 100%; margin-top: .4em; }
+th, td { border-bottom: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
+th { background: #f4f5f7; position: sticky; top: 0; }
+td.error { color: #b00020; max-width: 28em; overflow-wrap: anywhere; }
+td.key, td.log code { overflow-wrap: anywhere; }
+tr.stale td.key::after { content: " ⚠ stale"; color: #b36b00; }
+code { font-size: 12px; }
+.pager a, .states a { margin-right: 1em; }
+</style>
+</head>
+<body>
+<h1>converge controllers</h1>
+<div class="meta">generated {{.Generated}}
+{{- with .Leader}} · leader: <span class="leader">{{if .}}yes{{else}}no{{end}}</span>{{end}}
+{{- with .Term}} · term token: <span class="term">{{.}}</span>{{end}}
+· <a class="json" href="{{.JSONLink}}">JSON</a></div>
+<form method="get" action="">
+<label>controller <select name="controller"><option value="">all</option>
+{{- range .Names}}<option{{if eq . $.Query.Controller}} selected{{end}}>{{.}}</option>{{end}}</select></label>
+<label>key prefix <input name="prefix" value="{{.Query.Prefix}}" size="20"></label>
+{{- range .StateBoxes}}
+<label><input type="checkbox" name="state" value="{{.Name}}"{{if .Checked}} checked{{end}}> {{.Name}}</label>
+{{- end}}
+<label>sort <select name="sort">
+{{- range .SortOptions}}<option{{if .Checked}} selected{{end}}>{{.Name}}</option>{{end}}</select></label>
+<label><input type="checkbox" name="desc" value="true"{{if .Query.Desc}} checked{{end}}> descending</label>
+<label>page size <input name="size" value="{{.Query.Size}}" size="5"></label>
+<button type="submit">apply</button>
+</form>
+{{- range .Controllers}}
+<section class="controller" data-controller="{{.Name}}">
+<h2>{{.Name}}</h2>
+<div class="health">
+<span>synced: {{if .Synced}}<b class="ok">yes</b>{{else}}<b class="bad">no</b>{{end}}</span>
+<span>store: {{if eq .Store "ok"}}<b class="ok">ok</b>{{else}}<b class="bad store">{{.Store}}</b>{{end}}</span>
+<span>revision: {{.Revision}}</span>
+<span>workers: <span class="workers">{{.Workers}}</span></span>
+<span>stale: {{if .Stale}}<b class="bad">{{.Stale}}</b>{{range .StaleKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
+</div>
+{{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
+{{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
+<div class="states">keys{{with $.Query.Prefix}} under <code>{{.}}</code>{{end}}:
+{{- range .StateLinks}} <a href="{{.URL}}">{{.Name}} {{.Count}}</a>{{end}}</div>
+<table>
+<thead><tr><th>key</th><th>state</th><th>retries</th><th>next retry</th><th>last outcome</th><th>last error</th><th>last revision</th><th>triggers (pending / last)</th><th>pending for</th><th>since success</th><th>last convergence</th><th>logs</th></tr></thead>
+<tbody>
+{{- range .Keys}}
+<tr class="key{{if .Stale}} stale{{end}}" data-key="{{.Key}}">
+<td class="key">{{.Key}}</td>
+<td class="state">{{.State}}{{if .Dirty}} (dirty){{end}}{{with .Since}}<br><small>since {{.}}</small>{{end}}</td>
+<td class="retries">{{.Retries}}</td>
+<td class="next-retry">{{if .NextRetry}}{{.NextRetry}}{{with .NextRetryIn}} ({{.}}){{end}}{{end}}</td>
+<td class="outcome">{{.LastOutcome}}{{with .LastDuration}}<br><small>took {{.}}</small>{{end}}</td>
+<td class="error">{{.LastError}}</td>
+<td class="revision">{{if .LastRevision}}{{.LastRevision}}{{end}}</td>
+<td class="triggers">{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}} / {{range $i, $t := .LastTriggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td>
+<td class="pending">{{.PendingFor}}</td>
+<td class="since-success">{{.SinceSuccess}}</td>
+<td class="convergence">{{.LastConvergence}}</td>
+<td class="log">{{if .LogURL}}<a href="{{.LogURL}}"><code>{{.Log}}</code></a>{{else}}<code>{{.Log}}</code>{{end}}</td>
+</tr>
+{{- else}}
+<tr><td colspan="12" class="none">no keys match</td></tr>
+{{- end}}
+</tbody>
+</table>
+<div class="pager"><span class="pageinfo">page {{.Page}} of {{.Pages}} · {{.Matched}} keys match</span>
+{{with .Prev}}<a class="prev" href="{{.}}">← previous</a>{{end}}
+{{with .Next}}<a class="next" href="{{.}}">next →</a>{{end}}</div>
+</section>
+{{- else}}
+<p class="none">no controller{{with .Query.Controller}} named <code>{{.}}</code>{{end}}</p>
+{{- end}}
+</body>
+</html>
+`))

@@ -1,0 +1,320 @@
+package reconcile
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// DefaultKeyLimit is the page size of Inspect when KeyQuery.Limit is not
+// positive.
+const DefaultKeyLimit = 100
+
+// KeySort orders the keys of an Inspect page. Every order ends by key, so
+// pages of one query do not overlap.
+type KeySort uint8
+
+const (
+	// ByKey: key order.
+	ByKey KeySort = iota
+	// ByState: processing, then waiting, then delayed, then not queued.
+	ByState
+	// ByOutcome: by the name of the latest reconcile's outcome, keys
+	// never reconciled last.
+	ByOutcome
+	// ByAttempts: most retries first.
+	ByAttempts
+	// ByPendingSince: the oldest unconverged change first, keys with
+	// none last.
+	ByPendingSince
+)
+
+// KeyQuery selects and orders one page of keys for Inspect.
+type KeyQuery struct {
+	// Prefix keeps the keys that start with it ("" keeps all).
+	Prefix string
+	// States keeps the keys in one of these queue states; the zero State
+	// stands for keys that are not queued. Empty keeps every state.
+	States []queue.State
+	// Sort orders the matching keys; Descending reverses the order.
+	Sort       KeySort
+	Descending bool
+	// Offset skips that many matching keys; Limit bounds the page
+	// (DefaultKeyLimit when not positive).
+	Offset, Limit int
+}
+
+// KeyPage is one page of keys, as Snapshot describes them.
+type KeyPage struct {
+	// Keys are the page's keys in the query's order.
+	Keys []KeyState
+	// Matched counts the keys that match the query's Prefix and States.
+	Matched int
+	// States counts the keys that match the query's Prefix, by queue
+	// state (the zero State: not queued), whatever its States say.
+	States map[queue.State]int
+}
+
+// inspectRow is what Inspect keeps of a key while it selects a page.
+type inspectRow struct {
+	key     string
+	item    int32 // index in the queue's snapshot, -1 if not queued
+	state   queue.State
+	retries int
+	outcome Outcome
+	pending time.Time
+}
+
+// Inspect returns one page of the keys Snapshot would list, filtered and
+// ordered by q: the basis of a debug page over many keys. It copies the
+// queue's snapshot (O(q log q) in the queued keys), walks the per-key
+// records under the controller's lock once, keeping the first
+// Offset+Limit keys in a bounded heap, and builds a KeyState for the
+// page's keys only. Like Snapshot, it reads the queue and the records one
+// after the other, not atomically. It records nothing and starts nothing:
+// it costs nothing while nobody calls it.
+//
+// Cost: O(n log k) for n keys and k = Offset+Limit, plus the queued
+// keys' sort; the walk over the reconciled keys hashes only those that
+// enter the selection (and reads their records only for ByOutcome).
+func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultKeyLimit
+	}
+	offset := max(q.Offset, 0)
+	var wanted [8]bool // by queue.State; the zero State: not queued
+	for _, s := range q.States {
+		if int(s) < len(wanted) {
+			wanted[s] = true
+		}
+	}
+	keep := func(s queue.State) bool { return len(q.States) == 0 || wanted[s] }
+	sel := &pageHeap{cmp: rowOrder(q.Sort, q.Descending), max: satAdd(offset, limit)}
+	page := KeyPage{States: map[queue.State]int{}}
+	add := func(r inspectRow) {
+		page.States[r.state]++
+		if keep(r.state) {
+			page.Matched++
+			sel.offer(r)
+		}
+	}
+	needOutcome, needPending := q.Sort == ByOutcome, q.Sort == ByPendingSince
+
+	items := c.q().Snapshot()
+	queued := make(map[string]int32)
+	for i, it := range items {
+		if strings.HasPrefix(it.Key, q.Prefix) {
+			queued[it.Key] = int32(i)
+		}
+	}
+	limitStale := time.Now().Add(-c.opts.StaleAfter)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The queued keys, then the pending ones not queued: few, looked up
+	// in c.last. ghosts holds those that have a record there.
+	ghosts := map[string]struct{}{}
+	for key, i := range queued {
+		it := &items[i]
+		row := inspectRow{key: key, item: i, state: it.State, retries: it.Requeues}
+		if r, ok := c.last[key]; ok {
+			ghosts[key] = struct{}{}
+			row.outcome = r.outcome
+		}
+		if needPending {
+			row.pending = c.pending[key].since
+		}
+		add(row)
+	}
+	for key, p := range c.pending {
+		if _, ok := queued[key]; ok || !strings.HasPrefix(key, q.Prefix) {
+			continue
+		}
+		row := inspectRow{key: key, item: -1, pending: p.since}
+		if r, ok := c.last[key]; ok {
+			ghosts[key] = struct{}{}
+			row.outcome = r.outcome
+		}
+		add(row)
+	}
+	// Then every reconciled key, idle with no pending change. The walk
+	// does not hash every key to ask whether it is a ghost (met above):
+	// only the few rows that would enter the selection are asked.
+	reconciled := 0
+	offer := func(row inspectRow) {
+		reconciled++
+		if keep(0) && sel.wants(row) {
+			if _, ghost := ghosts[row.key]; !ghost {
+				sel.offer(row)
+			}
+		}
+	}
+	if needOutcome {
+		for key, r := range c.last {
+			if strings.HasPrefix(key, q.Prefix) {
+				offer(inspectRow{key: key, item: -1, outcome: r.outcome})
+			}
+		}
+	} else {
+		for key := range c.last { // keys only: a record is a pointer away
+			if strings.HasPrefix(key, q.Prefix) {
+				offer(inspectRow{key: key, item: -1})
+			}
+		}
+	}
+	page.States[0] += reconciled - len(ghosts)
+	if keep(0) {
+		page.Matched += reconciled - len(ghosts)
+	}
+	rows := sel.sorted()
+	if offset >= len(rows) {
+		return page
+	}
+	rows = rows[offset:min(len(rows), satAdd(offset, limit))]
+	page.Keys = make([]KeyState, len(rows))
+	for i, row := range rows {
+		s := &page.Keys[i]
+		s.Key = row.key
+		if row.item >= 0 {
+			it := &items[row.item]
+			s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
+			s.Priority, s.Retries, s.Triggers = it.Priority, it.Requeues, c.triggerNamesOf(it.Tags)
+		}
+		if r, ok := c.last[row.key]; ok {
+			s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
+			s.LastTriggers = c.triggerNamesOf(r.triggers)
+			s.LastSuccess, s.FailingSince, s.LastConvergence = r.success, r.failingSince, r.converged
+			s.Stale = !r.failingSince.IsZero() && r.failingSince.Before(limitStale)
+		}
+		if p, ok := c.pending[row.key]; ok {
+			s.PendingSince = p.since
+			s.Stale = s.Stale || p.since.Before(limitStale)
+		}
+	}
+	return page
+}
+
+// satAdd adds two non-negative ints, saturating at the largest int.
+func satAdd(a, b int) int {
+	if s := a + b; s >= a {
+		return s
+	}
+	return int(^uint(0) >> 1)
+}
+
+// Workers returns how many workers the controller runs at once (or will
+// run, before Run): Options.Workers, or the count of the latest SetWorkers.
+func (c *Controller[T]) Workers() int {
+	c.workersMu.Lock()
+	defer c.workersMu.Unlock()
+	return c.wantWorker
+}
+
+// rowOrder returns the comparison of sort s, ending by key.
+func rowOrder(s KeySort, desc bool) func(a, b inspectRow) int {
+	var first func(a, b inspectRow) int
+	switch s {
+	case ByState:
+		first = func(a, b inspectRow) int { return cmp.Compare(stateRank(a.state), stateRank(b.state)) }
+	case ByOutcome:
+		first = func(a, b inspectRow) int {
+			return cmp.Or(compareLast(a.outcome == "", b.outcome == ""), strings.Compare(string(a.outcome), string(b.outcome)))
+		}
+	case ByAttempts:
+		first = func(a, b inspectRow) int { return cmp.Compare(b.retries, a.retries) }
+	case ByPendingSince:
+		first = func(a, b inspectRow) int {
+			return cmp.Or(compareLast(a.pending.IsZero(), b.pending.IsZero()), a.pending.Compare(b.pending))
+		}
+	default:
+		first = func(a, b inspectRow) int { return 0 }
+	}
+	if desc {
+		return func(a, b inspectRow) int { return -cmp.Or(first(a, b), strings.Compare(a.key, b.key)) }
+	}
+	return func(a, b inspectRow) int { return cmp.Or(first(a, b), strings.Compare(a.key, b.key)) }
+}
+
+// compareLast orders a row whose field is missing (true) after one whose
+// field is there.
+func compareLast(aMissing, bMissing bool) int {
+	switch {
+	case aMissing == bMissing:
+		return 0
+	case aMissing:
+		return 1
+	}
+	return -1
+}
+
+// stateRank orders queue states for ByState: processing, waiting,
+// delayed, not queued.
+func stateRank(s queue.State) int {
+	switch s {
+	case queue.Processing:
+		return 0
+	case queue.Waiting:
+		return 1
+	case queue.Delayed:
+		return 2
+	}
+	return 3
+}
+
+// pageHeap keeps the max rows that come first in cmp's order: a heap with
+// the last of them on top, so a row that comes after it is dropped with
+// one comparison.
+type pageHeap struct {
+	cmp  func(a, b inspectRow) int
+	max  int
+	rows []inspectRow
+}
+
+// wants reports whether offer would keep r.
+func (h *pageHeap) wants(r inspectRow) bool {
+	return len(h.rows) < h.max || h.cmp(r, h.rows[0]) < 0
+}
+
+// offer keeps r if it comes before the last row kept, dropping that one
+// when max rows are kept.
+func (h *pageHeap) offer(r inspectRow) {
+	if len(h.rows) < h.max {
+		h.rows = append(h.rows, r)
+		for j := len(h.rows) - 1; j > 0; {
+			i := (j - 1) / 2
+			if h.cmp(h.rows[i], h.rows[j]) >= 0 {
+				break
+			}
+			h.rows[i], h.rows[j] = h.rows[j], h.rows[i]
+			j = i
+		}
+		return
+	}
+	if len(h.rows) == 0 || h.cmp(r, h.rows[0]) >= 0 {
+		return
+	}
+	h.rows[0] = r
+	for i, n := 0, len(h.rows); ; {
+		j := 2*i + 1
+		if j >= n {
+			break
+		}
+		if j+1 < n && h.cmp(h.rows[j+1], h.rows[j]) > 0 {
+			j++
+		}
+		if h.cmp(h.rows[i], h.rows[j]) >= 0 {
+			break
+		}
+		h.rows[i], h.rows[j] = h.rows[j], h.rows[i]
+		i = j
+	}
+}
+
+// sorted returns the kept rows in cmp's order.
+func (h *pageHeap) sorted() []inspectRow {
+	slices.SortFunc(h.rows, h.cmp)
+	return h.rows
+}
