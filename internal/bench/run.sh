@@ -17,7 +17,16 @@
 #   internal/bench/run.sh e2e              # COUNT=5 runs of each variant
 #   COUNT=1 internal/bench/run.sh e2e -e2e.objects=10000
 #
-# Extra arguments go to `go test` after the defaults, so they win.
+# httpload mode: runs the store load benchmark (CAS clients and verified
+# watchers over the HTTP store on bolt, etcdstore on embedded etcd, and the
+# context targets) through cmd/httpload; raw per-run lines in
+# httpload_runs.txt, the Markdown table of medians on standard output.
+#
+#   internal/bench/run.sh httpload         # 3 runs × {8, 64} clients × 6 targets, 10 s each (~8 minutes)
+#   internal/bench/run.sh httpload -targets http-bolt,etcd -clients 8 -runs 1 -duration 2s
+#
+# Extra arguments go to `go test` (to cmd/httpload in httpload mode) after
+# the defaults, so they win.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -33,6 +42,18 @@ if [[ ${1:-} == e2e ]]; then
 	echo "### store with -e2e.history=1000000 (no lagging watch, no re-list)"
 	echo
 	go run ./cmd/queuetable < e2e_bench_history.txt
+	exit
+fi
+
+if [[ ${1:-} == httpload ]]; then
+	shift
+	# The table goes to standard output (kept as fd 3); the header and
+	# the per-run lines to standard error and httpload_runs.txt.
+	exec 3>&1
+	{
+		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores; $(go version); load average:$(uptime | sed 's/.*load average://')"
+		go run ./cmd/httpload "$@" 2>&1 >&3
+	} | tee httpload_runs.txt >&2
 	exit
 fi
 

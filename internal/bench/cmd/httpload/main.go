@@ -90,6 +90,7 @@ func run(out, log io.Writer, targetList, clientList string, watchers, keys int, 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	fmt.Fprintf(log, "# %d runs of %v each, clients %s, %d watchers, %d keys, targets %s\n", runs, duration, clientList, watchers, keys, targetList)
 	samples := map[string][]sample{} // "clients/target"
 	failed := 0
 	for r := range runs {
