@@ -24,7 +24,8 @@ table { border-collapse: collapse; width: 100%; margin-top: .4em; }
 th, td { border-bottom: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; position: sticky; top: 0; }
 td.error { color: #b00020; max-width: 28em; overflow-wrap: anywhere; }
-td.key, td.log code { overflow-wrap: anywhere; }
+td.key { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 13px; }
+td.log code { overflow-wrap: break-word; }
 tr.stale td.key::after { content: " ⚠ stale"; color: #b36b00; }
 code { font-size: 12px; }
 .pager a, .states a { margin-right: 1em; }

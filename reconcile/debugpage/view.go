@@ -11,7 +11,7 @@ import (
 )
 
 // view is what one request shows, encoded as JSON for tools and rendered
-// by the template for people. Times are RFC 3339 (UTC, nanoseconds kept),
+// by the template for people. Times are RFC 3339 (UTC, milliseconds),
 // durations text as time.Duration prints them ("1.5s"), states and
 // outcomes names. Empty times and durations are left out.
 type view struct {
@@ -168,12 +168,16 @@ func (h *Handler) keyOf(name string, s *reconcile.KeyState, now time.Time) keyVi
 	return k
 }
 
-// timestamp formats t as RFC 3339 in UTC, "" for the zero time.
+// rfc3339Milli is RFC 3339 to the millisecond.
+const rfc3339Milli = "2006-01-02T15:04:05.000Z07:00"
+
+// timestamp formats t as RFC 3339 in UTC to the millisecond, "" for the
+// zero time.
 func timestamp(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(rfc3339Milli)
 }
 
 // duration formats d as text, rounded to a precision a person reads:

@@ -1,0 +1,16 @@
+// Package browsertest proves the debug page (reconcile/debugpage) in a real
+// browser: its test runs a controller with failing, backing-off, blocked
+// and converged keys behind a Manager's HTTP server, and drives headless
+// Chromium (Debian's chromium package) through chromedp to check what a
+// person sees. Without Chromium the test is skipped, saying so; it never
+// installs anything.
+//
+// It is a module of its own so that the core module does not depend on
+// chromedp. Run it with:
+//
+//	go test ./reconcile/debugpage/browsertest
+//
+// CHROMIUM names the browser's binary if it is not /usr/bin/chromium or on
+// PATH as chromium; CONVERGE_SCREENSHOT=path also writes the screenshot of
+// the page there (the README's).
+package browsertest
