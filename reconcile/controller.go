@@ -419,6 +419,12 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		c.carryOver(carried)
 	}
 	log.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
+	if c.opts.Shard != nil {
+		cancel := c.opts.Shard.Subscribe(func(owns func(string) bool, rev int64) {
+			sources.Go(func() { c.takeOver(intake, owns, rev) })
+		})
+		defer cancel()
+	}
 
 	// Reconciles run on a context that outlives ctx by the grace period,
 	// unless ctx carries a term of leadership (lock.FromContext): then they
@@ -457,6 +463,21 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	c.workerWG.Wait()
 	log.Info("stopped")
 	return nil
+}
+
+// takeOver reconciles the cached keys of buckets this replica has just
+// taken, once the cache reflects the store at the take's revision, so that
+// the new owner acts on nothing older than the handover.
+func (c *Controller[T]) takeOver(ctx context.Context, owns func(string) bool, rev int64) {
+	if err := c.cache.waitRevision(ctx, rev); err != nil {
+		return
+	}
+	q := c.q()
+	c.cache.eachKey(func(key string) {
+		if owns(key) {
+			q.AddWith(key, queue.AddOptions{Tags: trigListed})
+		}
+	})
 }
 
 // carryOver queues the keys a previous run's queue still held (waiting or

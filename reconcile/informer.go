@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -269,6 +270,24 @@ func (in *informer[T]) revisionChanged() (int64, <-chan struct{}) {
 		in.advanced = make(chan struct{})
 	}
 	return in.published, in.advanced
+}
+
+// waitRevision blocks until the cache reflects the store at rev or later,
+// or ctx ends (its error). It asks the watch to prove its progress, since
+// rev may have been written outside the cache's view.
+func (in *informer[T]) waitRevision(ctx context.Context, rev int64) error {
+	for {
+		cur, advanced := in.revisionChanged()
+		if cur >= rev {
+			return nil
+		}
+		in.askProgress()
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (in *informer[T]) set(obj store.Object[T]) {

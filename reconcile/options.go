@@ -74,6 +74,11 @@ type Options[T any] struct {
 	// Manager that has an elector (for controllers that only observe);
 	// by default a controller runs only in the leader.
 	WithoutLeaderElection bool
+	// Shard, if set, splits the keys among replicas: this controller
+	// reconciles only the keys the Sharder says it owns, each reconcile's
+	// writes carry the ownership's guards, and a reconcile is cancelled
+	// when its key's ownership is lost (see Sharder; reconcile/shard).
+	Shard Sharder
 }
 
 const (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"time"
 
@@ -19,8 +20,24 @@ const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
 func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], key string, why trigger) {
+	var claim Claim
+	if c.opts.Shard != nil {
+		var owned bool
+		if claim, owned = c.opts.Shard.Claim(key); !owned {
+			c.disown(key, q)
+			return
+		}
+	}
 	req := c.request(key)
 	req.Store = w
+	if claim.Owned != nil {
+		req.Store = guardedWriter[T]{writer: w, guards: claim.Guards}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(claim.Owned, cancel)
+		defer stop()
+	}
 	ctx = &reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
 		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
@@ -83,6 +100,28 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 		if converged {
 			c.opts.Metrics.Converged(c.opts.Name, latency)
 		}
+	}
+}
+
+// disown forgets a key this replica does not own: its owner reconciles it,
+// so nothing here waits for it (WaitForRevision), retries it or keeps its
+// tombstone.
+func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
+	q.Forget(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[key]; ok {
+		delete(c.pending, key)
+		if c.progress != nil {
+			close(c.progress)
+			c.progress = nil
+		}
+	}
+	delete(c.conflicted, key)
+	delete(c.last, key)
+	delete(c.failing, key)
+	if !q.Queued(key) {
+		c.cache.forgetTombstone(key, math.MaxInt64)
 	}
 }
 

@@ -1,0 +1,60 @@
+package reconcile
+
+import (
+	"context"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Sharder lets several replicas split a controller's keys: each key belongs
+// to one replica at a time, proven by guards its writes carry. Options.Shard
+// takes one; reconcile/shard implements it over any store (buckets of keys
+// owned by replicas, a fencing epoch per bucket). The reconciler runs
+// unchanged.
+//
+// With a Sharder, a worker asks Claim before each reconcile: a key this
+// replica does not own is not reconciled (it is dropped from the queue and
+// from WaitForRevision's wait: its owner reconciles it); an owned key's
+// reconcile runs with a context that ends the moment ownership is lost, and
+// every write it makes through Request.Store carries the claim's guards,
+// so a write made after the loss fails with store.ErrGuardFailed.
+type Sharder interface {
+	// Claim reports whether this replica owns key now; if it does, it
+	// returns the guards that prove it and a context that ends when the
+	// ownership does. It must be fast and safe for concurrent use.
+	Claim(key string) (Claim, bool)
+	// Subscribe calls gained each time this replica takes ownership of
+	// keys, until the returned cancel is called; the controller then
+	// reconciles every cached key for which owns reports true, once its
+	// cache reflects the store at revision or later (the take's revision,
+	// so that the new owner acts on nothing older than the handover).
+	// After cancel returns, gained is not called again.
+	Subscribe(gained func(owns func(key string) bool, revision int64)) (cancel func())
+}
+
+// Claim is the proof of a replica's ownership of a key.
+type Claim struct {
+	// Guards go with every write the key's reconcile makes.
+	Guards []store.Guard
+	// Owned ends when the ownership does.
+	Owned context.Context
+}
+
+// guardedWriter is Request.Store under a Sharder: the controller's writer
+// with the claim's guards added to every write.
+type guardedWriter[T any] struct {
+	*writer[T]
+	guards []store.Guard
+}
+
+func (g guardedWriter[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
+	return g.writer.Create(ctx, key, value, append(guards, g.guards...)...)
+}
+
+func (g guardedWriter[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
+	return g.writer.Update(ctx, key, value, revision, append(guards, g.guards...)...)
+}
+
+func (g guardedWriter[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
+	return g.writer.Delete(ctx, key, revision, append(guards, g.guards...)...)
+}
