@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/converge-go/converge v0.0.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
