@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/debugpage"
 )
 
@@ -43,6 +45,30 @@ func BenchmarkPage(b *testing.B) {
 	for w.calls.Load() < n {
 		<-tick.C
 	}
+	benchmarkPage(b, w)
+}
+
+// BenchmarkPageAllQueued renders the first page of a controller whose
+// 100,000 keys are all queued, never reconciled (an initial list behind a
+// blocked worker): the queue's own Snapshot of every key dominates.
+func BenchmarkPageAllQueued(b *testing.B) {
+	const n = 100_000
+	values := make(map[string]string, n)
+	for i := range n {
+		values[fmt.Sprintf("tenant-%02d/object-%06d", i%50, i)] = "ok"
+	}
+	values["0-first/block"] = "block" // listed first: the one worker blocks on it
+	w := newWorld(b, "bench", 1, values)
+	defer w.close()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for w.c.Inspect(reconcile.KeyQuery{}).States[queue.Processing] == 0 {
+		<-tick.C
+	}
+	benchmarkPage(b, w)
+}
+
+func benchmarkPage(b *testing.B, w *world) {
 	h := debugpage.New(debugpage.Options{IsLeader: func() bool { return true }}, w.c)
 	for _, format := range []string{"html", "json"} {
 		b.Run(format, func(b *testing.B) {

@@ -47,17 +47,29 @@
 //
 // It costs nothing while nobody looks: no goroutine, no recording. A
 // request costs one Controller.Health and one Controller.Inspect per
-// controller shown; Inspect walks the controller's keys once and builds
-// only the page's. BenchmarkPage measures the first page of a controller
-// over 100,000 keys (90,000 converged, 10,000 failing and backing off),
-// in the order that must look at every key (sort=pending):
+// controller shown; Inspect walks the controller's keys once, keeps the
+// page's in a bounded heap and builds only theirs. BenchmarkPage measures
+// the first page of a controller over 100,000 keys (90,000 converged,
+// 10,000 failing and backing off), in the order that must look at every
+// key (sort=pending); BenchmarkPageAllQueued the same over 100,000 keys
+// all queued and never reconciled (an initial list behind a busy worker):
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC shared with other builds (load average 11), a page
-// took 44-46 ms of CPU time (cpu-ns/op, the whole process's), 4.6 MB and
-// 1,700 (JSON) to 11,900 (HTML) allocations; its wall time (ns/op)
-// counted the waits for a core too.
+// On a 2-core AMD EPYC shared with other builds (load average 3.5):
+//
+//	BenchmarkPage/html-2           33-40 ms/op  4.6 MB/op  11,800 allocs/op
+//	BenchmarkPage/json-2           30-32 ms/op  4.6 MB/op   1,600 allocs/op
+//	BenchmarkPageAllQueued/html-2  125 ms/op   30 MB/op    8,200 allocs/op
+//	BenchmarkPageAllQueued/json-2  134 ms/op   30 MB/op    1,100 allocs/op
+//
+// (cpu-ns/op, the process's CPU time per page, was within 1 ms of ns/op
+// there; under heavier load ns/op also counts the waits for a core.) While
+// every key is queued, the queue's own Snapshot, which copies and sorts
+// every queued key (twice: for Health and for Inspect), dominates; that
+// state passes with the initial list or a resync. Controller.Snapshot,
+// which copies and sorts every key, took 300 ms for the first benchmark's
+// controller.
 package debugpage
 
 import (
