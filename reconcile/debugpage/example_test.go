@@ -29,9 +29,9 @@ func ExampleNew() {
 	}
 	m.Add(c)
 	err = m.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c))
-	fmt.Println("mounted:", err == nil)
 	// m.Run(ctx) serves it; the page is at /debug/converge/ (HTML) and
 	// /debug/converge/?format=json (JSON).
+	fmt.Println("mounted:", err == nil)
 	// Output:
 	// mounted: true
 }
