@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/reconciletest"
@@ -133,12 +131,11 @@ func deleteSpec(ctx context.Context, s store.Store[*replicaSet], key string) (wr
 // injected panics and hung calls, and records the revision of every object
 // it reconciled successfully.
 type chaosReconciler struct {
-	store store.Store[*replicaSet]
-	world *reconciletest.World
-	chaos atomic.Bool // inject panics and hangs
+	store   store.Store[*replicaSet]
+	world   *reconciletest.World
+	chaotic reconcile.Reconciler[*replicaSet] // this one, with panics and hangs
 
 	mu    sync.Mutex
-	rng   *rand.Rand
 	seen  map[string]int64 // highest revision reconciled successfully
 	calls map[string]int   // reconciles started
 	wrote map[string]int64 // the revision of each key's last status write
@@ -147,8 +144,8 @@ type chaosReconciler struct {
 }
 
 func newChaosReconciler(s store.Store[*replicaSet], w *reconciletest.World, seed uint64) *chaosReconciler {
-	r := &chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(seed, 11)), seen: map[string]int64{}, calls: map[string]int{}, wrote: map[string]int64{}}
-	r.chaos.Store(true)
+	r := &chaosReconciler{store: s, world: w, seen: map[string]int64{}, calls: map[string]int{}, wrote: map[string]int64{}}
+	r.chaotic = reconciletest.Chaotic(reconcile.ReconcilerFunc[*replicaSet](r.reconcile), seed, 0.01, 0.01)
 	return r
 }
 
@@ -160,14 +157,13 @@ func (r *chaosReconciler) staleReads() int {
 	return r.stale
 }
 
-func (r *chaosReconciler) start(key string, rev int64) float64 {
+func (r *chaosReconciler) start(key string, rev int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rev < r.wrote[key] {
 		r.stale++
 	}
 	r.calls[key]++
-	return r.rng.Float64()
 }
 
 func (r *chaosReconciler) succeeded(key string, rev int64) {
@@ -190,21 +186,17 @@ func (r *chaosReconciler) callCount(key string) int {
 	return r.calls[key]
 }
 
-func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (res reconcile.Result, err error) {
-	p := r.start(req.Key, req.Object.Revision)
+// Reconcile reconciles req, failing now and then as Chaotic makes it.
+func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
+	r.start(req.Key, req.Object.Revision)
+	return r.chaotic.Reconcile(ctx, req)
+}
+
+func (r *chaosReconciler) reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (res reconcile.Result, err error) {
 	if r.notes != nil {
 		defer func() {
 			r.notes.note(req.Key, fmt.Sprintf("reconcile of revision %d (deleted %v, attempt %d): %v", req.Object.Revision, req.Deleted, req.Attempt, err))
 		}()
-	}
-	if r.chaos.Load() {
-		switch {
-		case p < 0.01:
-			panic("injected panic")
-		case p < 0.02:
-			<-ctx.Done() // a hung call, ended by the controller's timeout
-			return reconcile.Result{}, ctx.Err()
-		}
 	}
 	if req.Deleted {
 		r.world.Scale(req.Key, 0)

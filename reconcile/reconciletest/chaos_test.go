@@ -10,7 +10,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -49,28 +48,12 @@ type rsSpec struct{ Replicas int }
 type rsStatus struct{ Ready int }
 type replicaSet = resource.Resource[rsSpec, rsStatus]
 
-// chaosReconciler converges pods toward spec, with injected panics and hangs.
-type chaosReconciler struct {
-	store store.Store[*replicaSet]
+// scaler converges pods toward spec; Chaotic adds panics and hangs.
+type scaler struct {
 	world *World
-	mu    sync.Mutex
-	rng   *rand.Rand
 }
 
-func (r *chaosReconciler) roll() float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rng.Float64()
-}
-
-func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
-	switch p := r.roll(); {
-	case p < 0.01:
-		panic("injected panic")
-	case p < 0.02:
-		<-ctx.Done() // a hung call, ended by the controller's timeout
-		return reconcile.Result{}, ctx.Err()
-	}
+func (r *scaler) Reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (reconcile.Result, error) {
 	if req.Deleted {
 		r.world.Scale(req.Key, 0)
 		return reconcile.Result{}, nil
@@ -128,7 +111,7 @@ func runChaos(t *testing.T, seed uint64) {
 	}
 
 	newController := func(rngSeed uint64) (*reconcile.Controller[*replicaSet], *ExclusiveReconciler[*replicaSet]) {
-		rec := Exclusive(t, reconcile.Reconciler[*replicaSet](&chaosReconciler{store: s, world: w, rng: rand.New(rand.NewPCG(rngSeed, 11))}))
+		rec := Exclusive(t, Chaotic[*replicaSet](&scaler{world: w}, rngSeed, 0.01, 0.01))
 		c, err := reconcile.New(s, rec, reconcile.Options[*replicaSet]{
 			Name:        "replicasets",
 			Workers:     8,
