@@ -60,26 +60,62 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 	sorted := q.sortedItems()
 	out := make([]Item[K], len(sorted))
 	for i, it := range sorted {
-		x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority, Tags: it.tags}
-		switch {
-		case it.processing:
-			x.State = Processing
-			x.Since = q.at(it.at)
-		case it.waiting:
-			x.State = Waiting
-		default:
-			x.State = Delayed
-		}
-		if it.delayed() {
-			x.Until = q.at(it.deadline)
-		}
-		out[i] = x
+		out[i] = q.describe(it)
 	}
 	q.mu.Unlock()
 	for i := range out {
 		out[i].Requeues = q.rateLimiter().NumRequeues(out[i].Key)
 	}
 	return out
+}
+
+// Items describes every key in the queue as Snapshot does, but in no
+// particular order and without asking the RateLimiter (Requeues is zero):
+// one pass under the queue's lock, no sort, for a caller that filters and
+// orders the keys itself (a debug page over many keys).
+func (q *Queue[K]) Items() []Item[K] {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Item[K], 0, len(q.items))
+	for _, it := range q.items {
+		if it.pending() || it.processing {
+			out = append(out, q.describe(it))
+		}
+	}
+	return out
+}
+
+// Processing describes the keys handed out and not yet Done, in no
+// particular order (Requeues is zero): what a health check of stuck work
+// needs, without copying the rest of the queue.
+func (q *Queue[K]) Processing() []Item[K] {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Item[K], 0, q.processing)
+	for _, it := range q.items {
+		if it.processing {
+			out = append(out, q.describe(it))
+		}
+	}
+	return out
+}
+
+// describe returns the Item of it, without its requeue count. q.mu is held.
+func (q *Queue[K]) describe(it *item[K]) Item[K] {
+	x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority, Tags: it.tags}
+	switch {
+	case it.processing:
+		x.State = Processing
+		x.Since = q.at(it.at)
+	case it.waiting:
+		x.State = Waiting
+	default:
+		x.State = Delayed
+	}
+	if it.delayed() {
+		x.Until = q.at(it.deadline)
+	}
+	return x
 }
 
 // at converts the queue's clock to a time.Time.

@@ -70,16 +70,17 @@ type inspectRow struct {
 
 // Inspect returns one page of the keys Snapshot would list, filtered and
 // ordered by q: the basis of a debug page over many keys. It copies the
-// queue's snapshot (O(q log q) in the queued keys), walks the per-key
+// queue's keys unordered (O(q)), walks the per-key
 // records under the controller's lock once, keeping the first
 // Offset+Limit keys in a bounded heap, and builds a KeyState for the
 // page's keys only. Like Snapshot, it reads the queue and the records one
 // after the other, not atomically. It records nothing and starts nothing:
 // it costs nothing while nobody calls it.
 //
-// Cost: O(n log k) for n keys and k = Offset+Limit, plus the queued
-// keys' sort; the walk over the reconciled keys hashes only those that
-// enter the selection (and reads their records only for ByOutcome).
+// Cost: O(n log k) for n keys and k = Offset+Limit; the walk over the
+// reconciled keys hashes only those that enter the selection (and reads
+// their records only for ByOutcome), and the rate limiter is asked for
+// the page's keys only, unless the page is ordered ByAttempts.
 func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	limit := q.Limit
 	if limit <= 0 {
@@ -104,13 +105,16 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	}
 	needOutcome, needPending := q.Sort == ByOutcome, q.Sort == ByPendingSince
 
-	items := c.q().Snapshot()
-	queued := make(map[string]int32)
+	items := c.q().Items() // unordered, without requeue counts: see retries
+	queued := make(map[string]int32, len(items))
 	for i, it := range items {
 		if strings.HasPrefix(it.Key, q.Prefix) {
 			queued[it.Key] = int32(i)
 		}
 	}
+	// The requeue counts come from the rate limiter, one lock each: only
+	// for every queued key when they order the page, else for the page's.
+	retries := func(key string) int { return c.opts.RateLimiter.NumRequeues(key) }
 	limitStale := time.Now().Add(-c.opts.StaleAfter)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -119,7 +123,10 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	ghosts := map[string]struct{}{}
 	for key, i := range queued {
 		it := &items[i]
-		row := inspectRow{key: key, item: i, state: it.State, retries: it.Requeues}
+		row := inspectRow{key: key, item: i, state: it.State}
+		if q.Sort == ByAttempts {
+			row.retries = retries(key)
+		}
 		if r, ok := c.last[key]; ok {
 			ghosts[key] = struct{}{}
 			row.outcome = r.outcome
@@ -181,7 +188,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		if row.item >= 0 {
 			it := &items[row.item]
 			s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
-			s.Priority, s.Retries, s.Triggers = it.Priority, it.Requeues, c.triggerNamesOf(it.Tags)
+			s.Priority, s.Retries, s.Triggers = it.Priority, retries(row.key), c.triggerNamesOf(it.Tags)
 		}
 		if r, ok := c.last[row.key]; ok {
 			s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision

@@ -45,8 +45,9 @@ type StuckReconcile struct {
 	Running time.Duration
 }
 
-// Health reports the controller's state. It walks the queue's processing
-// keys, so it costs O(keys in the queue).
+// Health reports the controller's state. It walks the queue's keys once
+// without copying them (for the processing ones), and the pending and
+// failing keys (for the stale ones).
 func (c *Controller[T]) Health() Health {
 	h := Health{Synced: c.cache.isSynced()}
 	if err := c.cache.health(); err != nil {
@@ -61,13 +62,12 @@ func (c *Controller[T]) Health() Health {
 	}
 	now := time.Now()
 	h.Stale, h.StaleKeys = c.stale(now)
-	for _, it := range c.q().Snapshot() {
-		if it.State == queue.Processing {
-			if d := now.Sub(it.Since); d > c.opts.StuckAfter {
-				h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
-			}
+	for _, it := range c.q().Processing() {
+		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
+			h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
 		}
 	}
+	slices.SortFunc(h.Stuck, func(a, b StuckReconcile) int { return strings.Compare(a.Key, b.Key) })
 	return h
 }
 
