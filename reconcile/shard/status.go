@@ -1,0 +1,77 @@
+package shard
+
+// Status is what a Replica knows of the deployment, for a debug page and
+// health checks. It reflects this replica's copy of the records, which may
+// lag the store by a watch event.
+type Status struct {
+	// ID is this replica's ID.
+	ID string
+	// Member reports whether this replica holds its membership lease, and
+	// Term its token.
+	Member bool
+	Term   int64
+	// Assigner reports whether this replica is the assigner now.
+	Assigner bool
+	// Owned is how many buckets this replica owns (releasing ones
+	// included until they are handed over).
+	Owned int
+	// Members are the members of the latest plan.
+	Members []string
+	// Ownerless lists the buckets with no owner record, or one naming a
+	// replica that is not a member of the latest plan: no replica
+	// reconciles their keys. It stays empty in a healthy deployment except
+	// for the handover bound after a crash (see the package doc).
+	Ownerless []int
+	// Buckets describes every bucket.
+	Buckets []BucketStatus
+}
+
+// BucketStatus describes one bucket.
+type BucketStatus struct {
+	Bucket int
+	// Owner is the owner record's replica ("" without a record), Epoch its
+	// revision (the fencing epoch), Moves how many times it changed owner.
+	Owner string
+	Epoch int64
+	Moves int64
+	// Target is the owner the latest plan gives the bucket.
+	Target string
+	// Mine reports that this replica owns it, Releasing that it is
+	// handing it over to Target.
+	Mine      bool
+	Releasing bool
+}
+
+// Status returns a snapshot of what this replica knows.
+func (r *Replica) Status() Status {
+	if r == nil || r.buckets == nil {
+		return Status{}
+	}
+	owners, plan := r.mirrored()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Status{ID: r.opts.ID, Assigner: r.assigning, Owned: r.owned, Buckets: make([]BucketStatus, len(r.buckets))}
+	if r.term != nil {
+		s.Member, s.Term = true, r.term.Token()
+	}
+	if plan != nil {
+		for _, m := range plan.Members {
+			s.Members = append(s.Members, m.ID)
+		}
+	}
+	for b := range r.buckets {
+		bs := BucketStatus{Bucket: b, Mine: r.buckets[b].owned, Releasing: r.buckets[b].releasing}
+		o, ok := owners[r.keys.owner(b)]
+		if ok {
+			bs.Owner, bs.Epoch, bs.Moves = o.Value.Owner, o.Revision, o.Value.Moves
+		}
+		if t, ok := plan.target(b); ok {
+			bs.Target = t.ID
+		}
+		if !ok || !plan.has(member{ID: o.Value.Owner, Term: o.Value.Term}) {
+			s.Ownerless = append(s.Ownerless, b)
+		}
+		s.Buckets[b] = bs
+	}
+	return s
+}
