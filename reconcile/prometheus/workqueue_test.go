@@ -2,6 +2,8 @@ package convergeprom_test
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
+
+// runs numbers the runs of the comparison tests (see go test -count).
+var runs atomic.Int64
 
 // testQueue is what the workqueue sequence drives: converge's queue or
 // controller-runtime's.
@@ -93,7 +98,7 @@ func workqueueSequence(t *testing.T, q testQueue) {
 // controller-runtime's own workqueue measured by controller-runtime give
 // the same workqueue series: names, label sets, help, counts.
 func TestWorkqueueSeriesMatchControllerRuntimesForTheSameAdds(t *testing.T) {
-	const name = "cmp-queue"
+	name := fmt.Sprintf("cmp-queue-%d", runs.Add(1)) // see TestReconcileSeries…
 	reg := prometheus.NewRegistry()
 	m, err := convergeprom.New(reg)
 	if err != nil {
