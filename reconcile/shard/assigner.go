@@ -12,13 +12,6 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// sighting is a member record revision the assigner has seen, and since
-// when (on its own monotonic clock).
-type sighting struct {
-	rev int64
-	at  time.Time
-}
-
 // assign runs while this replica is the assigner: it follows the member
 // records, declares dead the ones it has seen unchanged for their TTL,
 // keeps the plan balanced over the live members, and names an owner for
@@ -31,18 +24,12 @@ func (r *Replica) assign(ctx context.Context) error {
 	}
 	r.setAssigning(true)
 	defer r.setAssigning(false)
-	mm := newMirror[lock.Record](r.members, r.keys.members(), r.retry(), r.opts.Logger)
-	mctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); mm.run(mctx) }()
-	defer func() { cancel(); <-done }()
-
-	seen := map[string]sighting{}
+	mm := r.memberM
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		mw, ow, pw := mm.changed(), r.ownerM.changed(), r.planM.changed()
-		next := r.assignOnce(ctx, lk.Guard(), mm, seen)
+		next := r.assignOnce(ctx, lk.Guard(), mm)
 		timer.Reset(next)
 		select {
 		case <-ctx.Done():
@@ -64,7 +51,7 @@ func (r *Replica) setAssigning(on bool) {
 // assignOnce makes one round of the assigner's work from the mirrored
 // records and returns how long until the next round is due without a
 // change (a member's TTL running out, or a retry after a failure).
-func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[lock.Record], seen map[string]sighting) time.Duration {
+func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[lock.Record]) time.Duration {
 	members, ok1 := mm.snapshot()
 	owners, ok2 := r.ownerM.snapshot()
 	_, ok3 := r.planM.snapshot()
@@ -75,13 +62,12 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	next := time.Hour
 	live := make([]member, 0, len(members))
 	for key, o := range members {
-		s, ok := seen[key]
-		if !ok || s.rev != o.Revision {
-			s = sighting{rev: o.Revision, at: now}
-			seen[key] = s
-		}
+		// Every replica follows the member records, so that a new
+		// assigner judges from when it first saw each revision, not
+		// from when it took over (which would add a TTL after the
+		// previous assigner's own crash).
 		wait := max(r.opts.TTL, o.Value.TTL)
-		if left := wait - now.Sub(s.at); left > 0 {
+		if left := wait - now.Sub(mm.since(key)); left > 0 {
 			next = min(next, left)
 			live = append(live, member{ID: r.keys.memberID(key), Term: o.CreateRevision})
 			continue
@@ -94,11 +80,6 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 			next = min(next, r.retry())
 		} else {
 			r.opts.Logger.Info("member declared dead", "member", r.keys.memberID(key))
-		}
-	}
-	for key := range seen {
-		if _, ok := members[key]; !ok {
-			delete(seen, key)
 		}
 	}
 	slices.SortFunc(live, func(a, b member) int { return strings.Compare(a.ID, b.ID) })

@@ -56,6 +56,7 @@ type node struct {
 
 	pauseUntil atomic.Int64 // unix nanos: calls until then are paused
 	flaky      atomic.Bool  // random errors and delays
+	latency    atomic.Int64 // nanoseconds every call waits
 	rngMu      sync.Mutex
 	rng        *rand.Rand
 	ops        [7]atomic.Int64 // calls per faultstore.Op bit
@@ -117,7 +118,7 @@ func (n *node) plan(call faultstore.Call) faultstore.Decision {
 		return faultstore.Decision{Pause: d}
 	}
 	if !n.flaky.Load() {
-		return faultstore.Decision{}
+		return faultstore.Decision{Delay: time.Duration(n.latency.Load())}
 	}
 	n.rngMu.Lock()
 	r := n.rng.Float64()

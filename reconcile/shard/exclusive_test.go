@@ -109,7 +109,7 @@ func runSchedule(t *testing.T, seed uint64, faults map[string]int) (acts, writes
 		case "leave":
 			c.stop(victim)
 		}
-		time.Sleep(time.Duration(rng.IntN(int(2 * ttl / time.Millisecond))) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(int(2*ttl/time.Millisecond))) * time.Millisecond)
 	}
 	// Heal: every outage and pause ends; one replica at least runs.
 	time.Sleep(5 * ttl)

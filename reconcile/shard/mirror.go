@@ -21,12 +21,13 @@ type mirror[T any] struct {
 
 	mu     sync.Mutex
 	objs   map[string]store.Object[T]
-	synced bool          // a list has succeeded
-	wake   chan struct{} // closed and replaced on every change
+	seen   map[string]time.Time // when each record's revision was first seen
+	synced bool                 // a list has succeeded
+	wake   chan struct{}        // closed and replaced on every change
 }
 
 func newMirror[T any](s store.Store[T], prefix string, retry time.Duration, log *slog.Logger) *mirror[T] {
-	return &mirror[T]{s: s, prefix: prefix, retry: retry, log: log, objs: map[string]store.Object[T]{}, wake: make(chan struct{})}
+	return &mirror[T]{s: s, prefix: prefix, retry: retry, log: log, objs: map[string]store.Object[T]{}, seen: map[string]time.Time{}, wake: make(chan struct{})}
 }
 
 // changed returns a channel closed at the next change.
@@ -41,6 +42,15 @@ func (m *mirror[T]) snapshot() (map[string]store.Object[T], bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.objs), m.synced
+}
+
+// since returns when this mirror first saw key at its current revision,
+// on this process's clock: the record has not changed since, as far as
+// this mirror knows.
+func (m *mirror[T]) since(key string) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[key]
 }
 
 // get returns one record.
@@ -74,11 +84,18 @@ func (m *mirror[T]) once(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	now := time.Now()
 	m.mu.Lock()
-	m.objs = make(map[string]store.Object[T], len(objs))
+	fresh := make(map[string]store.Object[T], len(objs))
+	seen := make(map[string]time.Time, len(objs))
 	for _, o := range objs {
-		m.objs[o.Key] = o
+		fresh[o.Key] = o
+		seen[o.Key] = now
+		if old, ok := m.objs[o.Key]; ok && old.Revision == o.Revision {
+			seen[o.Key] = m.seen[o.Key] // unchanged since then
+		}
 	}
+	m.objs, m.seen = fresh, seen
 	m.synced = true
 	m.notifyLocked()
 	m.mu.Unlock()
@@ -87,16 +104,30 @@ func (m *mirror[T]) once(ctx context.Context) error {
 		return err
 	}
 	defer w.Stop()
-	for ev := range w.Events() {
+	for {
+		var ev store.Event[T]
+		var ok bool
+		// Stop the watch when ctx ends even if the store would not (a
+		// watch opened by a call that landed late, after a pause, may
+		// not heed its context).
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok = <-w.Events():
+		}
+		if !ok {
+			return w.Err()
+		}
 		m.mu.Lock()
 		switch ev.Type {
 		case store.Created, store.Updated:
 			m.objs[ev.Object.Key] = ev.Object
+			m.seen[ev.Object.Key] = time.Now()
 		case store.Deleted:
 			delete(m.objs, ev.Object.Key)
+			delete(m.seen, ev.Object.Key)
 		}
 		m.notifyLocked()
 		m.mu.Unlock()
 	}
-	return w.Err()
 }

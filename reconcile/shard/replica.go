@@ -27,6 +27,7 @@ type Replica struct {
 	elector *lock.Elector
 	ownerM  *mirror[ownerRecord]
 	planM   *mirror[planRecord]
+	memberM *mirror[lock.Record]
 
 	mu        sync.Mutex
 	running   bool
@@ -92,6 +93,7 @@ func New(s store.Store[[]byte], opts Options) (*Replica, error) {
 	}
 	r.ownerM = newMirror[ownerRecord](r.owners, r.keys.owners(), r.retry(), log)
 	r.planM = newMirror[planRecord](r.plans, r.keys.plan(), r.retry(), log)
+	r.memberM = newMirror[lock.Record](r.members, r.keys.members(), r.retry(), log)
 	return r, nil
 }
 
@@ -130,6 +132,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.ownerM.run(ctx) })
 	wg.Go(func() { r.planM.run(ctx) })
+	wg.Go(func() { r.memberM.run(ctx) })
 	wg.Go(func() { _ = r.elector.Run(ctx, r.assign) })
 	wg.Go(func() { r.follow(ctx) })
 	r.membership(ctx)
