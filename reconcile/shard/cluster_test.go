@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,7 +60,7 @@ type node struct {
 	latency    atomic.Int64 // nanoseconds every call waits
 	rngMu      sync.Mutex
 	rng        *rand.Rand
-	ops        [7]atomic.Int64 // calls per faultstore.Op bit
+	ops        [7]atomic.Int64 // calls on the sharding records per faultstore.Op bit
 
 	startedMu sync.Mutex
 	started   map[int]int64 // bucket → the epoch of its last reconcile here
@@ -109,9 +110,11 @@ func (c *cluster) start(id string, seed uint64) *node {
 // plan decides each call of n's store: paused while n is paused, random
 // errors and delays while it is flaky; it counts the calls.
 func (n *node) plan(call faultstore.Call) faultstore.Decision {
-	for i := range n.ops {
-		if call.Op&(1<<i) != 0 {
-			n.ops[i].Add(1)
+	if strings.HasPrefix(call.Key, DefaultPrefix) {
+		for i := range n.ops {
+			if call.Op&(1<<i) != 0 {
+				n.ops[i].Add(1)
+			}
 		}
 	}
 	if d := time.Until(time.Unix(0, n.pauseUntil.Load())); d > 0 {

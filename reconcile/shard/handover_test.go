@@ -110,6 +110,22 @@ func quantiles(ds []time.Duration) string {
 	return fmt.Sprintf("n=%d min %v p50 %v p99 %v max %v", len(ds), ds[0], q(0.5), q(0.99), ds[len(ds)-1])
 }
 
+// handoverCluster starts n replicas whose store calls take rtt, over keys
+// covering every bucket, and logs the plans.
+func handoverCluster(t *testing.T, opts Options, seed, n int, rtt time.Duration) (*cluster, []*node, *planLog) {
+	c := newCluster(t, opts, 5*time.Millisecond)
+	for _, k := range keysCoveringBuckets(opts.Buckets) {
+		c.bump(k)
+	}
+	var nodes []*node
+	for i := range n {
+		nd := c.start(fmt.Sprint("r", i), uint64(seed*10+i))
+		nd.latency.Store(int64(rtt))
+		nodes = append(nodes, nd)
+	}
+	return c, nodes, watchPlans(t, c)
+}
+
 // TestPlannedHandoverReachesTheNewOwnerWithinDrainPlusRoundTrips: when a
 // replica joins, every bucket the plan moves to it is reconciled by it
 // within Drain plus a few store round trips (2 ms each here) of the
@@ -120,15 +136,8 @@ func TestPlannedHandoverReachesTheNewOwnerWithinDrainPlusRoundTrips(t *testing.T
 	opts := Options{Buckets: 64, TTL: 2 * time.Second}
 	for seed := range 20 {
 		synctest.Test(t, func(t *testing.T) {
-			c := newCluster(t, opts, 5*time.Millisecond)
+			c, _, log := handoverCluster(t, opts, seed, 3+seed%3, rtt)
 			defer c.det.stop()
-			for _, k := range keysCoveringBuckets(opts.Buckets) {
-				c.bump(k)
-			}
-			for i := range 3 + seed%3 {
-				c.start(fmt.Sprint("r", i), uint64(seed*10+i)).latency.Store(int64(rtt))
-			}
-			log := watchPlans(t, c)
 			defer log.stop()
 			time.Sleep(10 * time.Second)
 			before, _ := log.latest()
@@ -166,18 +175,8 @@ func TestCrashedReplicasBucketsAreTakenOverWithinTTLPlusBound(t *testing.T) {
 	opts := Options{Buckets: 64, TTL: 2 * time.Second}
 	for seed := range 20 {
 		synctest.Test(t, func(t *testing.T) {
-			c := newCluster(t, opts, 5*time.Millisecond)
+			c, nodes, log := handoverCluster(t, opts, seed, 4, rtt)
 			defer c.det.stop()
-			for _, k := range keysCoveringBuckets(opts.Buckets) {
-				c.bump(k)
-			}
-			var nodes []*node
-			for i := range 4 {
-				n := c.start(fmt.Sprint("r", i), uint64(seed*10+i))
-				n.latency.Store(int64(rtt))
-				nodes = append(nodes, n)
-			}
-			log := watchPlans(t, c)
 			defer log.stop()
 			// Crash at a random point of the victim's renewal cycle.
 			time.Sleep(10*time.Second + time.Duration(seed)*opts.TTL/60)

@@ -24,6 +24,7 @@ type mirror[T any] struct {
 	seen   map[string]time.Time // when each record's revision was first seen
 	synced bool                 // a list has succeeded
 	wake   chan struct{}        // closed and replaced on every change
+	events int64                // watch events received, for tests counting traffic
 }
 
 func newMirror[T any](s store.Store[T], prefix string, retry time.Duration, log *slog.Logger) *mirror[T] {
@@ -51,6 +52,13 @@ func (m *mirror[T]) since(key string) time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.seen[key]
+}
+
+// received returns how many watch events the mirror has received.
+func (m *mirror[T]) received() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.events
 }
 
 // get returns one record.
@@ -119,6 +127,7 @@ func (m *mirror[T]) once(ctx context.Context) error {
 			return w.Err()
 		}
 		m.mu.Lock()
+		m.events++
 		switch ev.Type {
 		case store.Created, store.Updated:
 			m.objs[ev.Object.Key] = ev.Object
