@@ -112,20 +112,31 @@ func (r *Replica) step(now time.Time) (gained []int, rev int64, due []handover, 
 // takeLocked makes this replica bucket b's owner at rec's epoch.
 func (r *Replica) takeLocked(b int, rec store.Object[ownerRecord], now time.Time) {
 	st := &r.buckets[b]
-	if st.owned {
+	retake := st.owned // it was being handed over, and the plan went back
+	if retake {
 		st.cancel()
 		r.owned--
 	}
 	ctx, cancel := context.WithCancel(r.term.Context())
 	*st = bucket{owned: true, epoch: rec.Revision, ctx: ctx, cancel: cancel, planSeen: st.planSeen}
 	r.owned++
-	if !st.planSeen.IsZero() {
-		kind := "planned"
-		if rec.Value.Assigned {
-			kind = "takeover"
-		}
-		r.opts.Metrics.Handover(r.opts.ID, kind, now.Sub(st.planSeen))
+	if retake {
+		return
 	}
+	kind := "planned"
+	switch {
+	case rec.Value.Assigned && rec.Value.Moves == 0:
+		kind = "initial"
+	case rec.Value.Assigned:
+		kind = "takeover"
+	}
+	// The owner record may arrive before the plan (they come by two
+	// watches): then the plan is seen now.
+	var d time.Duration
+	if !st.planSeen.IsZero() {
+		d = now.Sub(st.planSeen)
+	}
+	r.opts.Metrics.Handover(r.opts.ID, kind, d)
 }
 
 // handOver writes the due handovers, a few at a time, each guarded by this

@@ -10,8 +10,9 @@ type Metrics interface {
 	// BucketsOwned reports how many buckets replica owns now.
 	BucketsOwned(replica string, n int)
 	// Handover reports that replica took a bucket: kind is "planned" (the
-	// previous owner released it) or "takeover" (the assigner gave it after
-	// the previous owner had left or died), and d is the time from when
+	// previous owner handed it over), "takeover" (the assigner gave it
+	// after the previous owner had left or died) or "initial" (the bucket
+	// had never had an owner), and d is the time from when
 	// this replica first saw the plan name it the bucket's owner to when it
 	// owned the bucket, on this replica's clock.
 	Handover(replica, kind string, d time.Duration)

@@ -56,19 +56,6 @@ func (p *planRecord) target(b int) (member, bool) {
 	return p.Members[p.Owners[b]], true
 }
 
-// has reports whether m is a member of the plan.
-func (p *planRecord) has(m member) bool {
-	if p == nil {
-		return false
-	}
-	for _, x := range p.Members {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
 // keys of the records under prefix.
 type keys struct{ prefix string }
 

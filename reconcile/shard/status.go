@@ -1,5 +1,7 @@
 package shard
 
+import "time"
+
 // Status is what a Replica knows of the deployment, for a debug page and
 // health checks. It reflects this replica's copy of the records, which may
 // lag the store by a watch event.
@@ -17,10 +19,11 @@ type Status struct {
 	Owned int
 	// Members are the members of the latest plan.
 	Members []string
-	// Ownerless lists the buckets with no owner record, or one naming a
-	// replica that is not a member of the latest plan: no replica
-	// reconciles their keys. It stays empty in a healthy deployment except
-	// for the handover bound after a crash (see the package doc).
+	// Ownerless lists the buckets no replica is working on: no owner
+	// record, or one naming a membership term that is gone or has not
+	// been renewed within its renew deadline (TTL*2/3: its holder has
+	// stopped by then). It stays empty in a healthy deployment except
+	// during a crash takeover (see the package doc).
 	Ownerless []int
 	// Buckets describes every bucket.
 	Buckets []BucketStatus
@@ -48,6 +51,7 @@ func (r *Replica) Status() Status {
 		return Status{}
 	}
 	owners, plan := r.mirrored()
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := Status{ID: r.opts.ID, Assigner: r.assigning, Owned: r.owned, Buckets: make([]BucketStatus, len(r.buckets))}
@@ -68,10 +72,21 @@ func (r *Replica) Status() Status {
 		if t, ok := plan.target(b); ok {
 			bs.Target = t.ID
 		}
-		if !ok || !plan.has(member{ID: o.Value.Owner, Term: o.Value.Term}) {
+		if !ok || !r.working(o.Value, now) {
 			s.Ownerless = append(s.Ownerless, b)
 		}
 		s.Buckets[b] = bs
 	}
 	return s
+}
+
+// working reports whether o's owner is, as far as this replica's copy of
+// the member records shows, still a member within its renew deadline.
+func (r *Replica) working(o ownerRecord, now time.Time) bool {
+	key := r.keys.member(o.Owner)
+	m, ok := r.memberM.get(key)
+	if !ok || m.CreateRevision != o.Term {
+		return false
+	}
+	return now.Sub(r.memberM.since(key)) <= max(r.opts.TTL, m.Value.TTL)*2/3
 }
