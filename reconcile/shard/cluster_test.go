@@ -167,6 +167,11 @@ func (c *cluster) reconcile(ctx context.Context, n *node, req reconcile.Request[
 	}
 	v.Seen, v.By = v.Want, n.id
 	_, err = req.Store.Update(ctx, req.Key, &v, req.Object.Revision)
+	if errors.Is(err, store.ErrGuardFailed) {
+		c.det.mu.Lock()
+		c.det.refused++
+		c.det.mu.Unlock()
+	}
 	return reconcile.Result{}, err
 }
 
@@ -239,14 +244,15 @@ func (c *cluster) converged() (bool, string) {
 // replica was accepted while that replica owned the key's bucket (the
 // bucket's owner record named it, in its current membership term).
 type detector struct {
-	t      *testing.T
-	opts   Options
-	mu     sync.Mutex
-	in     map[string]string
-	acts   int
-	writes int
-	stop   func()
-	done   chan struct{}
+	t       *testing.T
+	opts    Options
+	mu      sync.Mutex
+	in      map[string]string
+	acts    int
+	writes  int
+	refused int // writes refused with ErrGuardFailed (deposed owners)
+	stop    func()
+	done    chan struct{}
 }
 
 func newDetector(t *testing.T, raw *store.Memory[[]byte], opts Options) *detector {

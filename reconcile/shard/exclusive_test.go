@@ -38,23 +38,24 @@ func schedules(t *testing.T) int {
 func TestNoKeyIsReconciledByTwoReplicasAndNoDeposedOwnerWriteIsAccepted(t *testing.T) {
 	n := schedules(t)
 	faults := map[string]int{}
-	acts, writes := 0, 0
+	acts, writes, refused := 0, 0, 0
 	for seed := range n {
 		ok := t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				a, w := runSchedule(t, uint64(seed), faults)
+				a, w, r := runSchedule(t, uint64(seed), faults)
 				acts += a
 				writes += w
+				refused += r
 			})
 		})
 		if !ok {
 			break
 		}
 	}
-	t.Logf("%d schedules: %d reconciles checked for overlap, %d signed writes checked against the owner records; faults: %v", n, acts, writes, faults)
+	t.Logf("%d schedules: %d reconciles checked for overlap, %d accepted writes checked against the owner records, %d late writes refused by a guard; faults: %v", n, acts, writes, refused, faults)
 }
 
-func runSchedule(t *testing.T, seed uint64, faults map[string]int) (acts, writes int) {
+func runSchedule(t *testing.T, seed uint64, faults map[string]int) (acts, writes, refused int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	ttl := 2 * time.Second
 	c := newCluster(t, Options{Buckets: 32, TTL: ttl, Drain: 100 * time.Millisecond}, time.Duration(20+rng.IntN(200))*time.Millisecond)
@@ -135,5 +136,5 @@ func runSchedule(t *testing.T, seed uint64, faults map[string]int) (acts, writes
 	synctest.Wait()
 	c.det.mu.Lock()
 	defer c.det.mu.Unlock()
-	return c.det.acts, c.det.writes
+	return c.det.acts, c.det.writes, c.det.refused
 }
