@@ -69,14 +69,25 @@
 //   - Handover bound: a planned handover completes within Drain plus two
 //     store round trips (the owner's write, the new owner's watch event)
 //     of the plan reaching the owner. After a crash, the buckets of the
-//     dead replica have an owner again within TTL (counted from its last
-//     renewal) plus the assigner's reaction (a store round trip, and
-//     writes of the owner records, 16 at a time). A bucket without an
-//     owner shows in Status.Ownerless meanwhile.
-//   - Traffic: per replica, one lease renewal every TTL/3, two watches
-//     (owner records and plan), and writes only when buckets move; the
-//     assigner also watches the member records. Nothing grows with the
-//     number of keys.
+//     dead replica have an owner again within TTL of its last renewal plus
+//     the assigner's writes (a round trip each, 16 at a time): every
+//     replica follows the member records, so an assigner elected after
+//     the previous one crashed judges from its own earlier sightings
+//     rather than starting a TTL afresh. A bucket whose owner is past its
+//     renew deadline shows in Status.Ownerless until then.
+//   - Traffic: per replica, one member lease renewal every TTL/3; three
+//     watches (member records, owner records, plan); as a contender for
+//     the assigner's role, one read and one watch per renewal of the
+//     assigner's lease; and writes only when buckets move (the assigner:
+//     the plan, and owner records for dead members and new buckets).
+//     Watch events per replica: one per member renewal (N per TTL/3) and
+//     one per owner record change. Nothing grows with the number of keys.
+//
+// Measured with the tests of this package (fake clock, 2 ms per store
+// call): planned handover, from the plan's write to the new owner's first
+// reconcile of the bucket, p50 257 ms p99 267 ms with the default Drain
+// (250 ms); crash takeover with TTL 2 s, from the crash to the new owner's
+// first reconcile, p50 1.69 s, max 1.99 s.
 //
 // Not guaranteed: buckets are balanced by count, not by keys or load;
 // Options.Buckets must never change on a running deployment.
