@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -11,6 +12,14 @@ import (
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/store"
 )
+
+// written holds the assigner's own writes until its mirrors show them, so
+// that a round following another before the watch events arrive neither
+// repeats them nor conflicts with them.
+type written struct {
+	plan   store.Object[planRecord]
+	owners map[string]store.Object[ownerRecord]
+}
 
 // assign runs while this replica is the assigner: it follows the member
 // records, declares dead the ones it has seen unchanged for their TTL,
@@ -25,11 +34,12 @@ func (r *Replica) assign(ctx context.Context) error {
 	r.setAssigning(true)
 	defer r.setAssigning(false)
 	mm := r.memberM
+	w := &written{owners: map[string]store.Object[ownerRecord]{}}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		mw, ow, pw := mm.changed(), r.ownerM.changed(), r.planM.changed()
-		next := r.assignOnce(ctx, lk.Guard(), mm)
+		next := r.assignOnce(ctx, lk.Guard(), mm, w)
 		timer.Reset(next)
 		select {
 		case <-ctx.Done():
@@ -51,7 +61,7 @@ func (r *Replica) setAssigning(on bool) {
 // assignOnce makes one round of the assigner's work from the mirrored
 // records and returns how long until the next round is due without a
 // change (a member's TTL running out, or a retry after a failure).
-func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[lock.Record]) time.Duration {
+func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[lock.Record], w *written) time.Duration {
 	members, ok1 := mm.snapshot()
 	owners, ok2 := r.ownerM.snapshot()
 	_, ok3 := r.planM.snapshot()
@@ -91,6 +101,16 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	// Stick to the last plan where its target is alive, else to the
 	// current owner.
 	pobj, hasPlan := r.planM.get(r.keys.plan())
+	if w.plan.Revision > pobj.Revision {
+		pobj, hasPlan = w.plan, true
+	}
+	for key, o := range w.owners {
+		if m, ok := owners[key]; ok && m.Revision >= o.Revision {
+			delete(w.owners, key) // the mirror has caught up
+			continue
+		}
+		owners[key] = o
+	}
 	var plan *planRecord
 	if hasPlan {
 		plan = &pobj.Value
@@ -113,10 +133,14 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	want := planRecord{Members: live, Owners: assign(prev, len(live))}
 	if !hasPlan || !slices.Equal(plan.Members, want.Members) || !slices.Equal(plan.Owners, want.Owners) {
 		var err error
+		var obj store.Object[planRecord]
 		if hasPlan {
-			_, err = r.plans.Update(ctx, r.keys.plan(), want, pobj.Revision, guard)
+			obj, err = r.plans.Update(ctx, r.keys.plan(), want, pobj.Revision, guard)
 		} else {
-			_, err = r.plans.Create(ctx, r.keys.plan(), want, guard)
+			obj, err = r.plans.Create(ctx, r.keys.plan(), want, guard)
+		}
+		if err == nil {
+			w.plan = obj
 		}
 		if err != nil {
 			r.opts.Logger.Debug("cannot write the plan; retrying", "err", err)
@@ -132,6 +156,7 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	var g errgroup.Group
 	g.SetLimit(handoverConcurrency)
 	failed := make(chan struct{}, 1)
+	var mu sync.Mutex
 	for b := range r.opts.Buckets {
 		o, ok := owners[r.keys.owner(b)]
 		if ok {
@@ -143,13 +168,18 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 		rec := ownerRecord{Owner: to.ID, Term: to.Term, Assigned: true}
 		g.Go(func() error {
 			var err error
+			var obj store.Object[ownerRecord]
 			if ok {
 				rec.Moves = o.Value.Moves + 1
-				_, err = r.owners.Update(ctx, r.keys.owner(b), rec, o.Revision, guard)
+				obj, err = r.owners.Update(ctx, r.keys.owner(b), rec, o.Revision, guard)
 			} else {
-				_, err = r.owners.Create(ctx, r.keys.owner(b), rec, guard)
+				obj, err = r.owners.Create(ctx, r.keys.owner(b), rec, guard)
 			}
-			if err != nil {
+			if err == nil {
+				mu.Lock()
+				w.owners[obj.Key] = obj
+				mu.Unlock()
+			} else {
 				select {
 				case failed <- struct{}{}:
 				default:

@@ -41,7 +41,7 @@ func (t traffic) sub(u traffic) traffic {
 // (30 s), and in the following idle minute.
 func measureTraffic(t *testing.T, n, buckets, keys int) (start, idle traffic) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newCluster(t, Options{Buckets: buckets, TTL: 3 * time.Second}, time.Millisecond)
+		c := newClusterHistory(t, Options{Buckets: buckets, TTL: 3 * time.Second}, time.Millisecond, false)
 		defer c.det.stop()
 		for i := range keys {
 			c.bump(fmt.Sprintf("items/t%06d", i))
