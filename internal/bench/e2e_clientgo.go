@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
+
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/converge-go/converge/store"
@@ -174,13 +176,4 @@ func runReflector(ctx context.Context, s E2EStore, cache *mapCache, q workqueue.
 }
 
 // waitRetry waits clientGoRetry, or returns ctx's error if it ends first.
-func waitRetry(ctx context.Context) error {
-	t := time.NewTimer(clientGoRetry)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func waitRetry(ctx context.Context) error { return ctxtime.Sleep(ctx, clientGoRetry) }
