@@ -11,6 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/debugpage"
+	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/manager"
@@ -49,6 +54,13 @@ const URLFile = "daemon.url"
 // StorePath is where the store is mounted on the daemon's HTTP server.
 const StorePath = "/store"
 
+// DebugPath is where the daemon serves converge's debug page (HTML, or JSON
+// with ?format=json), and MetricsPath its Prometheus metrics.
+const (
+	DebugPath   = "/debug/converge/"
+	MetricsPath = "/metrics"
+)
+
 // RunDaemon runs the daemon until ctx ends: a controller running the jobs
 // of a bbolt store, which it serves over HTTP at StorePath (with /healthz
 // and /readyz beside it). When ctx ends it stops taking work, gives running
@@ -69,7 +81,7 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	l := newLauncher(cfg.Executable, runs, cfg.Grace)
 	defer l.wait()
 	rec := &Reconciler{launcher: l, backoff: backoff, poll: 50 * time.Millisecond}
-	c, err := reconcile.New[*Job](s, rec, reconcile.Options[*Job]{
+	opts := reconcile.Options[*Job]{
 		Name:        "jobs",
 		Prefix:      KeyPrefix,
 		Workers:     cfg.Workers,
@@ -77,10 +89,20 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 		GracePeriod: cfg.Grace,
 		StuckAfter:  24 * time.Hour, // a reconcile lasts as long as its attempt
 		Logger:      cfg.Logger,
-	})
+	}
+	// Prometheus metrics under controller-runtime's names, on a registry
+	// of the daemon's own (MetricsPath).
+	reg := prometheus.NewRegistry()
+	metrics, err := convergeprom.New(reg)
 	if err != nil {
 		return err
 	}
+	instrumented := convergeprom.Instrument(metrics, &opts)
+	c, err := reconcile.New[*Job](s, rec, opts)
+	if err != nil {
+		return err
+	}
+	instrumented.Watch(c)
 	rec.cached = c.Lister().Get
 
 	var hopts []httpstore.HandlerOption
@@ -104,7 +126,12 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 		ln.Close()
 		return err
 	}
-	if err := errors.Join(m.Handle(StorePath+"/", http.StripPrefix(StorePath, h)), m.Add(c)); err != nil {
+	if err := errors.Join(
+		m.Handle(StorePath+"/", http.StripPrefix(StorePath, h)),
+		m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c)),
+		m.Handle(MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
+		m.Add(c),
+	); err != nil {
 		ln.Close()
 		return err
 	}

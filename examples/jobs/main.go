@@ -25,6 +25,11 @@
 //	jobs list [-json]         list the jobs: phase, attempts, last exit code, message
 //	jobs delete NAME...       delete jobs (a running attempt is stopped)
 //
+// The daemon's HTTP server also serves converge's debug page at
+// /debug/converge/ (why a job is not converging: its attempts, last error,
+// next retry) and Prometheus metrics at /metrics, under controller-runtime's
+// names.
+//
 // The client commands find the daemon by -server (or $JOBS_SERVER), else by
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
 // .jobs); -token (or $JOBS_TOKEN) is sent as a bearer token. Exit codes: 0
