@@ -10,6 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/debugpage"
+	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
@@ -38,6 +43,13 @@ type Config struct {
 	Outage time.Duration
 	// Timeout bounds each wait for convergence (default 15s).
 	Timeout time.Duration
+	// HTTPAddr, if set, serves the debug page (/debug/converge/), the
+	// Prometheus metrics (/metrics) and the probes on this address while
+	// the demo runs.
+	HTTPAddr string
+	// OnServing, if set with HTTPAddr, is called with the server's base URL
+	// once it serves, before the scenario starts.
+	OnServing func(base string)
 }
 
 // Report is what happened, for the summary and for tests.
@@ -142,13 +154,36 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	ctrl, err := controller.New(net, controller.Config{Pods: sup, Exits: sup.Exits(), Logger: cfg.Logger})
+	ccfg := controller.Config{Pods: sup, Exits: sup.Exits(), Logger: cfg.Logger}
+	mopts := manager.Options{Logger: cfg.Logger, ShutdownTimeout: 10 * time.Second}
+	var reg *prometheus.Registry
+	var instrumented *convergeprom.Controller
+	if cfg.HTTPAddr != "" {
+		reg = prometheus.NewRegistry()
+		metrics, err := convergeprom.New(reg)
+		if err != nil {
+			return rep, err
+		}
+		instrumented = metrics.Controller("replicaset", convergeprom.ControllerOptions{Workers: 1, Timeout: 10 * time.Second})
+		ccfg.Metrics, ccfg.QueueMetrics = instrumented, instrumented
+		mopts.Server = &manager.ServerOptions{Addr: cfg.HTTPAddr}
+	}
+	ctrl, err := controller.New(net, ccfg)
 	if err != nil {
 		return rep, err
 	}
-	mgr, err := manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: 10 * time.Second})
+	mgr, err := manager.New(mopts)
 	if err != nil {
 		return rep, err
+	}
+	if reg != nil {
+		instrumented.Watch(ctrl)
+		if err := errors.Join(
+			mgr.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: mgr.IsLeader}, ctrl)),
+			mgr.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
+		); err != nil {
+			return rep, err
+		}
 	}
 	if err := errors.Join(mgr.Add(ctrl), mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return watchStore(ctx, say, db)
@@ -165,6 +200,17 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		stop() // a failed runnable ends the scenario too
 	}()
 
+	if reg != nil {
+		base, err := serving(runCtx, mgr)
+		if err != nil {
+			stop()
+			return rep, errors.Join(err, <-mgrDone)
+		}
+		say.Say("debug page: %s/debug/converge/ · metrics: %s/metrics", base, base)
+		if cfg.OnServing != nil {
+			cfg.OnServing(base)
+		}
+	}
 	d := &scenario{cfg: cfg, say: say, db: db, net: net, sup: sup, ctrl: ctrl, rep: &rep}
 	err = d.play(runCtx)
 
@@ -181,4 +227,19 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	summarize(cfg.Out, &rep, err)
 	return rep, err
+}
+
+// serving waits until the manager's HTTP server listens and returns its
+// base URL.
+func serving(ctx context.Context, mgr *manager.Manager) (string, error) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for mgr.Addr() == nil {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return "", fmt.Errorf("http server did not start: %w", ctx.Err())
+		}
+	}
+	return "http://" + mgr.Addr().String(), nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"testing"
@@ -37,12 +39,19 @@ func runDemo(t *testing.T, cfg Config) Report {
 	return rep
 }
 
-func TestDemo(t *testing.T) {
+func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 	outage := 2 * time.Second
 	if testing.Short() {
 		outage = 500 * time.Millisecond
 	}
-	rep := runDemo(t, Config{Replicas: 3, Outage: outage})
+	// The debug page and the metrics are served while the demo runs.
+	var page, metrics string
+	rep := runDemo(t, Config{Replicas: 3, Outage: outage, HTTPAddr: "127.0.0.1:0", OnServing: func(base string) {
+		page, metrics = httpGet(t, base+"/debug/converge/?format=json"), httpGet(t, base+"/metrics")
+	}})
+	assert.Contains(t, page, `"name": "replicaset"`, "the debug page does not show the controller")
+	assert.Contains(t, metrics, `controller_runtime_max_concurrent_reconciles{controller="replicaset"} 1`)
+	assert.Contains(t, metrics, `workqueue_adds_total{controller="replicaset",name="replicaset"}`)
 
 	// Every step converged: the pods the spec asks for, and a status that
 	// records exactly them for the latest generation.
@@ -121,4 +130,16 @@ func TestRunRejectsNoReplicas(t *testing.T) {
 	_, err := Run(t.Context(), Config{Replicas: 0})
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, context.Canceled))
+}
+
+// httpGet returns the body of a successful GET of url.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, body)
+	return string(body)
 }

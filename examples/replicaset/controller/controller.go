@@ -187,6 +187,8 @@ type Config struct {
 	StatusWritten func(ctx context.Context, obj store.Object[*ReplicaSet])
 	// Metrics, if set, hears each reconcile's outcome (tests count them).
 	Metrics reconcile.Metrics
+	// QueueMetrics, if set, hears the workqueue's measurements.
+	QueueMetrics queue.Metrics
 }
 
 // New returns the replica set controller over s, with timings
@@ -196,13 +198,14 @@ type Config struct {
 // term it runs in.
 func New(s store.Store[*ReplicaSet], cfg Config) (*reconcile.Controller[*ReplicaSet], error) {
 	return reconcile.New(s, &Reconciler{Pods: cfg.Pods, StatusWritten: cfg.StatusWritten}, reconcile.Options[*ReplicaSet]{
-		Name:        "replicaset",
-		RateLimiter: queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
-		Timeout:     10 * time.Second,
-		GracePeriod: 5 * time.Second,
-		Logger:      cfg.Logger,
-		Sources:     []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
-		Prefix:      cfg.Prefix,
-		Metrics:     cfg.Metrics,
+		Name:         "replicaset",
+		RateLimiter:  queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
+		Timeout:      10 * time.Second,
+		GracePeriod:  5 * time.Second,
+		Logger:       cfg.Logger,
+		Sources:      []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
+		Prefix:       cfg.Prefix,
+		Metrics:      cfg.Metrics,
+		QueueMetrics: cfg.QueueMetrics,
 	})
 }
