@@ -101,10 +101,10 @@ func runSchedule(t *testing.T, seed uint64, faults map[string]int) (acts, writes
 			victim.pauseUntil.Store(time.Now().Add(ttl + d).UnixNano())
 		case "loud", "silent", "hang":
 			victim.fs.SetOutage(map[string]faultstore.Outage{"loud": faultstore.Loud, "silent": faultstore.Silent, "hang": faultstore.SilentHang}[kind])
-			go func(n *node) { time.Sleep(d); n.fs.SetOutage(faultstore.Up) }(victim)
+			time.AfterFunc(d, func() { victim.fs.SetOutage(faultstore.Up) })
 		case "flaky":
 			victim.flaky.Store(true)
-			go func(n *node) { time.Sleep(d); n.flaky.Store(false) }(victim)
+			time.AfterFunc(d, func() { victim.flaky.Store(false) })
 		case "join":
 			c.start(absent, rng.Uint64())
 		case "leave":
