@@ -101,7 +101,11 @@ func TestShardingTrafficGrowsWithReplicasAndBucketsNotKeys(t *testing.T) {
 	if a, b := few[1], many[1]; float64(b.reads+b.writes+b.events) > 1.1*float64(a.reads+a.writes+a.events) {
 		t.Errorf("idle sharding traffic grew with keys: %+v for 100 keys, %+v for 2,000", a, b)
 	}
-	if s := got[run{3, 256, 100}][0]; s.writes+s.events <= 2*(few[0].writes+few[0].events) {
+	// Four times the buckets: at least 1.4 times the start traffic. Not
+	// four times: member renewals and plan writes are a fixed part, and the
+	// order in which replicas join (which varies between runs) decides how
+	// many buckets move twice. Measured over 6 runs: 1.7-2.6 times.
+	if s := got[run{3, 256, 100}][0]; 10*(s.writes+s.events) < 14*(few[0].writes+few[0].events) {
 		t.Errorf("start traffic did not grow with buckets: %+v for 64, %+v for 256", few[0], got[run{3, 256, 100}][0])
 	}
 	if got[run{6, 64, 100}][1].events <= few[1].events {
