@@ -1,6 +1,10 @@
 package shard
 
-import "time"
+import (
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
 
 // Status is what a Replica knows of the deployment, for a debug page and
 // health checks. It reflects this replica's copy of the records, which may
@@ -72,12 +76,39 @@ func (r *Replica) Status() Status {
 		if t, ok := plan.target(b); ok {
 			bs.Target = t.ID
 		}
-		if !ok || !r.working(o.Value, now) {
+		if r.ownerless(owners, b, now) {
 			s.Ownerless = append(s.Ownerless, b)
 		}
 		s.Buckets[b] = bs
 	}
 	return s
+}
+
+// Ownerless returns Status().Ownerless without building the rest of the
+// Status: the buckets no replica is working on, in increasing order, as
+// this replica's copy of the records shows them (every bucket before its
+// first list of the owner records). It makes a controller given this
+// Replica as reconcile.Options.Shard name them in its Health.
+func (r *Replica) Ownerless() []int {
+	if r == nil || r.buckets == nil {
+		return nil
+	}
+	owners, _ := r.mirrored()
+	now := time.Now()
+	var out []int
+	for b := range r.buckets {
+		if r.ownerless(owners, b, now) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ownerless reports whether bucket b has no owner record among owners, or
+// one whose owner is not working (see working).
+func (r *Replica) ownerless(owners map[string]store.Object[ownerRecord], b int, now time.Time) bool {
+	o, ok := owners[r.keys.owner(b)]
+	return !ok || !r.working(o.Value, now)
 }
 
 // working reports whether o's owner is, as far as this replica's copy of
