@@ -34,6 +34,11 @@ type Health struct {
 	// maxStaleKeys of them in key order.
 	Stale     int
 	StaleKeys []string
+	// Ownerless lists the buckets of keys no replica reconciles now, when
+	// Options.Shard reports them (OwnerlessReporter): their keys wait for
+	// an owner. It is empty in a healthy deployment except while a crashed
+	// replica's buckets are taken over, and empties when they are owned.
+	Ownerless []int
 }
 
 // maxStaleKeys bounds Health.StaleKeys.
@@ -62,6 +67,7 @@ func (c *Controller[T]) Health() Health {
 	}
 	now := time.Now()
 	h.Stale, h.StaleKeys = c.stale(now)
+	h.Ownerless = c.ownerless()
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
 			h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
