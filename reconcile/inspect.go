@@ -103,60 +103,88 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			sel.offer(r)
 		}
 	}
-	needOutcome, needPending := q.Sort == ByOutcome, q.Sort == ByPendingSince
+	needOutcome := q.Sort == ByOutcome
 
 	items := c.q().Items() // unordered, without requeue counts: see retries
-	queued := make(map[string]int32, len(items))
-	for i, it := range items {
-		if strings.HasPrefix(it.Key, q.Prefix) {
-			queued[it.Key] = int32(i)
-		}
-	}
 	// The requeue counts come from the rate limiter, one lock each: only
 	// for every queued key when they order the page, else for the page's.
 	retries := func(key string) int { return c.opts.RateLimiter.NumRequeues(key) }
 	limitStale := time.Now().Add(-c.opts.StaleAfter)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The queued keys, then the pending ones not queued: few, looked up
-	// in c.last. ghosts holds those that have a record there.
-	ghosts := map[string]struct{}{}
-	for key, i := range queued {
+	// Each key is counted once, in the first of three walks that meets it:
+	// the queued keys, the pending ones not queued, the reconciled ones
+	// neither queued nor pending. A queued key is looked up once in each
+	// record map; the later walks hash a key only when it could enter the
+	// page or when some pending keys are not queued.
+	queuedPending, queuedLast := 0, 0 // queued keys with a pending change, a record
+	for i := range items {
 		it := &items[i]
-		row := inspectRow{key: key, item: i, state: it.State}
-		if q.Sort == ByAttempts {
-			row.retries = retries(key)
-		}
-		if r, ok := c.last[key]; ok {
-			ghosts[key] = struct{}{}
-			row.outcome = r.outcome
-		}
-		if needPending {
-			row.pending = c.pending[key].since
-		}
-		add(row)
-	}
-	for key, p := range c.pending {
-		if _, ok := queued[key]; ok || !strings.HasPrefix(key, q.Prefix) {
+		if !strings.HasPrefix(it.Key, q.Prefix) {
 			continue
 		}
-		row := inspectRow{key: key, item: -1, pending: p.since}
-		if r, ok := c.last[key]; ok {
-			ghosts[key] = struct{}{}
+		row := inspectRow{key: it.Key, item: int32(i), state: it.State}
+		if q.Sort == ByAttempts {
+			row.retries = retries(it.Key)
+		}
+		if r, ok := c.last[it.Key]; ok {
+			queuedLast++
 			row.outcome = r.outcome
+		}
+		if p, ok := c.pending[it.Key]; ok {
+			queuedPending++
+			row.pending = p.since
 		}
 		add(row)
 	}
-	// Then every reconciled key, idle with no pending change. The walk
-	// does not hash every key to ask whether it is a ghost (met above):
-	// only the few rows that would enter the selection are asked.
+	// queued is built only when a later walk must tell queued keys apart.
+	var queued map[string]struct{}
+	isQueued := func(key string) bool {
+		if queued == nil {
+			queued = make(map[string]struct{}, len(items))
+			for i := range items {
+				if strings.HasPrefix(items[i].Key, q.Prefix) {
+					queued[items[i].Key] = struct{}{}
+				}
+			}
+		}
+		_, ok := queued[key]
+		return ok
+	}
+	pendingHere := 0
+	for key := range c.pending {
+		if strings.HasPrefix(key, q.Prefix) {
+			pendingHere++
+		}
+	}
+	pendingLast := 0 // pending keys not queued that have a record
+	if pendingHere > queuedPending {
+		for key, p := range c.pending {
+			if !strings.HasPrefix(key, q.Prefix) || isQueued(key) {
+				continue
+			}
+			row := inspectRow{key: key, item: -1, pending: p.since}
+			if r, ok := c.last[key]; ok {
+				pendingLast++
+				row.outcome = r.outcome
+			}
+			add(row)
+		}
+	}
+	// Then every reconciled key, idle with no pending change. Only the
+	// few rows that would enter the selection are asked whether an
+	// earlier walk met them.
+	met := func(key string) bool {
+		if _, ok := c.pending[key]; ok {
+			return true
+		}
+		return queuedLast > 0 && isQueued(key)
+	}
 	reconciled := 0
 	offer := func(row inspectRow) {
 		reconciled++
-		if keep(0) && sel.wants(row) {
-			if _, ghost := ghosts[row.key]; !ghost {
-				sel.offer(row)
-			}
+		if keep(0) && sel.wants(row) && !met(row.key) {
+			sel.offer(row)
 		}
 	}
 	if needOutcome {
@@ -172,9 +200,10 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			}
 		}
 	}
-	page.States[0] += reconciled - len(ghosts)
+	idle := reconciled - queuedLast - pendingLast
+	page.States[0] += idle
 	if keep(0) {
-		page.Matched += reconciled - len(ghosts)
+		page.Matched += idle
 	}
 	rows := sel.sorted()
 	if offset >= len(rows) {
