@@ -78,4 +78,24 @@
 // Health().Degraded is not empty, read at scrape time from the controller
 // given to Watch. converge_fenced_writes_rejected_total{controller}: writes
 // of a deposed owner that the fence refused (reconcile.Metrics.WriteRejected).
+//
+// Sharding (reconcile/shard): a Metrics is also a shard.Metrics, for
+// shard.Options.Metrics of any number of replicas:
+//
+//	rep, err := shard.New(raw, shard.Options{ID: hostname, Metrics: m})
+//
+// converge_shard_buckets_owned{replica}: the buckets the replica owns now
+// (releasing ones included until handed over; 0 once it has stopped).
+// converge_shard_handover_duration_seconds{replica,kind}: for each bucket
+// the replica took, the time from its first seeing the plan name it the
+// owner to its owning the bucket, by kind: "initial" (the bucket had no
+// owner yet), "planned" (the previous owner handed it over) or "takeover"
+// (the previous owner had died or left); buckets from 1 ms to 60 s.
+// converge_shard_ownerless_buckets{controller}: the buckets no replica
+// works on, as the controller's replica sees them (Health().Ownerless),
+// read at scrape time for a controller given to Watch whose Sharder
+// reports them; it stays above 0 for at most the handover bound (a crash
+// takeover: the TTL and the assigner's writes), so an alert on it lasting
+// longer finds buckets nobody reconciles. Writes a shard owner made after
+// losing its bucket count in converge_fenced_writes_rejected_total.
 package convergeprom

@@ -10,6 +10,7 @@ import (
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/shard"
 	"github.com/converge-go/converge/store"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -102,4 +103,24 @@ func ExampleController() {
 	// workqueue_depth{controller="jobs",name="jobs",priority="0"} 1
 	// workqueue_retries_total{controller="jobs",name="jobs"} 1
 	// workqueue_work_duration_seconds{controller="jobs",name="jobs"} count 1
+}
+
+// A Metrics is also a shard.Metrics: give it to every replica's
+// shard.Options.Metrics (here its hooks are called by hand, as a Replica
+// calls them when it takes buckets).
+func ExampleMetrics_BucketsOwned() {
+	reg := prometheus.NewRegistry()
+	m, err := convergeprom.New(reg)
+	if err != nil {
+		panic(err)
+	}
+	var metrics shard.Metrics = m // shard.Options{ID: "replica-1", Metrics: m}
+	metrics.Handover("replica-1", "initial", 3*time.Millisecond)
+	metrics.Handover("replica-1", "takeover", 2500*time.Millisecond)
+	metrics.BucketsOwned("replica-1", 2)
+	printSeries(reg, "converge_shard_buckets_owned", "converge_shard_handover_duration_seconds")
+	// Output:
+	// converge_shard_buckets_owned{replica="replica-1"} 2
+	// converge_shard_handover_duration_seconds{kind="initial",replica="replica-1"} count 1
+	// converge_shard_handover_duration_seconds{kind="takeover",replica="replica-1"} count 1
 }

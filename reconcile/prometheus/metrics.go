@@ -16,7 +16,8 @@ var ErrInvalid error = invalid.New("convergeprom")
 
 // Metrics holds every series of the adapter, registered on one Registerer.
 // It implements reconcile.Metrics for any number of controllers (told apart
-// by their name); Controller gives the per-controller value that also
+// by their name) and shard.Metrics for any number of replicas (told apart
+// by their ID); Controller gives the per-controller value that also
 // measures the workqueue. All methods are safe for concurrent use.
 type Metrics struct {
 	// controller-runtime's reconcile series.
@@ -34,6 +35,9 @@ type Metrics struct {
 	// converge's own pushed series.
 	convergence *prometheus.HistogramVec
 	fenced      *prometheus.CounterVec
+	// converge's sharding series (shard.Metrics).
+	bucketsOwned *prometheus.GaugeVec
+	handover     *prometheus.HistogramVec
 
 	mu          sync.Mutex
 	controllers map[string]*Controller
@@ -87,10 +91,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		workDuration:    histogram("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.", queueBuckets, wq...),
 		convergence:     histogram("converge_convergence_latency_seconds", "Time from the controller observing a change of a key to the success of a reconcile covering it, retries included", convergenceBuckets, "controller"),
 		fenced:          counter("converge_fenced_writes_rejected_total", "Writes of a deposed owner (leader or shard) that the fence refused", "controller"),
-		controllers:     make(map[string]*Controller),
+		bucketsOwned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "converge_shard_buckets_owned",
+			Help: "Buckets of keys the shard replica owns"}, []string{"replica"}),
+		handover: histogram("converge_shard_handover_duration_seconds",
+			"Time from a shard replica first seeing the plan name it a bucket's owner to owning the bucket, by kind (initial, planned, takeover)",
+			handoverBuckets, "replica", "kind"),
+		controllers: make(map[string]*Controller),
 	}
 	cs := []prometheus.Collector{m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.panics, m.timeouts, m.reconcileTime,
-		m.adds, m.retries, m.queueDuration, m.workDuration, m.convergence, m.fenced, scraped{m}}
+		m.adds, m.retries, m.queueDuration, m.workDuration, m.convergence, m.fenced, m.bucketsOwned, m.handover, scraped{m}}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/converge-go/converge/reconcile"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -28,13 +29,15 @@ var (
 		"Keys out of date (a change not converged, or failing) for longer than the controller's StaleAfter", []string{"controller"}, nil)
 	degradedDesc = prometheus.NewDesc("converge_store_degraded",
 		"1 while the controller cannot follow its store (or another source's) and reconciles from its cache, else 0", []string{"controller"}, nil)
+	ownerlessDesc = prometheus.NewDesc("converge_shard_ownerless_buckets",
+		"Buckets of keys that no shard replica works on, as the controller's replica sees them (Health().Ownerless)", []string{"controller"}, nil)
 )
 
 // scraped is the Collector of the gauges computed at scrape time.
 type scraped struct{ m *Metrics }
 
 func (s scraped) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{activeWorkersDesc, maxConcurrentDesc, depthDesc, unfinishedDesc, longestDesc, staleDesc, degradedDesc} {
+	for _, d := range []*prometheus.Desc{activeWorkersDesc, maxConcurrentDesc, depthDesc, unfinishedDesc, longestDesc, staleDesc, degradedDesc, ownerlessDesc} {
 		ch <- d
 	}
 }
@@ -102,5 +105,19 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 			degraded = 1
 		}
 		gauge(ch, degradedDesc, degraded, name)
+		if reportsOwnerless(h.HealthReporter) {
+			gauge(ch, ownerlessDesc, float64(len(health.Ownerless)), name)
+		}
 	}
+}
+
+// reportsOwnerless reports whether h is a controller whose Sharder reports
+// its ownerless buckets (reconcile.OwnerlessReporter).
+func reportsOwnerless(h HealthReporter) bool {
+	s, ok := h.(interface{ Sharder() reconcile.Sharder })
+	if !ok {
+		return false
+	}
+	_, ok = s.Sharder().(reconcile.OwnerlessReporter)
+	return ok
 }
