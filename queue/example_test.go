@@ -118,3 +118,25 @@ func Example_drain() {
 	// Output:
 	// left behind: [retry-later] error: <nil>
 }
+
+// A consumer of a batch API takes the ready keys in batches; each key is
+// still marked Done on its own.
+func ExampleQueue_GetBatch() {
+	q := queue.New(queue.Options[string]{})
+	for _, k := range []string{"route-1", "route-2", "route-3"} {
+		q.Add(k)
+	}
+	batch, err := q.GetBatch(context.Background(), 2, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range batch {
+		fmt.Println("programmed", h.Key)
+		q.Done(h.Key)
+	}
+	fmt.Println("still ready:", q.Len())
+	// Output:
+	// programmed route-1
+	// programmed route-2
+	// still ready: 1
+}

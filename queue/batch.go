@@ -1,0 +1,45 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// Handout is one key handed out by GetBatch, with the ORed
+// AddOptions.Tags of the adds it answers (as GetTagged returns them).
+type Handout[K comparable] struct {
+	Key  K
+	Tags uint32
+}
+
+// GetBatch hands out up to max ready keys at once, for a consumer whose
+// work is cheaper in batches (one call to a batch API for many keys). It
+// blocks as Get does until a key is ready, then takes it and, without
+// waiting, every further key ready at that moment up to max, in hand-out
+// order (priority, then first come). The keys are appended to buf, which
+// is returned. Each key is handed out exactly as Get would hand it out: it
+// is processing until its own Done, and no other Get or GetBatch receives
+// it meanwhile. It returns ctx's error if ctx ends before a key is ready,
+// and ErrShutDown as Get does. A nil ctx or a max below 1 is refused with
+// an error matching ErrInvalid.
+func (q *Queue[K]) GetBatch(ctx context.Context, max int, buf []Handout[K]) ([]Handout[K], error) {
+	if max < 1 {
+		return buf, fmt.Errorf("%w: GetBatch of %d keys", ErrInvalid, max)
+	}
+	key, tags, err := q.GetTagged(ctx)
+	if err != nil {
+		return buf, err
+	}
+	buf = append(buf, Handout[K]{key, tags})
+	if max == 1 {
+		return buf, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for n := 1; n < max && q.ready.Len() > 0 && (!q.shuttingDown || q.draining); n++ {
+		key, tags := q.take()
+		buf = append(buf, Handout[K]{key, tags})
+	}
+	q.checkDrained()
+	return buf, nil
+}
