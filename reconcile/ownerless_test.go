@@ -11,24 +11,9 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/shard"
+	"github.com/converge-go/converge/reconcile/shard/shardtest"
 	"github.com/converge-go/converge/store"
-	"github.com/converge-go/converge/store/faultstore"
 )
-
-// runReplica runs a shard replica over raw until the returned stop.
-func runReplica(t *testing.T, raw store.Store[[]byte], id string, opts shard.Options) (*shard.Replica, func()) {
-	t.Helper()
-	opts.ID = id
-	rep, err := shard.New(raw, opts)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rep.Run(ctx) }()
-	return rep, func() {
-		cancel()
-		require.NoError(t, <-done)
-	}
-}
 
 // TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover:
 // a sharded controller's Health lists no ownerless bucket while its
@@ -40,16 +25,13 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 	synctest.Test(t, func(t *testing.T) {
 		raw := store.NewMemory[[]byte]()
 		opts := shard.Options{Buckets: 16, TTL: 2 * time.Second}
-		survivor, stopSurvivor := runReplica(t, raw, "a", opts)
-		time.Sleep(5 * time.Second) // a is the assigner before b joins
-		fs, err := faultstore.New[[]byte](raw, faultstore.Options{})
-		require.NoError(t, err)
-		_, stopVictim := runReplica(t, fs, "b", opts)
+		rs := shardtest.StartEach(t, raw, opts, "a", "b") // a is the assigner
+		survivor, victim := rs[0], rs[1]
 
 		rec := reconcile.ReconcilerFunc[string](func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
 		})
-		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: survivor})
+		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: survivor.Replica})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -68,8 +50,7 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 		}
 		require.Len(t, victims, 8)
 
-		fs.SetOutage(faultstore.Loud)
-		stopVictim()
+		victim.Crash()
 		var most []int
 		for range 2 * opts.TTL / (50 * time.Millisecond) {
 			time.Sleep(50 * time.Millisecond)
@@ -88,12 +69,12 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 
 		cancel()
 		require.NoError(t, <-done)
-		stopSurvivor()
+		survivor.Stop()
 
 		plain, err := reconcile.New(store.NewMemory[string](), rec, reconcile.Options[string]{Name: "plain"})
 		require.NoError(t, err)
 		require.Nil(t, plain.Health().Ownerless)
 		require.Nil(t, plain.Sharder())
-		require.Equal(t, reconcile.Sharder(survivor), c.Sharder())
+		require.Equal(t, reconcile.Sharder(survivor.Replica), c.Sharder())
 	})
 }

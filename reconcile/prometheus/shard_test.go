@@ -15,27 +15,9 @@ import (
 	"github.com/converge-go/converge/reconcile"
 	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
 	"github.com/converge-go/converge/reconcile/shard"
+	"github.com/converge-go/converge/reconcile/shard/shardtest"
 	"github.com/converge-go/converge/store"
-	"github.com/converge-go/converge/store/faultstore"
 )
-
-// replica runs a shard replica over raw reporting to m until stop.
-func replica(t *testing.T, raw store.Store[[]byte], id string, m *convergeprom.Metrics) (rep *shard.Replica, stop func()) {
-	t.Helper()
-	rep, err := shard.New(raw, shard.Options{ID: id, Buckets: 16, TTL: 2 * time.Second, Metrics: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- rep.Run(ctx) }()
-	return rep, func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("replica %s: %v", id, err)
-		}
-	}
-}
 
 // handovers returns the sample count of every
 // converge_shard_handover_duration_seconds series ("replica kind" → count),
@@ -102,12 +84,13 @@ func TestShardSeriesFollowRealReplicasThroughAJoinAndACrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw := store.NewMemory[[]byte]()
-		a, stopA := replica(t, raw, "a", m)
-		defer stopA()
+		opts := shard.Options{ID: "a", Buckets: 16, TTL: 2 * time.Second, Metrics: m}
+		a := shardtest.Start(t, raw, opts)
+		defer a.Stop()
 		rec := reconcile.ReconcilerFunc[string](func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
 		})
-		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: a, Metrics: m})
+		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: a.Replica, Metrics: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,11 +104,8 @@ func TestShardSeriesFollowRealReplicasThroughAJoinAndACrash(t *testing.T) {
 		requireSeries(t, reg, ownedHelp+`converge_shard_buckets_owned{replica="a"} 16
 `, "converge_shard_buckets_owned")
 
-		fs, err := faultstore.New[[]byte](raw, faultstore.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, stopB := replica(t, fs, "b", m)
+		opts.ID = "b"
+		b := shardtest.Start(t, raw, opts)
 		time.Sleep(5 * time.Second)
 		requireSeries(t, reg, ownedHelp+`converge_shard_buckets_owned{replica="a"} 8
 converge_shard_buckets_owned{replica="b"} 8
@@ -135,8 +115,7 @@ converge_shard_buckets_owned{replica="b"} 8
 			t.Fatalf("handovers after a join %v, want %v", got, want)
 		}
 
-		fs.SetOutage(faultstore.Loud)
-		stopB()
+		b.Crash()
 		most := 0.0
 		for range 2 * 2 * time.Second / (50 * time.Millisecond) {
 			time.Sleep(50 * time.Millisecond)
