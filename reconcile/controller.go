@@ -48,7 +48,8 @@ type Controller[T any] struct {
 	store store.Store[T]
 	opts  Options[T]
 	rec   Reconciler[T]
-	cache *informer[T] // kept across runs: a later run re-lists and diffs
+	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
+	cache *informer[T]       // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
 
 	// queue is the current run's workqueue; each Run after the first gets a
@@ -153,6 +154,10 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
+	batch, isBatch := rec.(BatchReconciler[T])
+	if opts.BatchSize > 1 && !isBatch {
+		return nil, fmt.Errorf("%w: BatchSize %d for a reconciler that does not implement BatchReconciler", ErrInvalid, opts.BatchSize)
+	}
 	opts.Logger = opts.Logger.With("controller", opts.Name)
 	c := &Controller[T]{
 		store:        s,
@@ -166,6 +171,9 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		last:         make(map[string]lastReconcile),
 		failing:      make(map[string]time.Time),
 		wantWorker:   opts.Workers,
+	}
+	if opts.BatchSize > 1 {
+		c.batch = batch
 	}
 	c.queue.Store(c.newQueue())
 	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
@@ -573,6 +581,10 @@ func (c *Controller[T]) scaleLocked() {
 // work takes keys until ctx ends or the queue shuts down; reconciles run
 // on reconCtx.
 func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[string], w *writer[T]) {
+	if c.batch != nil {
+		c.workBatches(ctx, reconCtx, q, w)
+		return
+	}
 	for {
 		key, why, err := q.GetTagged(ctx)
 		if err != nil {

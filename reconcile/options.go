@@ -31,6 +31,12 @@ type Options[T any] struct {
 	// Workers is how many keys are reconciled at once (default 1). It can be
 	// changed while running with SetWorkers.
 	Workers int
+	// BatchSize, above 1, hands each worker up to this many ready keys at
+	// once, for a reconciler that implements BatchReconciler: one
+	// ReconcileBatch call converges them all (default 1: one Reconcile per
+	// key). New refuses a BatchSize above 1 for a reconciler that does not
+	// implement BatchReconciler.
+	BatchSize int
 	// RateLimiter computes the backoff of failing keys (default
 	// queue.DefaultRateLimiter).
 	RateLimiter queue.RateLimiter[string]
@@ -94,6 +100,8 @@ func (o *Options[T]) validate() error {
 		return fmt.Errorf("%w: Name is required", ErrInvalid)
 	case o.Workers < 0:
 		return fmt.Errorf("%w: Workers is negative (%d)", ErrInvalid, o.Workers)
+	case o.BatchSize < 0:
+		return fmt.Errorf("%w: BatchSize is negative (%d)", ErrInvalid, o.BatchSize)
 	case o.Timeout < 0, o.ResyncPeriod < 0, o.StuckAfter < 0, o.StaleAfter < 0, o.GracePeriod < 0, o.HeartbeatInterval < 0:
 		return fmt.Errorf("%w: durations must not be negative", ErrInvalid)
 	}
@@ -119,6 +127,9 @@ func (o *Options[T]) validate() error {
 	}
 	if o.Workers == 0 {
 		o.Workers = 1
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 1
 	}
 	if o.RateLimiter == nil {
 		o.RateLimiter = queue.DefaultRateLimiter[string]()

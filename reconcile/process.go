@@ -49,8 +49,13 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 	}
 	start := time.Now()
 	res, err := c.call(ctx, req)
-	elapsed := time.Since(start)
+	c.settle(ctx, q, req, why, res, err, start, time.Since(start))
+}
 
+// settle decides what happens to a reconciled key next, from how its
+// reconcile (started at start, elapsed long) ended, and records it.
+func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
+	key := req.Key
 	outcome := classify(res, err)
 	switch outcome {
 	case Success:
@@ -296,6 +301,7 @@ type info struct {
 	revision   int64
 	attempt    int
 	id         uint64
+	batch      int // the keys of a ReconcileBatch call; 0 for one key
 	base       *slog.Logger
 }
 
@@ -327,13 +333,17 @@ func ID(ctx context.Context) string {
 }
 
 // LoggerFrom returns a logger for a Reconcile call, with attributes
-// controller, key, revision, attempt and reconcile_id; outside a reconcile
+// controller, key, revision, attempt and reconcile_id (in a ReconcileBatch
+// call: controller, batch_size and reconcile_id); outside a reconcile
 // it returns a logger that discards. It is built on demand, so a reconcile
 // that does not log pays nothing for it.
 func LoggerFrom(ctx context.Context) *slog.Logger {
 	in, _ := ctx.Value(infoKey{}).(*info)
 	if in == nil {
 		return slog.New(slog.DiscardHandler)
+	}
+	if in.batch > 0 {
+		return in.base.With("batch_size", in.batch, "reconcile_id", ID(ctx))
 	}
 	return in.base.With("key", in.key, "revision", in.revision, "attempt", in.attempt, "reconcile_id", ID(ctx))
 }

@@ -1,0 +1,133 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// BatchReconciler is a Reconciler that can also converge several keys in
+// one call, for systems whose API is cheaper in batches (routes, BPF maps,
+// DNS zones, SQL). With Options.BatchSize above 1, each worker hands it up
+// to that many ready keys at once.
+//
+// Each key of a batch is handed out, retried and recorded as if it had
+// been reconciled alone: no other worker has it while the batch runs; its
+// result decides its own backoff, requeue and outcome (one key failing
+// does not fail the others); its Request.Store carries its own fencing
+// guards; its pending changes, WaitForRevision and introspection follow its
+// own result. What is shared: one context (Options.Timeout bounds the
+// whole call, and under a Sharder it ends when the ownership of any of the
+// batch's keys is lost, so all of them are retried), one start time and
+// duration for the metrics, and a panic, which fails every key of the
+// batch.
+type BatchReconciler[T any] interface {
+	Reconciler[T]
+	// ReconcileBatch converges reqs (at least one, at most BatchSize, no
+	// key twice) and returns one result per request, in the same order.
+	// Missing results are errors matching ErrBatchResults.
+	ReconcileBatch(ctx context.Context, reqs []Request[T]) []BatchResult
+}
+
+// BatchResult is how the reconcile of one key of a batch ended, with the
+// meaning Reconcile's results have.
+type BatchResult struct {
+	Result Result
+	Err    error
+}
+
+// ErrBatchResults is the error of a key whose ReconcileBatch returned no
+// result for it (fewer results than requests).
+var ErrBatchResults = errors.New("reconcile: batch returned no result for the key")
+
+// workBatches is a worker's loop with Options.BatchSize above 1.
+func (c *Controller[T]) workBatches(ctx, reconCtx context.Context, q *queue.Queue[string], w *writer[T]) {
+	var batch []queue.Handout[string]
+	for {
+		var err error
+		batch, err = q.GetBatch(ctx, c.opts.BatchSize, batch[:0])
+		if err != nil {
+			return
+		}
+		c.processBatch(reconCtx, q, w, batch)
+		for _, h := range batch {
+			q.Done(h.Key)
+		}
+	}
+}
+
+// processBatch reconciles the keys of one batch and settles each.
+func (c *Controller[T]) processBatch(ctx context.Context, q *queue.Queue[string], w *writer[T], batch []queue.Handout[string]) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reqs := make([]Request[T], 0, len(batch))
+	whys := make([]trigger, 0, len(batch))
+	for _, h := range batch {
+		var claim Claim
+		if c.opts.Shard != nil {
+			var owned bool
+			if claim, owned = c.opts.Shard.Claim(h.Key); !owned {
+				c.disown(h.Key, q)
+				continue
+			}
+		}
+		req := c.request(h.Key)
+		req.Store = w
+		if claim.Owned != nil {
+			req.Store = guardedWriter[T]{writer: w, guards: claim.Guards}
+			stop := context.AfterFunc(claim.Owned, cancel)
+			defer stop()
+		}
+		reqs = append(reqs, req)
+		whys = append(whys, trigger(h.Tags))
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	callCtx := context.Context(&reconcileContext{Context: ctx, info: info{
+		controller: c.opts.Name, batch: len(reqs), id: c.ids.Add(1), base: c.opts.Logger,
+	}})
+	if c.opts.Timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		callCtx, cancelTimeout = context.WithTimeout(callCtx, c.opts.Timeout)
+		defer cancelTimeout()
+	}
+	start := time.Now()
+	results := c.callBatch(callCtx, reqs)
+	elapsed := time.Since(start)
+	for i, req := range reqs {
+		var res BatchResult
+		if i < len(results) {
+			res = results[i]
+		} else {
+			res.Err = fmt.Errorf("%w (%d results for %d requests)", ErrBatchResults, len(results), len(reqs))
+		}
+		keyCtx := ctx // only failures log, with the key's attributes
+		if res.Err != nil {
+			keyCtx = &reconcileContext{Context: ctx, info: info{
+				controller: c.opts.Name, key: req.Key, revision: req.Object.Revision,
+				attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
+			}}
+		}
+		c.settle(keyCtx, q, req, whys[i], res.Result, res.Err, start, elapsed)
+	}
+}
+
+// callBatch runs the batch reconciler, turning a panic into a *PanicError
+// for every key.
+func (c *Controller[T]) callBatch(ctx context.Context, reqs []Request[T]) (results []BatchResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			err := &PanicError{Value: v, Stack: debug.Stack()}
+			results = make([]BatchResult, len(reqs))
+			for i := range results {
+				results[i].Err = err
+			}
+		}
+	}()
+	return c.batch.ReconcileBatch(ctx, reqs)
+}
