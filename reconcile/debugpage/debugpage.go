@@ -13,6 +13,17 @@
 // (controller=… key=… revision=…, as every log line of a reconcile
 // carries them).
 //
+// A sharded controller (reconcile.Options.Shard) whose Sharder has a
+// Status method (ShardStatus: reconcile/shard's Replica) gets a shard
+// section: this replica's ID, membership and term, whether it is the
+// assigner, how many buckets it owns; the members with their bucket
+// counts; the ownerless buckets, highlighted (Health.Ownerless: a crashed
+// replica's buckets until their takeover); and every bucket's owner,
+// fencing epoch, moves, planned target and state by name (ownerless,
+// releasing, mine, moving, owned). Past 64 buckets the table is folded
+// under a summary counting the states, the ownerless ones still named
+// above it; the JSON always lists every bucket.
+//
 // It is off unless mounted, for instance on a Manager's HTTP server:
 //
 //	m.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c1, c2))
@@ -47,7 +58,7 @@
 //
 // It costs nothing while nobody looks: no goroutine, no recording. A
 // request costs one Controller.Health and one Controller.Inspect per
-// controller shown; Inspect walks the controller's keys once, keeps the
+// controller shown (and one Status of a sharded one's Sharder); Inspect walks the controller's keys once, keeps the
 // page's in a bounded heap and builds only theirs. BenchmarkPage measures
 // the first page of a controller over 100,000 keys (90,000 converged,
 // 10,000 failing and backing off), in the order that must look at every

@@ -29,6 +29,13 @@ td.log code { overflow-wrap: break-word; }
 tr.stale td.key::after { content: " ⚠ stale"; color: #b36b00; }
 code { font-size: 12px; }
 .pager a, .states a { margin-right: 1em; }
+.shard { margin: .6em 0 1em; padding: .4em .8em; border-left: 3px solid #c8ccd2; }
+h3 { font-size: 1em; margin: 0 0 .3em; }
+.shard summary { cursor: pointer; color: #444; margin-top: .3em; }
+.shard table { width: auto; }
+tr.bucket.ownerless td { background: #fde7ea; color: #b00020; font-weight: 600; }
+tr.bucket.releasing td, tr.bucket.moving td { background: #fff4e0; }
+tr.bucket.mine td.state { color: #1b7f3b; }
 </style>
 </head>
 <body>
@@ -62,6 +69,35 @@ code { font-size: 12px; }
 </div>
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
 {{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
+{{- if and .Ownerless (not .Shard)}}<div class="bad ownerless">ownerless buckets ({{len .Ownerless}}):{{range .Ownerless}} {{.}}{{end}}</div>{{end}}
+{{- with .Shard}}
+<div class="shard">
+<h3>shard</h3>
+<div class="health">
+<span>replica: <code class="replica">{{.Replica}}</code></span>
+<span>member: {{if .Member}}<b class="ok">yes</b>, term <span class="shard-term">{{.Term}}</span>{{else}}<b class="bad">no</b>{{end}}</span>
+<span>assigner: <span class="assigner">{{if .Assigner}}yes{{else}}no{{end}}</span></span>
+<span>owns: <span class="owned">{{.Owned}}</span> of {{.Count}} buckets</span>
+</div>
+<div class="members">members:{{range .Members}} <span class="member"><code>{{.ID}}</code> {{.Buckets}}{{if .Self}} (this replica){{end}}{{if not .InPlan}} <b class="bad">not in the plan</b>{{end}}</span>{{end}}</div>
+{{- if .Ownerless}}
+<div class="bad ownerless">ownerless buckets ({{len .Ownerless}}):{{range .Ownerless}} <span class="ownerless-bucket">{{.}}</span>{{end}}</div>
+{{- else}}
+<div class="ok ownerless-none">every bucket has an owner</div>
+{{- end}}
+<details class="buckets"{{if .Open}} open{{end}}>
+<summary>{{.Count}} buckets:{{range .StateCounts}} {{.Name}} {{.Count}}{{end}}</summary>
+<table class="buckets">
+<thead><tr><th>bucket</th><th>owner</th><th>epoch</th><th>moves</th><th>target</th><th>state</th></tr></thead>
+<tbody>
+{{- range .Buckets}}
+<tr class="bucket {{.State}}" data-bucket="{{.Bucket}}"><td class="bucket">{{.Bucket}}</td><td class="owner">{{.Owner}}</td><td class="epoch">{{if .Epoch}}{{.Epoch}}{{end}}</td><td class="moves">{{.Moves}}</td><td class="target">{{.Target}}</td><td class="state">{{.State}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+</details>
+</div>
+{{- end}}
 <div class="states">keys{{with $.Query.Prefix}} under <code>{{.}}</code>{{end}}:
 {{- range .StateLinks}} <a href="{{.URL}}">{{.Name}} {{.Count}}</a>{{end}}</div>
 <table>

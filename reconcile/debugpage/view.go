@@ -45,6 +45,11 @@ type controllerView struct {
 	Stuck     []stuck  `json:"stuck"`
 	Stale     int      `json:"stale"`
 	StaleKeys []string `json:"staleKeys"`
+	// Ownerless is Health.Ownerless: the buckets no replica works on.
+	Ownerless []int `json:"ownerless,omitempty"`
+	// Shard is the controller's shard section, if its Sharder has a
+	// Status (ShardStatus).
+	Shard *shardView `json:"shard,omitempty"`
 	// States counts the keys under the query's prefix by state name.
 	States  map[string]int `json:"states"`
 	Matched int            `json:"matched"`
@@ -103,7 +108,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 	v := controllerView{
 		Name: c.Name(), Synced: health.Synced, Degraded: orEmpty(health.Degraded), Store: "ok",
 		Revision: c.Revision(), Workers: c.Workers(), Stuck: []stuck{},
-		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys),
+		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}
