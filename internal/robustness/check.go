@@ -28,11 +28,12 @@ func Operations(ops []Op) []porcupine.Operation {
 }
 
 // Check reports whether the history, run on a store whose revision was
-// start before it (Report.Start), is linearizable under Model, with the
+// start before it (Report.Start), is linearizable under Model once its
+// ambiguous writes with a known outcome are resolved (Resolve), with the
 // information Visualize needs. A timeout of 0 means no limit; if the limit is
 // reached the result is porcupine.Unknown.
 func Check(ops []Op, start int64, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
-	return porcupine.CheckOperationsVerbose(Model(start), Operations(ops), timeout)
+	return porcupine.CheckOperationsVerbose(Model(start), Operations(Resolve(ops)), timeout)
 }
 
 // Visualize writes porcupine's HTML visualisation of a history checked from

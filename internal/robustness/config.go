@@ -1,6 +1,9 @@
 package robustness
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Config shapes a run.
 type Config struct {
@@ -26,6 +29,10 @@ type Config struct {
 	// calls fail before reaching the store, and the watch stays open and
 	// delivers nothing until it ends, then everything it held back.
 	SilentOutage bool
+	// CheckTimeout bounds the linearizability check (0: no limit). A check
+	// that does not finish in time fails the test: a history too hard to
+	// check proves nothing.
+	CheckTimeout time.Duration
 }
 
 // DefaultConfig is the run the tests use by default: 8 clients on 4 keys,
@@ -52,6 +59,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: %d keys, want 1 to %d", ErrConfig, c.Keys, MaxKeys)
 	case c.Ops < c.Clients:
 		return fmt.Errorf("%w: %d operations for %d clients, want at least one each", ErrConfig, c.Ops, c.Clients)
+	case c.CheckTimeout < 0:
+		return fmt.Errorf("%w: check timeout %v, want 0 (no limit) or more", ErrConfig, c.CheckTimeout)
 	case c.DisconnectEvery < 0:
 		return fmt.Errorf("%w: disconnect every %d events, want 0 or more", ErrConfig, c.DisconnectEvery)
 	}

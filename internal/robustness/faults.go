@@ -32,13 +32,20 @@ func NewFaults(s store.Store[Value], seed uint64, before, after float64) (*fault
 // lostOutcome is the outcome the store really gave a write whose response
 // was lost, as the Recorder would have recorded it.
 func lostOutcome(op OpKind, lost *faultstore.LostResponseError[Value]) Output {
-	out := objectOutput(lost.Object)
+	return answer(op, lost.Object, lost.Revision, lost.Err)
+}
+
+// answer is the Output a Recorder records for a write's answer: the object
+// (Create, Update) or revision (Delete) it returned, or the result its
+// error stands for, with the error's text.
+func answer(op OpKind, obj store.Object[Value], rev int64, err error) Output {
+	out := objectOutput(obj)
 	if op == OpDelete {
-		out = Output{Rev: lost.Revision}
+		out = Output{Rev: rev}
 	}
-	out.Result = classify(op, lost.Err)
-	if lost.Err != nil {
-		out = Output{Result: out.Result, Err: lost.Err.Error()}
+	out.Result = classify(op, err)
+	if err != nil {
+		out = Output{Result: out.Result, Err: err.Error()}
 	}
 	return out
 }

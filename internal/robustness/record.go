@@ -35,6 +35,15 @@ type Backend struct {
 	// failed reads), and everything the store acknowledges must still be
 	// linearizable and appear in the watch.
 	Disrupt func(t testing.TB) error
+	// Serve, if not nil, puts a transport between the clients and the
+	// store, such as HTTP: Record passes it the store as the faults leave
+	// it, decorated by o (Outcomes.Store), and the clients and the watcher
+	// use the store Serve returns (a client of s served over HTTP). A
+	// transport that loses an answer to a recorded write records in o
+	// what it knows (Outcomes.NotApplied for a request it cut before it
+	// was handled); the store side records the rest. Compaction is
+	// checked by compacting s and watching through the returned store.
+	Serve func(t testing.TB, s store.Store[Value], o *Outcomes) (store.Store[Value], error)
 }
 
 // Report is the outcome of Record.
@@ -105,6 +114,19 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		return nil, err
 	}
 
+	var (
+		front    store.Store[Value] = faults
+		outcomes *Outcomes
+	)
+	if b.Serve != nil {
+		outcomes = NewOutcomes()
+		served, err := b.Serve(t, outcomes.Store(faults), outcomes)
+		if err != nil {
+			return nil, fmt.Errorf("serve %s: %w", b.Name, err)
+		}
+		front = compactVia{served, rs}
+	}
+
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	final := make(chan int64, 1)
@@ -115,10 +137,10 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	)
 	go func() {
 		defer close(watched)
-		wlog, watchEr = watchUntil(watchCtx, faults, KeyPrefix, start, cfg.DisconnectEvery, final)
+		wlog, watchEr = watchUntil(watchCtx, front, KeyPrefix, start, cfg.DisconnectEvery, final)
 	}()
 
-	mid, midErr := runClients(ctx, t, b, cfg, h, faults, rs)
+	mid, midErr := runClients(ctx, t, b, cfg, h, front, faults, rs)
 
 	rev, revErr := rs.Revision(ctx)
 	if revErr == nil {
@@ -132,17 +154,23 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	if err := errors.Join(midErr, revErr, watchEr); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
+	var after store.Store[Value] = rs
+	if b.Serve != nil {
+		after = front
+	}
+	ops := h.Ops()
+	outcomes.fill(ops)
 	return &Report{
 		Backend:     b.Name,
 		Config:      cfg,
-		Ops:         h.Ops(),
+		Ops:         ops,
 		Watch:       wlog,
 		Start:       start,
 		Revision:    rev,
 		Restarted:   b.Restart != nil,
 		Disrupted:   b.Disrupt != nil,
 		DisruptedAt: mid,
-		Store:       rs,
+		Store:       after,
 	}, nil
 }
 
@@ -150,7 +178,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 // store halfway if the backend can, and returns when the disruption ended
 // (on the history's clock, 0 if none) and the restart's or the
 // disruption's error, if any.
-func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, faults *faultstore.Store[Value], rs *restartable) (int64, error) {
+func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, front store.Store[Value], faults *faultstore.Store[Value], rs *restartable) (int64, error) {
 	var (
 		wg     sync.WaitGroup
 		done   atomic.Int64
@@ -182,7 +210,7 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 		if i < cfg.Ops%cfg.Clients {
 			n++
 		}
-		c := newClient(i, h.Client(faults), keys, cfg.Seed)
+		c := newClient(i, h.Client(front), keys, cfg.Seed)
 		wg.Go(func() {
 			<-start
 			for range n {
@@ -206,3 +234,12 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 	wg.Wait()
 	return mid, midErr
 }
+
+// compactVia is the store the clients of a served backend use, whose
+// Compact compacts the store behind the transport.
+type compactVia struct {
+	store.Store[Value]
+	c Compactor
+}
+
+func (s compactVia) Compact(ctx context.Context, rev int64) error { return s.c.Compact(ctx, rev) }

@@ -19,12 +19,24 @@ import (
 // response the fault store kept, what the store really returned; the linearizability
 // check ignores it.
 type Op struct {
+	// ID is the call's id (CallID), unique in the history.
+	ID     uint64
 	Client int
 	Input  Input
 	Output Output
 	Call   int64
 	Return int64
 	Actual *Output
+	// Ended is, for an ambiguous write, when the client saw it fail (its
+	// Return is math.MaxInt64): the write, if it happened, happened before.
+	Ended int64
+	// Known reports, for an ambiguous write, that Actual is what the
+	// system under test itself answered, and only the transport between it
+	// and the client lost the answer (a dropped HTTP connection): Resolve
+	// replaces the write by that outcome before the check. An Actual kept
+	// only by the fault injector (a faultstore.LostResponseError, which
+	// models a store that does not know its own outcome) is not Known.
+	Known bool
 }
 
 // History collects the operations of concurrent Recorders over one key set.
@@ -37,6 +49,7 @@ type History struct {
 	mu      sync.Mutex
 	ops     []Op
 	clients int
+	calls   uint64
 }
 
 // NewHistory returns an empty history over keys (at most MaxKeys) whose
@@ -77,6 +90,14 @@ func (h *History) newClient() int {
 	return h.clients - 1
 }
 
+// nextCall returns a new call id, never 0.
+func (h *History) nextCall() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls++
+	return h.calls
+}
+
 func (h *History) add(op Op) {
 	h.mu.Lock()
 	h.ops = append(h.ops, op)
@@ -106,14 +127,16 @@ func (h *History) Client(s store.Store[Value]) *Recorder {
 // ClientID returns the client id the next operation is recorded under.
 func (r *Recorder) ClientID() int { return r.client }
 
-// call runs f, timing it, and records it with the output that out builds
-// from f's object.
-func (r *Recorder) call(in Input, f func() (Output, error)) error {
+// call runs f with a context carrying a new call id (see CallID), timing
+// it, and records it with the output that f builds from its object.
+func (r *Recorder) call(ctx context.Context, in Input, f func(context.Context) (Output, error)) error {
+	id := r.h.nextCall()
+	ctx = WithCallID(ctx, id)
 	call := r.h.now()
-	out, err := f()
+	out, err := f(ctx)
 	ret := r.h.now()
 	res := classify(in.Op, err)
-	op := Op{Client: r.client, Input: in, Call: call, Return: ret}
+	op := Op{ID: id, Client: r.client, Input: in, Call: call, Return: ret}
 	switch res {
 	case ResultOK:
 		op.Output = out
@@ -121,6 +144,7 @@ func (r *Recorder) call(in Input, f func() (Output, error)) error {
 	case ResultUnknown:
 		op.Output = Output{Result: ResultUnknown}
 		op.Return = math.MaxInt64
+		op.Ended = ret
 		if lost, ok := errors.AsType[*faultstore.LostResponseError[Value]](err); ok {
 			actual := lostOutcome(in.Op, lost)
 			op.Actual = &actual
@@ -152,7 +176,7 @@ func (r *Recorder) Get(ctx context.Context, key string) (store.Object[Value], er
 		return store.Object[Value]{}, err
 	}
 	var obj store.Object[Value]
-	err = r.call(Input{Op: OpGet, Key: i}, func() (Output, error) {
+	err = r.call(ctx, Input{Op: OpGet, Key: i}, func(ctx context.Context) (Output, error) {
 		var err error
 		obj, err = r.s.Get(ctx, key)
 		return objectOutput(obj), err
@@ -167,7 +191,7 @@ func (r *Recorder) Create(ctx context.Context, key string, value Value, guards .
 		return store.Object[Value]{}, err
 	}
 	var obj store.Object[Value]
-	err = r.call(Input{Op: OpCreate, Key: i, Value: value}, func() (Output, error) {
+	err = r.call(ctx, Input{Op: OpCreate, Key: i, Value: value}, func(ctx context.Context) (Output, error) {
 		var err error
 		obj, err = r.s.Create(ctx, key, value, guards...)
 		return objectOutput(obj), err
@@ -182,7 +206,7 @@ func (r *Recorder) Update(ctx context.Context, key string, value Value, revision
 		return store.Object[Value]{}, err
 	}
 	var obj store.Object[Value]
-	err = r.call(Input{Op: OpUpdate, Key: i, Value: value, Rev: revision}, func() (Output, error) {
+	err = r.call(ctx, Input{Op: OpUpdate, Key: i, Value: value, Rev: revision}, func(ctx context.Context) (Output, error) {
 		var err error
 		obj, err = r.s.Update(ctx, key, value, revision, guards...)
 		return objectOutput(obj), err
@@ -197,7 +221,7 @@ func (r *Recorder) Delete(ctx context.Context, key string, revision int64, guard
 		return 0, err
 	}
 	var rev int64
-	err = r.call(Input{Op: OpDelete, Key: i, Rev: revision}, func() (Output, error) {
+	err = r.call(ctx, Input{Op: OpDelete, Key: i, Rev: revision}, func(ctx context.Context) (Output, error) {
 		var err error
 		rev, err = r.s.Delete(ctx, key, revision, guards...)
 		return Output{Rev: rev}, err

@@ -81,9 +81,15 @@ func (r *restartable) Revision(ctx context.Context) (int64, error) {
 func (r *restartable) Compact(ctx context.Context, rev int64) error {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	c, ok := r.cur.(Compactor)
+	return compactOrUnsupported(ctx, r.cur, rev)
+}
+
+// compactOrUnsupported compacts s if it is a Compactor, else fails with an
+// error matching errors.ErrUnsupported.
+func compactOrUnsupported(ctx context.Context, s store.Store[Value], rev int64) error {
+	c, ok := s.(Compactor)
 	if !ok {
-		return fmt.Errorf("%w: store %T cannot compact", errors.ErrUnsupported, r.cur)
+		return fmt.Errorf("%w: store %T cannot compact", errors.ErrUnsupported, s)
 	}
 	return c.Compact(ctx, rev)
 }

@@ -17,9 +17,12 @@ import (
 // the members of an embedded etcd cluster. A member's close shuts its peer
 // HTTP server down without forcing its active connections closed; each ends
 // by itself within etcd's peer read timeout (5 s) after the last member
-// closes. The package opens no HTTP connection of its own (etcd clients
-// speak gRPC), so ignoring net/http's connection goroutines hides none of
-// its own.
+// closes. The runs over httpstore open HTTP connections of their own: each
+// test's cleanup closes its httptest server (which closes every connection
+// and waits until every handler has returned, so a stuck handler hangs the
+// test rather than hiding here) and its client transport's idle
+// connections. The ignore can hide only a connection loop of net/http
+// itself, never a goroutine of a handler, a watch or a store.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),

@@ -22,6 +22,10 @@ type Stats struct {
 	// AmbiguousCommitted counts the ambiguous writes whose lost response
 	// says they took effect.
 	AmbiguousCommitted int
+	// Known counts the ambiguous writes whose outcome the store side knew
+	// (Op.Known), which Resolve replaces by that outcome before the check;
+	// Ambiguous-Known stay ambiguous in the check.
+	Known int
 	// Overlapping counts the operations whose call overlaps another
 	// client's: a measure of how concurrent the run was.
 	Overlapping int
@@ -43,6 +47,9 @@ func (r *Report) Count() Stats {
 			if op.Actual != nil && op.Actual.Result == ResultOK {
 				s.AmbiguousCommitted++
 			}
+			if op.Known {
+				s.Known++
+			}
 		}
 	}
 	return s
@@ -59,8 +66,8 @@ func Verify(ctx context.Context, t testing.TB, b Backend, cfg Config) *Report {
 		t.Fatalf("record: %v", err)
 	}
 	s := r.Count()
-	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed before commit, %d ambiguous of which %d committed), %d watch events, %d disconnects, %d resumes, restarted %v, disrupted %v, revisions %d to %d",
-		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.Ambiguous, s.AmbiguousCommitted, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Disrupted, r.Start, r.Revision)
+	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed before commit, %d ambiguous of which %d committed and %d resolved by the store side's answer), %d watch events, %d disconnects, %d resumes, restarted %v, disrupted %v, revisions %d to %d",
+		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.Ambiguous, s.AmbiguousCommitted, s.Known, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Disrupted, r.Start, r.Revision)
 	CheckLinearizable(t, r)
 	if err := ValidateWatch(r.Ops, r.Watch.Events, r.Start, r.Revision, Keys(cfg.Keys)); err != nil {
 		t.Errorf("watch: %v", err)
@@ -81,9 +88,14 @@ func Verify(ctx context.Context, t testing.TB, b Backend, cfg Config) *Report {
 func CheckLinearizable(t testing.TB, r *Report) {
 	t.Helper()
 	start := time.Now()
-	res, info := Check(r.Ops, r.Start, 0)
-	t.Logf("%s seed %d: linearizability checked in %v: %s", r.Backend, r.Config.Seed, time.Since(start).Round(time.Millisecond), res)
-	if res == porcupine.Ok {
+	res, info := Check(r.Ops, r.Start, r.Config.CheckTimeout)
+	took := time.Since(start)
+	t.Logf("%s seed %d: linearizability checked in %v: %s", r.Backend, r.Config.Seed, took.Round(time.Millisecond), res)
+	switch res {
+	case porcupine.Ok:
+		return
+	case porcupine.Unknown:
+		t.Errorf("%s seed %d: the linearizability check did not finish within %v", r.Backend, r.Config.Seed, r.Config.CheckTimeout)
 		return
 	}
 	path, err := Visualize(info, r.Start, r.Backend)

@@ -1,0 +1,149 @@
+package robustness_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/converge-go/converge/internal/robustness"
+	"github.com/converge-go/converge/store"
+)
+
+// dropping is how often the dropped-connection runs cut a connection: 3%
+// of requests before they are handled, 3% after (a write's answer lost),
+// and a watch stream before 2% of its frames.
+var dropping = drops{before: 0.03, after: 0.03, watchFrame: 0.02}
+
+// TestRobustnessOverHTTPWithDroppedConnections runs the linearizability,
+// watch and compaction checks through the HTTP store: the recorded
+// clients and the watcher are httpstore clients of a handler serving the
+// backend's store (behind the fault store, whose silent outage the handler
+// serves too). Halfway through, every connection is cut at once; bolt is
+// also restarted under the handler. In the dropped-connection runs the
+// server also cuts connections at random before a request is handled,
+// after it was handled (the answer is lost) and in the middle of watch
+// streams, halfway through a frame now and then. A write whose connection
+// was cut must be recorded as ambiguous (the client cannot know), the
+// history must be linearizable, and the watch must deliver every change
+// exactly once in order across the client's transparent reconnects.
+func TestRobustnessOverHTTPWithDroppedConnections(t *testing.T) {
+	cases := []struct {
+		name             string
+		backend          func() robustness.Backend
+		p                drops
+		seeds, longSeeds int
+		long             bool // skipped with -short
+	}{
+		{name: "memory", backend: memoryBackend, seeds: 1, longSeeds: 5},
+		{name: "memory/dropping", backend: memoryBackend, p: dropping, seeds: 2, longSeeds: 10},
+		{name: "bolt/dropping", backend: boltBackend, p: dropping, seeds: 1, longSeeds: 5, long: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.long && testing.Short() {
+				t.Skip("-short runs memory only")
+			}
+			for _, cfg := range httpRuns(c.seeds, c.longSeeds) {
+				b, run := overHTTP(c.backend(), c.p, cfg.Seed)
+				t.Run("seed="+strconv.FormatUint(cfg.Seed, 10), func(t *testing.T) {
+					r := robustness.Verify(t.Context(), t, b, cfg)
+					checkExercised(t, b, r)
+					checkHTTPRun(t, run, r, c.p)
+				})
+			}
+		})
+	}
+	t.Run("etcd/dropping", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("starts an etcd member")
+		}
+		for _, cfg := range httpRuns(1, 3) {
+			eb, cluster := etcdBackend(1)
+			b, run := overHTTP(eb, dropping, cfg.Seed)
+			t.Run("seed="+strconv.FormatUint(cfg.Seed, 10), func(t *testing.T) {
+				r := robustness.Verify(t.Context(), t, b, cfg)
+				checkExercised(t, b, r)
+				checkHTTPRun(t, run, r, dropping)
+				ctx, cancel := context.WithTimeout(t.Context(), etcdPatience)
+				defer cancel()
+				if err := robustness.CheckCompaction(ctx, compactBehind{r.Store, cluster.store}, r.Watch.Events, r.Revision); err != nil {
+					t.Errorf("compaction over HTTP: %v", err)
+				}
+			})
+		}
+	})
+}
+
+// httpCheckTimeout bounds each linearizability check of a run over HTTP.
+const httpCheckTimeout = time.Minute
+
+// httpRuns is runs with the check bounded by httpCheckTimeout.
+func httpRuns(seeds, longSeeds int) []robustness.Config {
+	cfgs := runs(seeds, longSeeds)
+	for i := range cfgs {
+		cfgs[i].CheckTimeout = httpCheckTimeout
+	}
+	return cfgs
+}
+
+// compactBehind is the HTTP client of a run whose Compact compacts the
+// store behind the server.
+type compactBehind struct {
+	store.Store[robustness.Value]
+	c robustness.Compactor
+}
+
+func (s compactBehind) Compact(ctx context.Context, rev int64) error { return s.c.Compact(ctx, rev) }
+
+// checkHTTPRun checks that the transport did what the run claims and that
+// the recorder classified its cuts: a write cut before it was handled is
+// ambiguous and known not to have happened; one cut after it was handled
+// is ambiguous with the store's real answer known. It logs the figures.
+func checkHTTPRun(t *testing.T, run *httpRun, r *robustness.Report, p drops) {
+	t.Helper()
+	d, tr := run.served.d, run.served.tr
+	byID := make(map[uint64]robustness.Op, len(r.Ops))
+	for _, op := range r.Ops {
+		byID[op.ID] = op
+	}
+	before, after := d.cutCalls()
+	var cutWrites, committed int
+	for _, id := range before {
+		op := byID[id]
+		if !op.Input.Op.IsWrite() {
+			continue
+		}
+		cutWrites++
+		if op.Output.Result != robustness.ResultUnknown || op.Actual == nil || op.Actual.Result != robustness.ResultFailed || !op.Known {
+			t.Errorf("%v cut before the server handled it recorded as %v (actual %v, known %v), want unknown (actual failed, known to the server)", op.Input.Op, op.Output.Result, op.Actual, op.Known)
+		}
+	}
+	for _, id := range after {
+		op := byID[id]
+		if !op.Input.Op.IsWrite() {
+			continue
+		}
+		cutWrites++
+		if op.Output.Result != robustness.ResultUnknown || op.Actual == nil {
+			t.Errorf("%v whose answer the server dropped recorded as %v (actual %v), want unknown with the real answer known", op.Input.Op, op.Output.Result, op.Actual)
+			continue
+		}
+		if op.Actual.Result == robustness.ResultOK {
+			committed++
+		}
+	}
+	streams := tr.streams.Load()
+	reconnects := streams - run.watches.Load()
+	t.Logf("%s seed %d over HTTP: %d requests cut before handling and %d after (%d recorded writes, all ambiguous; %d of them had committed), %d watch streams cut; %d watch streams opened, %d of them transparent reconnects",
+		r.Backend, r.Config.Seed, d.before.Load(), d.after.Load(), cutWrites, committed, d.cuts.Load(), streams, reconnects)
+	if p == (drops{}) {
+		return
+	}
+	if d.before.Load() == 0 || d.after.Load() == 0 || d.cuts.Load() == 0 || committed == 0 {
+		t.Errorf("connections not cut at every point: %d before handling, %d after (%d writes that committed), %d watch streams", d.before.Load(), d.after.Load(), committed, d.cuts.Load())
+	}
+	if reconnects <= 0 {
+		t.Errorf("the watch never reconnected by itself (%d streams opened for %d watches)", streams, run.watches.Load())
+	}
+}
