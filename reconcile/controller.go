@@ -116,6 +116,33 @@ type pendingChange struct {
 	touched   bool // a change arrived while in flight (the key will be handed out again)
 }
 
+// wallTime is a time as wall-clock nanoseconds since the Unix epoch; 0 is
+// the zero time.
+type wallTime int64
+
+func wallOf(t time.Time) wallTime {
+	if t.IsZero() {
+		return 0
+	}
+	return wallTime(t.UnixNano())
+}
+
+func (w wallTime) time() time.Time {
+	if w == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(w))
+}
+
+// describeLast fills s with r, the key's latest reconcile; a failure that
+// began before limit makes it stale.
+func (c *Controller[T]) describeLast(s *KeyState, r *lastReconcile, limit time.Time) {
+	s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
+	s.LastTriggers = c.triggerNamesOf(r.triggers)
+	s.LastSuccess, s.FailingSince, s.LastConvergence = r.success.time(), r.failingSince.time(), r.converged
+	s.Stale = r.failingSince != 0 && s.FailingSince.Before(limit)
+}
+
 // verdict is what observe does with one change.
 type verdict uint8
 
@@ -134,9 +161,11 @@ type lastReconcile struct {
 	triggers trigger // what woke the key for this reconcile
 	// success is when the key's latest successful reconcile started;
 	// failingSince when the first failure after it ended (zero while the
-	// key is not failing).
-	success      time.Time
-	failingSince time.Time
+	// key is not failing). Kept as wall-clock nanoseconds: with two
+	// time.Time fields the record is over 128 bytes, and a map then keeps
+	// every value behind a pointer of its own (one allocation per key).
+	success      wallTime
+	failingSince wallTime
 	// converged is the convergence latency of the latest change a
 	// successful reconcile covered.
 	converged time.Duration

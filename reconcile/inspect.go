@@ -220,10 +220,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			s.Priority, s.Retries, s.Triggers = it.Priority, retries(row.key), c.triggerNamesOf(it.Tags)
 		}
 		if r, ok := c.last[row.key]; ok {
-			s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
-			s.LastTriggers = c.triggerNamesOf(r.triggers)
-			s.LastSuccess, s.FailingSince, s.LastConvergence = r.success, r.failingSince, r.converged
-			s.Stale = !r.failingSince.IsZero() && r.failingSince.Before(limitStale)
+			c.describeLast(s, &r, limitStale)
 		}
 		if p, ok := c.pending[row.key]; ok {
 			s.PendingSince = p.since

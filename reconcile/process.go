@@ -264,12 +264,12 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		success: prev.success, failingSince: prev.failingSince, converged: prev.converged}
 	switch {
 	case converged:
-		r.success, r.failingSince = start, time.Time{}
-	case outcome.Failed() && r.failingSince.IsZero():
-		r.failingSince = now
+		r.success, r.failingSince = wallOf(start), 0
+	case outcome.Failed() && r.failingSince == 0:
+		r.failingSince = wallOf(now)
 	}
 	if outcome.Failed() && outcome != TerminalFailure {
-		c.failing[req.Key] = r.failingSince
+		c.failing[req.Key] = r.failingSince.time()
 	}
 	if ok {
 		r.converged = latency

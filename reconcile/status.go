@@ -245,10 +245,7 @@ func (c *Controller[T]) Snapshot() []KeyState {
 			s = &KeyState{Key: key}
 			states[key] = s
 		}
-		s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
-		s.LastTriggers = c.triggerNamesOf(r.triggers)
-		s.LastSuccess, s.FailingSince, s.LastConvergence = r.success, r.failingSince, r.converged
-		s.Stale = !r.failingSince.IsZero() && r.failingSince.Before(limit)
+		c.describeLast(s, &r, limit)
 	}
 	for key, p := range c.pending {
 		s, ok := states[key]
