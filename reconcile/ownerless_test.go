@@ -31,7 +31,7 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 		rec := reconcile.ReconcilerFunc[string](func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
 		})
-		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: survivor.Replica})
+		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: survivor.Replica})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -41,7 +41,10 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 		st := survivor.Status()
 		require.True(t, st.Assigner, "a should be the assigner")
 		require.Equal(t, 8, st.Owned)
-		require.Empty(t, c.Health().Ownerless, "ownerless buckets while every replica runs")
+		h := c.Health()
+		require.True(t, h.Synced)
+		require.Empty(t, h.Degraded)
+		require.Empty(t, h.Ownerless, "ownerless buckets while every replica runs")
 		var victims []int
 		for _, b := range st.Buckets {
 			if b.Owner == "b" {

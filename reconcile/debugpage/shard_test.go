@@ -69,6 +69,8 @@ var sixBuckets = shard.Status{
 
 // shardJSON is the shard section of the page's JSON, as a tool reads it.
 type shardJSON struct {
+	Synced    bool
+	Degraded  []string
 	Ownerless []int
 	Shard     *struct {
 		Replica   string
@@ -198,7 +200,7 @@ func TestThePageNamesACrashedReplicasBucketsOwnerlessUntilTheirTakeover(t *testi
 			func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 				return reconcile.Result{}, nil
 			}),
-			reconcile.Options[string]{Name: "items", Shard: a.Replica})
+			reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: a.Replica})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -206,7 +208,10 @@ func TestThePageNamesACrashedReplicasBucketsOwnerlessUntilTheirTakeover(t *testi
 		time.Sleep(5 * time.Second)
 		h := debugpage.New(debugpage.Options{}, c)
 
-		before := getShard(t, h).Shard
+		page := getShard(t, h)
+		require.True(t, page.Synced)
+		require.Empty(t, page.Degraded)
+		before := page.Shard
 		require.NotNil(t, before)
 		require.True(t, before.Assigner)
 		require.Empty(t, before.Ownerless)

@@ -90,7 +90,7 @@ func TestShardSeriesFollowRealReplicasThroughAJoinAndACrash(t *testing.T) {
 		rec := reconcile.ReconcilerFunc[string](func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
 		})
-		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Shard: a.Replica, Metrics: m})
+		c, err := reconcile.New(store.NewView[string](raw, nil), rec, reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: a.Replica, Metrics: m})
 		if err != nil {
 			t.Fatal(err)
 		}

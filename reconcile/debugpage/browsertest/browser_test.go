@@ -18,7 +18,6 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/debugpage"
-	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 )
 
@@ -69,7 +68,6 @@ const catalogKeys = 150
 // it), shop/refunds asking to be polled in an hour, shop/checkout blocked
 // in its reconcile. It returns the page's URL once the keys are there.
 func serve(t *testing.T) string {
-	ctx, stop := context.WithCancel(context.Background())
 	release := make(chan struct{})
 	s := store.NewMemory[string]()
 	for i := range catalogKeys {
@@ -97,34 +95,7 @@ func serve(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := manager.New(manager.Options{Server: &manager.ServerOptions{Addr: "127.0.0.1:0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Add(c); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c)); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		close(release)
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
-
-	var base string
-	eventually(t, "the manager's server listens", func() (bool, string) {
-		if a := m.Addr(); a != nil {
-			base = "http://" + a.String() + "/debug/converge/"
-			return true, ""
-		}
-		return false, "no address yet"
-	})
+	base := mount(t, c, func() { close(release) })
 	eventually(t, "the keys reach their states", func() (bool, string) {
 		states, err := keyStates(base + "?format=json&size=1000")
 		if err != nil {

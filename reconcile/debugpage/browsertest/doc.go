@@ -12,5 +12,6 @@
 //
 // CHROMIUM names the browser's binary if it is not /usr/bin/chromium or on
 // PATH as chromium; CONVERGE_SCREENSHOT=path also writes the screenshot of
-// the page there (the README's).
+// the page there (the README's), and CONVERGE_SHARD_SCREENSHOT=path the
+// screenshot of a sharded controller's page with ownerless buckets.
 package browsertest

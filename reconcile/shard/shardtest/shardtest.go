@@ -97,3 +97,9 @@ func (r *Replica) Crash() {
 	r.fs.SetOutage(faultstore.Loud)
 	r.Stop()
 }
+
+// Faults returns the faultstore.Store the replica reaches its store
+// through, for faults of the test's own (SetPlan, SetOutage): refusing
+// the assigner's writes of owner records, for instance, holds a crashed
+// replica's buckets ownerless for as long as the test looks.
+func (r *Replica) Faults() *faultstore.Store[[]byte] { return r.fs }
