@@ -412,7 +412,11 @@ func (w *watcher[T]) event(s *conn, f frame) error {
 	default:
 		w.complete = max(w.complete, w.cur)
 		w.cur = rev
-		w.curKeys = map[string]struct{}{obj.Key: {}}
+		if w.curKeys == nil {
+			w.curKeys = make(map[string]struct{})
+		}
+		clear(w.curKeys)
+		w.curKeys[obj.Key] = struct{}{}
 	}
 	return w.deliver(s, store.Event[T]{Type: frameEvents[f.Type], Object: obj})
 }
@@ -422,7 +426,8 @@ func (w *watcher[T]) event(s *conn, f frame) error {
 func (w *watcher[T]) progress(s *conn, f frame) error {
 	if f.Revision >= w.cur {
 		w.complete = max(w.complete, f.Revision)
-		w.cur, w.curKeys = 0, nil
+		w.cur = 0
+		clear(w.curKeys)
 	}
 	if !w.answers(f.Revision, f.Answers) {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/converge-go/converge/internal/nilness"
@@ -18,6 +19,7 @@ import (
 type Handler[T any] struct {
 	s       store.Store[T]
 	codec   store.Codec[T]
+	enc     valueEncoder[T]
 	cfg     handlerConfig
 	watches chan struct{} // one token per watch being served
 	streams registry
@@ -44,7 +46,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler[T]{s: s, codec: codec, cfg: cfg, watches: make(chan struct{}, cfg.maxWatches)}
+	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, watches: make(chan struct{}, cfg.maxWatches)}
 	h.routes = map[string]route[T]{
 		pathGet:      {http.MethodGet, false, (*Handler[T]).get},
 		pathList:     {http.MethodGet, false, (*Handler[T]).list},
@@ -103,15 +105,20 @@ func writeError(w http.ResponseWriter, err error, status int) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	buf := getBuf()
+	defer putBuf(buf)
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
+		// Only wire types are answered, and they always encode.
+		buf.Reset()
+		_ = json.NewEncoder(buf).Encode(errorBody{Error: wireError{Code: codeInternal, Message: "httpstore: the answer does not encode"}})
+		status = http.StatusInternalServerError
+	}
+	writeBody(w, status, buf)
 }
 
 // object encodes obj for the wire.
 func (h *Handler[T]) object(obj store.Object[T]) (wireObject, error) {
-	b, err := h.codec.Marshal(obj.Value)
+	b, err := h.enc.marshal(obj.Value)
 	if err != nil {
 		return wireObject{}, fmt.Errorf("httpstore: encode the value of %q: %w", obj.Key, err)
 	}
@@ -135,8 +142,7 @@ func (h *Handler[T]) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wo)
-	return nil
+	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
 }
 
 func (h *Handler[T]) list(w http.ResponseWriter, r *http.Request) error {
@@ -152,15 +158,25 @@ func (h *Handler[T]) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body := listBody{Objects: make([]wireObject, 0, len(objs)), Revision: rev}
-	for _, obj := range objs {
+	buf := getBuf()
+	defer putBuf(buf)
+	buf.WriteString(`{"objects":[`)
+	for i, obj := range objs {
 		wo, err := h.object(obj)
 		if err != nil {
 			return err
 		}
-		body.Objects = append(body.Objects, wo)
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := appendObject(buf, &wo, h.enc.trusted); err != nil {
+			return err
+		}
 	}
-	writeJSON(w, http.StatusOK, body)
+	buf.WriteString(`],"revision":`)
+	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), rev, 10))
+	buf.WriteString("}\n")
+	writeBody(w, http.StatusOK, buf)
 	return nil
 }
 
@@ -183,14 +199,30 @@ type writeArgs[T any] struct {
 	revision int64
 	guards   []store.Guard
 	value    T
-	encoded  []byte
+	encoded  []byte // nil if trusted: see written
+}
+
+// written is the wire object answering a write of a that the store
+// accepted as obj.
+func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) (wireObject, error) {
+	wo := wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
+	if a.encoded != nil {
+		return wo, nil
+	}
+	var err error
+	if wo.Value, err = h.enc.marshal(a.value); err != nil {
+		return wireObject{}, fmt.Errorf("httpstore: encode the value written at %q: %w", obj.Key, err)
+	}
+	return wo, nil
 }
 
 // parseWrite reads a write's query and, if withValue, its body. The value
 // must be valid UTF-8 (encoding/json would otherwise read a different
 // string than was sent), decode with the codec, and encode again (the
 // encoding answers the request, and byte backends refuse what cannot be
-// encoded).
+// encoded). A store that checks values with the wire codec itself
+// (valueEncoder.trusted) is left to refuse them, and the answer encoded
+// once it has accepted one.
 func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool) (writeArgs[T], error) {
 	var a writeArgs[T]
 	allowed := []string{paramKey, paramGuard}
@@ -232,6 +264,9 @@ func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevi
 	if err := store.ValidateValue(a.value); err != nil {
 		return a, err
 	}
+	if h.enc.trusted {
+		return a, nil
+	}
 	if a.encoded, err = h.codec.Marshal(a.value); err != nil {
 		return a, err
 	}
@@ -256,8 +291,11 @@ func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision})
-	return nil
+	wo, err := h.written(a, obj)
+	if err != nil {
+		return err
+	}
+	return writeObject(w, http.StatusCreated, &wo, h.enc.trusted)
 }
 
 func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
@@ -269,8 +307,11 @@ func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision})
-	return nil
+	wo, err := h.written(a, obj)
+	if err != nil {
+		return err
+	}
+	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
 }
 
 func (h *Handler[T]) delete(w http.ResponseWriter, r *http.Request) error {

@@ -1,8 +1,8 @@
 package httpstore
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,8 +16,15 @@ import (
 // in order, a progress frame for every Progress event of the store's watch,
 // a ping every heartbeat, and an end frame with the reason if the store's
 // watch ends. The stream lasts until the client goes away, the store's
-// watch ends, or a frame cannot be written within two heartbeats (a client
-// that stopped reading).
+// watch ends, or a batch of frames cannot be written within two heartbeats
+// (a client that stopped reading).
+//
+// Frames are written in batches: an event that follows the previous write
+// by watchBatchDelay or more is written at once; one that follows sooner
+// waits until watchBatchDelay after that write, with every event that
+// arrives meanwhile. So under a steady stream of changes a stream costs one
+// write per watchBatchDelay rather than one per event, and no event waits
+// longer than watchBatchDelay.
 func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 	q, err := parseQuery(r.URL.RawQuery, paramPrefix, paramAfter)
 	if err != nil {
@@ -48,7 +55,8 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 	st := h.streams.add(pr)
 	defer h.streams.remove(st)
 
-	out := newFrameWriter(w, 2*h.cfg.heartbeat)
+	out := newFrameWriter(w, 2*h.cfg.heartbeat, h.enc.trusted)
+	defer out.release()
 	_ = out.rc.SetReadDeadline(time.Time{}) // a stream outlives the server's ReadTimeout
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
@@ -59,6 +67,15 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 	}
 	ticker := time.NewTicker(h.cfg.heartbeat)
 	defer ticker.Stop()
+	batch := time.NewTimer(watchBatchDelay)
+	defer batch.Stop()
+	var batchDue <-chan time.Time // batch.C while events wait for it
+	lastWrite := time.Now()
+	write := func() error {
+		batchDue = nil
+		lastWrite = time.Now()
+		return out.flush()
+	}
 	for {
 		select {
 		case ev, ok := <-sw.Events():
@@ -73,17 +90,37 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 				_ = out.flush()
 				return nil
 			}
-			if out.send(f) != nil {
+			if err := out.send(f); err != nil {
+				_ = out.send(endFrame(err))
+				_ = out.flush()
 				return nil
 			}
-			if len(sw.Events()) == 0 && out.flush() != nil {
+			if out.full() {
+				if write() != nil {
+					return nil
+				}
+				continue
+			}
+			if batchDue != nil || len(sw.Events()) > 0 {
+				continue // written with the batch, or with the events queued behind it
+			}
+			if wait := watchBatchDelay - time.Since(lastWrite); wait > 0 {
+				batch.Reset(wait)
+				batchDue = batch.C
+				continue
+			}
+			if write() != nil {
+				return nil
+			}
+		case <-batchDue:
+			if write() != nil {
 				return nil
 			}
 		case <-ticker.C:
 			if pr != nil {
 				_ = pr.RequestProgress(ctx) // failing, the watch ends and says why
 			}
-			if out.send(frame{Type: framePing}) != nil || out.flush() != nil {
+			if out.send(frame{Type: framePing}) != nil || write() != nil {
 				return nil
 			}
 		case <-ctx.Done():
@@ -119,25 +156,51 @@ func endFrame(err error) frame {
 	return frame{Type: frameEnd, Error: &wireError{Code: code, Message: err.Error()}}
 }
 
-// frameWriter writes the frames of one stream, each within a deadline.
+// watchBatchDelay is the longest an event of a watch stream waits to be
+// written with the events that follow it (see Handler.watch).
+const watchBatchDelay = time.Millisecond
+
+// maxBatchBytes is the size at which a batch of frames is written without
+// waiting for more.
+const maxBatchBytes = 32 << 10
+
+// frameWriter collects the frames of one stream and writes them in
+// batches, each within a deadline.
 type frameWriter struct {
+	w       http.ResponseWriter
 	rc      *http.ResponseController
-	enc     *json.Encoder
+	buf     *bytes.Buffer
+	compact bool // values are the store's compact JSON (valueEncoder.trusted)
 	timeout time.Duration
 }
 
-func newFrameWriter(w http.ResponseWriter, timeout time.Duration) *frameWriter {
-	return &frameWriter{rc: http.NewResponseController(w), enc: json.NewEncoder(w), timeout: timeout}
+func newFrameWriter(w http.ResponseWriter, timeout time.Duration, compact bool) *frameWriter {
+	return &frameWriter{w: w, rc: http.NewResponseController(w), buf: getBuf(), compact: compact, timeout: timeout}
 }
 
-func (f *frameWriter) send(fr frame) error {
+// send adds fr to the batch.
+func (f *frameWriter) send(fr frame) error { return appendFrame(f.buf, &fr, f.compact) }
+
+// full reports whether the batch should be written without waiting.
+func (f *frameWriter) full() bool { return f.buf.Len() >= maxBatchBytes }
+
+// flush writes the batch within the deadline and sends it to the client.
+func (f *frameWriter) flush() error {
 	if err := f.rc.SetWriteDeadline(time.Now().Add(f.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
-	return f.enc.Encode(fr)
+	if f.buf.Len() > 0 {
+		_, err := f.w.Write(f.buf.Bytes())
+		f.buf.Reset()
+		if err != nil {
+			return err
+		}
+	}
+	return f.rc.Flush()
 }
 
-func (f *frameWriter) flush() error { return f.rc.Flush() }
+// release returns the batch's buffer; the writer is not used afterwards.
+func (f *frameWriter) release() { putBuf(f.buf) }
 
 // progress serves a progress request for a watch stream: it reads the
 // store's revision, marks the request (numbered by the client) on the

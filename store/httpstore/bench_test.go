@@ -1,0 +1,107 @@
+package httpstore_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/httpstore/httpstoretest"
+)
+
+// benchValue is shaped like internal/bench's LoadValue.
+type benchValue struct {
+	Counter int64  `json:"counter"`
+	Writer  int    `json:"writer"`
+	Note    string `json:"note"`
+}
+
+// BenchmarkServedUpdate measures the served hot path of the load benchmark
+// (internal/bench, cmd/httpload): a client's Get and compare-and-swap Update
+// over loopback HTTP to a handler serving a store that keeps JSON bytes (a
+// store.View over a memory byte store: like boltstore without the disk),
+// with 0 or 4 watches of the whole prefix that must each receive every
+// write before the benchmark ends. ns/op and allocs/op are per Get+Update
+// pair, client, server and watchers together, 8 goroutines.
+//
+//	go test -run '^$' -bench BenchmarkServedUpdate -benchmem -count 6 ./store/httpstore
+func BenchmarkServedUpdate(b *testing.B) {
+	for _, watchers := range []int{0, 4} {
+		b.Run(fmt.Sprintf("watchers=%d", watchers), func(b *testing.B) {
+			benchmarkServedUpdate(b, watchers)
+		})
+	}
+}
+
+func benchmarkServedUpdate(b *testing.B, watchers int) {
+	ctx := b.Context()
+	raw := store.NewMemory[[]byte](store.WithHistory(1<<22), store.WithWatchLag(1<<22))
+	b.Cleanup(func() { _ = raw.Close() })
+	c := httpstoretest.Serve(b, store.Store[benchValue](store.NewView[benchValue](raw, store.JSON[benchValue]{})), httpstoretest.Options{})
+	const keys = 64
+	var start int64
+	for i := range keys {
+		obj, err := c.Create(ctx, fmt.Sprintf("bench/k-%03d", i), benchValue{Note: "a value of modest size, as status objects go"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = obj.Revision
+	}
+	var written atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range watchers {
+		w, err := c.Watch(ctx, "bench/", start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Go(func() {
+			defer w.Stop()
+			var got int64
+			end := done
+			for {
+				select {
+				case _, ok := <-w.Events():
+					if !ok {
+						b.Errorf("watch ended: %v", w.Err())
+						return
+					}
+					got++
+				case <-end:
+					end = nil // the writers are done: wait for the rest
+				}
+				// A lost event leaves this watcher waiting: the benchmark
+				// then fails with go test's timeout.
+				if end == nil && got == written.Load() {
+					return
+				}
+			}
+		})
+	}
+	var next atomic.Int64
+	b.SetParallelism(4) // 8 goroutines on the 2-core machine the figures come from
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		key := fmt.Sprintf("bench/k-%03d", next.Add(1)%keys)
+		for pb.Next() {
+			obj, err := c.Get(ctx, key)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			obj.Value.Counter++
+			if _, err := c.Update(ctx, key, obj.Value, obj.Revision); err == nil {
+				written.Add(1)
+			} else if !errors.Is(err, store.ErrConflict) {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	close(done)
+	wg.Wait()
+	b.StopTimer()
+}
