@@ -58,8 +58,12 @@ func main() {
 // sample is one run's figures.
 type sample struct {
 	cas, conflicts, p50, p99, p999, rmw99 float64
-	events                                int
-	resumes                               int64
+	// cpuPerCAS is the process's CPU time (user and system, every
+	// goroutine: clients, watchers, server, store) per successful write, in
+	// µs: unlike CAS/s, it hardly depends on what else the machine runs.
+	cpuPerCAS float64
+	events    int
+	resumes   int64
 }
 
 func run(out, log io.Writer, targetList, clientList string, watchers, keys int, duration time.Duration, runs int, settle time.Duration, cpuprofile string) error {
@@ -105,8 +109,8 @@ func run(out, log io.Writer, targetList, clientList string, watchers, keys int, 
 					continue
 				}
 				samples[id] = append(samples[id], s)
-				fmt.Fprintf(log, "run %d %-12s clients=%-3d %8.0f CAS/s  %6.0f conflicts/s  p50 %.2f ms  p99 %.2f ms  p999 %.2f ms  rmw p99 %.2f ms  events/watcher %d  resumes %d\n",
-					r+1, t.Name, n, s.cas, s.conflicts, s.p50, s.p99, s.p999, s.rmw99, s.events, s.resumes)
+				fmt.Fprintf(log, "run %d %-12s clients=%-3d %8.0f CAS/s  %6.0f conflicts/s  p50 %.2f ms  p99 %.2f ms  p999 %.2f ms  rmw p99 %.2f ms  cpu %.0f µs/CAS  events/watcher %d  resumes %d\n",
+					r+1, t.Name, n, s.cas, s.conflicts, s.p50, s.p99, s.p999, s.rmw99, s.cpuPerCAS, s.events, s.resumes)
 			}
 		}
 	}
@@ -129,7 +133,9 @@ func once(t bench.LoadTarget, cfg bench.LoadConfig) (sample, error) {
 		return sample{}, err
 	}
 	runtime.GC()
+	cpu0 := processCPU()
 	res, err := bench.RunLoad(context.Background(), st, cfg)
+	cpu := processCPU() - cpu0
 	if serr := stop(); err == nil && serr != nil {
 		err = fmt.Errorf("stop: %w", serr)
 	}
@@ -145,6 +151,9 @@ func once(t bench.LoadTarget, cfg bench.LoadConfig) (sample, error) {
 		p999:      ms(bench.Quantile(res.CAS, 0.999)),
 		rmw99:     ms(bench.Quantile(res.RMW, 0.99)),
 		resumes:   res.Resumes,
+	}
+	if res.Writes > 0 {
+		s.cpuPerCAS = float64(cpu) / float64(time.Microsecond) / float64(res.Writes)
 	}
 	if len(res.Events) > 0 {
 		s.events = res.Events[0]
@@ -163,22 +172,23 @@ func median(ss []sample, f func(sample) float64) float64 {
 }
 
 func writeTable(out io.Writer, targets []bench.LoadTarget, counts []int, samples map[string][]sample) {
-	fmt.Fprintln(out, "| clients | target | CAS/s | conflicts/s | CAS p50 ms | CAS p99 ms | CAS p999 ms | read-modify-write p99 ms | events per watcher | watch resumes | runs |")
-	fmt.Fprintln(out, "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(out, "| clients | target | CAS/s | conflicts/s | CAS p50 ms | CAS p99 ms | CAS p999 ms | read-modify-write p99 ms | CPU µs per CAS | events per watcher | watch resumes | runs |")
+	fmt.Fprintln(out, "|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, n := range counts {
 		for _, t := range targets {
 			ss := samples[fmt.Sprintf("%d/%s", n, t.Name)]
 			if len(ss) == 0 {
-				fmt.Fprintf(out, "| %d | %s | failed | | | | | | | | 0 |\n", n, t.Name)
+				fmt.Fprintf(out, "| %d | %s | failed | | | | | | | | | 0 |\n", n, t.Name)
 				continue
 			}
-			fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %d |\n", n, t.Name,
+			fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %d |\n", n, t.Name,
 				median(ss, func(s sample) float64 { return s.cas }),
 				median(ss, func(s sample) float64 { return s.conflicts }),
 				median(ss, func(s sample) float64 { return s.p50 }),
 				median(ss, func(s sample) float64 { return s.p99 }),
 				median(ss, func(s sample) float64 { return s.p999 }),
 				median(ss, func(s sample) float64 { return s.rmw99 }),
+				median(ss, func(s sample) float64 { return s.cpuPerCAS }),
 				median(ss, func(s sample) float64 { return float64(s.events) }),
 				median(ss, func(s sample) float64 { return float64(s.resumes) }),
 				len(ss))
