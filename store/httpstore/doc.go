@@ -71,7 +71,9 @@
 // {"type":"ping"} every heartbeat, and, if the store's watch ends,
 // {"type":"end","error":{...}}. The server asks its store's watch for
 // progress every heartbeat, so progress frames also mark a quiet stream's
-// position, which the client resumes from.
+// position, which the client resumes from. Frames are written in batches:
+// an event waits at most 1 ms for the events that follow it, so that a
+// busy stream costs one write per millisecond rather than one per event.
 //
 // A client's RequestProgress posts to /v1/progress with the stream's id
 // and a request number; the server reads its store's revision R0, answers
