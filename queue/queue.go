@@ -390,7 +390,14 @@ func (q *Queue[K]) newItem(key K, priority int) *item[K] {
 		q.free[n-1] = nil
 		q.free = q.free[:n-1]
 	} else {
-		it = new(item[K])
+		// Records come in chunks: a burst of new keys (an initial list)
+		// allocates once per itemChunk keys, not once per key. The spare
+		// ones go to the free list, which is empty here.
+		chunk := make([]item[K], itemChunk)
+		for i := len(chunk) - 1; i > 0; i-- {
+			q.free = append(q.free, &chunk[i])
+		}
+		it = &chunk[0]
 	}
 	*it = item[K]{key: key, priority: priority, delayIdx: -1}
 	q.items[key] = it
@@ -427,6 +434,11 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 		}
 	}
 }
+
+// itemChunk is how many key records newItem allocates at once. A chunk is
+// freed when none of its records is in use or kept for reuse; after a
+// burst drains, the few kept for reuse pin at most that many chunks.
+const itemChunk = 8
 
 // mapShrinkThreshold is the high-water mark of keys above which the key map
 // and the records kept for reuse are rebuilt small after a burst drains.
