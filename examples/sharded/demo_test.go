@@ -12,11 +12,12 @@ import (
 	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
 // TestDemoOnAnExistingClusterOverMutualTLS runs the whole demo against an
-// etcd member it did not start, reached through -etcd and the TLS flags
-// (a member that requires client certificates of its CA), with replica
+// etcd server process it did not start, reached through -etcd and the TLS
+// flags (a member that requires client certificates of its CA), with replica
 // processes of this test binary, and checks what the narration claims:
 // buckets spread when replicas join, a killed replica's buckets taken
 // over once its TTL has passed, the paused replica's late write refused
@@ -25,9 +26,12 @@ import (
 func TestDemoOnAnExistingClusterOverMutualTLS(t *testing.T) {
 	certs, err := etcdtest.Write(t.TempDir())
 	require.NoError(t, err)
-	member, endpoint, err := etcdtest.StartTLS(t.TempDir(), certs)
+	bin, err := etcdprocs.Build(t.TempDir())
 	require.NoError(t, err)
-	defer member.Close()
+	member, err := etcdtest.StartTLSProcess(t.Context(), bin, t.TempDir(), certs, 30*time.Second)
+	require.NoError(t, err)
+	defer member.Stop()
+	endpoint := member.Endpoint
 	exe, err := os.Executable()
 	require.NoError(t, err)
 
