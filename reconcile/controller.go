@@ -614,12 +614,13 @@ func (c *Controller[T]) work(ctx, reconCtx context.Context, q *queue.Queue[strin
 		c.workBatches(ctx, reconCtx, q, w)
 		return
 	}
+	var ctxs contextChunk
 	for {
 		key, why, err := q.GetTagged(ctx)
 		if err != nil {
 			return
 		}
-		c.process(reconCtx, q, w, key, why)
+		c.process(reconCtx, q, w, &ctxs, key, why)
 		q.Done(key)
 	}
 }

@@ -19,7 +19,7 @@ import (
 const conflictRetry = time.Second
 
 // process reconciles one key and decides what happens to it next.
-func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], key string, why trigger) {
+func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *writer[T], ctxs *contextChunk, key string, why trigger) {
 	var claim Claim
 	if c.opts.Shard != nil {
 		var owned bool
@@ -38,10 +38,12 @@ func (c *Controller[T]) process(ctx context.Context, q *queue.Queue[string], w *
 		stop := context.AfterFunc(claim.Owned, cancel)
 		defer stop()
 	}
-	ctx = &reconcileContext{Context: ctx, info: info{
+	rc := ctxs.next()
+	*rc = reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
 		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
 	}}
+	ctx = rc
 	if c.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -306,6 +308,24 @@ type info struct {
 }
 
 type infoKey struct{}
+
+// contextChunk hands out a worker's reconcile contexts from chunks of
+// contextChunkSize, one allocation per chunk instead of one per reconcile.
+// Each context is handed out once and never reused, so a reconciler may
+// keep its context (in a goroutine it started) as long as it likes: it
+// only keeps its chunk alive. Not safe for concurrent use: one per worker.
+type contextChunk struct{ free []reconcileContext }
+
+const contextChunkSize = 64
+
+func (cc *contextChunk) next() *reconcileContext {
+	if len(cc.free) == 0 {
+		cc.free = make([]reconcileContext, contextChunkSize)
+	}
+	rc := &cc.free[0]
+	cc.free = cc.free[1:]
+	return rc
+}
 
 // reconcileContext carries a reconcile's info in one allocation (instead of
 // a context.WithValue and the info it points to).
