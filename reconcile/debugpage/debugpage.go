@@ -83,6 +83,12 @@
 // state passes with the initial list or a resync. Controller.Snapshot,
 // which copies and sorts every key, took 300 ms for the first benchmark's
 // controller.
+//
+// The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
+// go test ./reconcile/debugpage -run '^$' -bench ShardPage -benchmem,
+// 2026-12-01, same machine under a load average of 8-9 from other work, 3
+// runs): HTML 21-33 ms/op, 2.3 MB/op, 56,000 allocs/op (the template's
+// 1,024 rows, folded); JSON 7.5-8.5 ms/op, 1.9 MB/op, 2,950 allocs/op.
 package debugpage
 
 import (
