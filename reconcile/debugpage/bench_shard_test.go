@@ -34,7 +34,9 @@ func BenchmarkShardPage(b *testing.B) {
 	})
 	defer cancel()
 	c, err := reconcile.New(store.NewView[string](raw, nil), reconcile.ReconcilerFunc[string](
-		func(context.Context, reconcile.Request[string]) (reconcile.Result, error) { return reconcile.Result{}, nil }),
+		func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
+			return reconcile.Result{}, nil
+		}),
 		reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: rep})
 	if err != nil {
 		b.Fatal(err)
