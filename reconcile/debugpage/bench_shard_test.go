@@ -4,13 +4,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/shard"
+	"github.com/converge-go/converge/reconcile/shard/shardtest"
 	"github.com/converge-go/converge/store"
 )
 
@@ -21,35 +21,26 @@ import (
 // documentation.
 func BenchmarkShardPage(b *testing.B) {
 	raw := store.NewMemory[[]byte]()
-	rep, err := shard.New(raw, shard.Options{ID: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	all := make(chan struct{})
-	var once sync.Once
-	cancel := rep.Subscribe(func(func(string) bool, int64) {
-		if rep.Status().Owned == shard.DefaultBuckets {
-			once.Do(func() { close(all) })
-		}
-	})
-	defer cancel()
+	rep := shardtest.StartEach(b, raw, shard.Options{}, "bench")[0]
+	defer rep.Stop()
 	c, err := reconcile.New(store.NewView[string](raw, nil), reconcile.ReconcilerFunc[string](
 		func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
 		}),
-		reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: rep})
+		reconcile.Options[string]{Name: "items", Prefix: "items/", Shard: rep.Replica})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { rep.Run(ctx) })
-	wg.Go(func() { c.Run(ctx) })
-	defer func() { stop(); wg.Wait() }()
-	select {
-	case <-all:
-	case <-time.After(time.Minute):
-		b.Fatal("the replica did not take every bucket within a minute")
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { stop(); <-done }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(time.Minute); rep.Status().Owned < shard.DefaultBuckets; <-tick.C {
+		if time.Now().After(end) {
+			b.Fatal("the replica did not take every bucket within a minute")
+		}
 	}
 	h := debugpage.New(debugpage.Options{}, c)
 	for _, format := range []string{"html", "json"} {

@@ -86,9 +86,11 @@
 //
 // The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
 // go test ./reconcile/debugpage -run '^$' -bench ShardPage -benchmem,
-// 2026-12-01, same machine under a load average of 8-9 from other work, 3
-// runs): HTML 21-33 ms/op, 2.3 MB/op, 56,000 allocs/op (the template's
-// 1,024 rows, folded); JSON 7.5-8.5 ms/op, 1.9 MB/op, 2,950 allocs/op.
+// 2026-12-01, same machine under a load average of 8-9 from other work,
+// two runs of 3): HTML 21-53 ms/op, 2.3 MB/op, 56,000 allocs/op (the
+// template's 1,024 rows, folded); JSON 6-8.5 ms/op, 1.9 MB/op, 2,950
+// allocs/op. The spread is the load's; the allocations are the template's
+// escaping of 6 cells a row.
 package debugpage
 
 import (
