@@ -19,7 +19,8 @@ import (
 // a sharded controller's Health lists no ownerless bucket while its
 // replicas run; when the other replica crashes (its store unreachable,
 // nothing released), Health names that replica's buckets, and only
-// them, until the surviving assigner takes them over, then none again.
+// them, until the surviving assigner takes them over (within the crash
+// handover bound, TTL + 1 s), then none again.
 // A controller without a Sharder reports none.
 func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -53,11 +54,16 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 		}
 		require.Len(t, victims, 8)
 
+		crashed := time.Now()
 		victim.Crash()
 		var most []int
+		var last time.Duration // since the crash, when Health last named one
 		for range 2 * opts.TTL / (50 * time.Millisecond) {
 			time.Sleep(50 * time.Millisecond)
 			got := c.Health().Ownerless
+			if len(got) > 0 {
+				last = time.Since(crashed)
+			}
 			for _, b := range got {
 				require.Contains(t, victims, b, "Health names bucket %d, which the crashed replica did not own", b)
 			}
@@ -68,6 +74,7 @@ func TestHealthNamesTheBucketsACrashedReplicaLeftOwnerlessUntilTheirTakeover(t *
 		require.Equal(t, victims, most, "Health never named every bucket of the crashed replica")
 		require.True(t, slices.IsSorted(most))
 		require.Empty(t, c.Health().Ownerless, "ownerless buckets after the takeover")
+		require.LessOrEqual(t, last, opts.TTL+time.Second, "buckets ownerless past the crash handover bound (TTL + 1 s)")
 		require.Equal(t, 16, survivor.Status().Owned)
 
 		cancel()
