@@ -30,15 +30,25 @@ func (s statusSharder) Subscribe(func(func(string) bool, int64)) func() {
 func (s statusSharder) Status() shard.Status { return s.st }
 func (s statusSharder) Ownerless() []int     { return s.st.Ownerless }
 
+// ownerlessSharder reports its ownerless buckets but has no Status.
+type ownerlessSharder struct{ reconcile.Sharder }
+
+func (s ownerlessSharder) Ownerless() []int { return s.Sharder.(statusSharder).st.Ownerless }
+
 // withSharder runs f with a page over a controller whose Sharder reports
 // st.
 func withSharder(t *testing.T, st shard.Status, f func(t *testing.T, h *debugpage.Handler)) {
+	withSharderOf(t, statusSharder{st}, f)
+}
+
+// withSharderOf runs f with a page over a controller sharded by s.
+func withSharderOf(t *testing.T, s reconcile.Sharder, f func(t *testing.T, h *debugpage.Handler)) {
 	synctest.Test(t, func(t *testing.T) {
 		c, err := reconcile.New(store.NewMemory[string](), reconcile.ReconcilerFunc[string](
 			func(context.Context, reconcile.Request[string]) (reconcile.Result, error) {
 				return reconcile.Result{}, nil
 			}),
-			reconcile.Options[string]{Name: "items", Shard: statusSharder{st}})
+			reconcile.Options[string]{Name: "items", Shard: s})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan error, 1)
@@ -145,6 +155,21 @@ func TestShardHTMLHighlightsOwnerlessBucketsAndEscapesNames(t *testing.T) {
 		assert.NotContains(t, body, "<i>dead</i>", "a replica's name is text, never markup")
 		assert.NotContains(t, body, `class="ownerless-none"`)
 		assert.Equal(t, 1, strings.Count(body, `class="bad ownerless"`), "the ownerless buckets are named once, in the shard section")
+	})
+}
+
+// TestASharderWithoutStatusStillHasItsOwnerlessBucketsNamed: a Sharder
+// that reports ownerless buckets (reconcile.OwnerlessReporter) but has no
+// Status gets no shard section, and its ownerless buckets are named in
+// the controller's health, in HTML and JSON.
+func TestASharderWithoutStatusStillHasItsOwnerlessBucketsNamed(t *testing.T) {
+	withSharderOf(t, ownerlessSharder{statusSharder{sixBuckets}}, func(t *testing.T, h *debugpage.Handler) {
+		body := get(t, h, "/").Body.String()
+		assert.Contains(t, body, `<div class="bad ownerless">ownerless buckets (2): 3 4</div>`)
+		assert.NotContains(t, body, `class="shard"`)
+		c := getShard(t, h)
+		assert.Equal(t, []int{3, 4}, c.Ownerless)
+		assert.Nil(t, c.Shard)
 	})
 }
 
