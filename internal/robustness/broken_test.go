@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 	"github.com/converge-go/converge/internal/robustness"
@@ -110,7 +111,7 @@ func brokenMemory(name string, wrap func(store.Store[robustness.Value]) store.St
 // visualisation of the violation is written.
 func expectIllegal(t *testing.T, r *robustness.Report) {
 	t.Helper()
-	res, info := robustness.Check(r.Ops, r.Start, 0)
+	res, info := robustness.Check(r.Ops, r.Start, time.Minute)
 	if res != porcupine.Illegal {
 		t.Fatalf("%s: history of a broken store checked %s, want %s", r.Backend, res, porcupine.Illegal)
 	}

@@ -47,6 +47,10 @@ type chaosBackend struct {
 	// linearizable read, then a request etcd may ignore while the watch
 	// catches up, retried every 250 ms).
 	heartbeat time.Duration
+	// oneSeed runs TestChaosConvergesOnEveryBackend with one seed unless
+	// CONVERGE_CHAOS_SEEDS asks for more (a backend slow enough to weigh on
+	// the default run).
+	oneSeed bool
 }
 
 func chaosBackends() []chaosBackend {
@@ -71,6 +75,7 @@ func chaosBackends() []chaosBackend {
 			require.NoError(t, err)
 			return s, etcdTxnWriter{client: client, prefix: chaosPrefix}
 		}},
+		httpChaosBackend(),
 	}
 }
 

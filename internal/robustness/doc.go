@@ -55,4 +55,23 @@
 // one still pending. The fault store keeps the lost response (the real outcome) for
 // ValidateWatch, which thereby knows whether an ambiguous write must appear
 // in the watch stream or must not; the linearizability check never sees it.
+//
+// # Transports, and ambiguous writes whose outcome the server knew
+//
+// Backend.Serve puts a transport between the clients and the store (the
+// tests serve it with store/httpstore and drop connections). Every recorded
+// call then carries an id (WithCallID, CallID) to the server, where
+// Outcomes.Store records the answer the store gave it. A write whose answer
+// the transport lost is ambiguous to its client, as it must be, but the
+// server side knew its outcome: Record marks it Op.Known, and Check
+// resolves it first (Resolve), as etcd's robustness tests patch their
+// histories with what the server reports: a write the server refused is
+// left out, any other answer becomes a completed operation returning when
+// the client saw the failure. This pins those writes instead of letting
+// them go either way, so the check is stricter, and it keeps porcupine's
+// search, which grows exponentially with the ambiguous writes pending at
+// once, finishing: a run that drops connections leaves hundreds of them.
+// Only the writes nobody knew stay ambiguous (the fault store's lost
+// responses model a store that does not know its own outcome). Config
+// CheckTimeout bounds the check; a check that does not finish fails.
 package robustness
