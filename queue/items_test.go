@@ -44,3 +44,45 @@ func TestItemsAndProcessingDescribeWhatSnapshotDoesUnordered(t *testing.T) {
 		require.True(t, processing[0].Dirty)
 	})
 }
+
+// TestStatesAndDescribeAgreeWithItems: States visits every key Items lists,
+// once, with its state; Describe returns each key's Item as Items does, and
+// false for a key the queue does not hold (never added, or Done).
+func TestStatesAndDescribeAgreeWithItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q queue.Queue[string]
+		q.Add("busy")
+		_, err := q.Get(t.Context())
+		require.NoError(t, err)
+		q.Add("busy") // dirty
+		q.Add("done")
+		key, err := q.Get(t.Context())
+		require.NoError(t, err)
+		q.Done(key) // gone
+		q.AddWith("waiting", queue.AddOptions{Priority: 3, Tags: 1})
+		q.AddAfter("delayed", time.Minute)
+		q.AddRateLimited("limited")
+
+		want := map[string]queue.Item[string]{}
+		for _, it := range q.Items() {
+			want[it.Key] = it
+		}
+		seen := map[string]queue.State{}
+		q.States(func(key string, s queue.State) {
+			_, twice := seen[key]
+			require.False(t, twice, "%s visited twice", key)
+			seen[key] = s
+		})
+		require.Len(t, seen, len(want))
+		for key, it := range want {
+			require.Equal(t, it.State, seen[key], key)
+			got, ok := q.Describe(key)
+			require.True(t, ok, key)
+			require.Equal(t, it, got)
+		}
+		for _, key := range []string{"done", "never"} {
+			_, ok := q.Describe(key)
+			require.False(t, ok, key)
+		}
+	})
+}

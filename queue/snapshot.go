@@ -85,6 +85,38 @@ func (q *Queue[K]) Items() []Item[K] {
 	return out
 }
 
+// States calls fn with every key in the queue and its state, in no
+// particular order, while it holds the queue's lock: fn must be quick and
+// must not call the queue (nor wait for anything that does). It copies
+// nothing, for a caller that selects a few keys among very many (a debug
+// page) and then asks Describe for those.
+func (q *Queue[K]) States(fn func(key K, s State)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, it := range q.items {
+		switch {
+		case it.processing:
+			fn(it.key, Processing)
+		case it.waiting:
+			fn(it.key, Waiting)
+		case it.pending():
+			fn(it.key, Delayed)
+		}
+	}
+}
+
+// Describe returns key's Item as Items describes it (Requeues is zero),
+// and false if key is not in the queue.
+func (q *Queue[K]) Describe(key K) (Item[K], bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	it, ok := q.items[key]
+	if !ok || !it.pending() && !it.processing {
+		return Item[K]{}, false
+	}
+	return q.describe(it), true
+}
+
 // Processing describes the keys handed out and not yet Done, in no
 // particular order (Requeues is zero): what a health check of stuck work
 // needs, without copying the rest of the queue.

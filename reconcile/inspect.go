@@ -61,21 +61,21 @@ type KeyPage struct {
 // inspectRow is what Inspect keeps of a key while it selects a page.
 type inspectRow struct {
 	key     string
-	item    int32 // index in the queue's snapshot, -1 if not queued
-	state   queue.State
+	state   queue.State // zero if not queued
 	retries int
 	outcome Outcome
 	pending time.Time
 }
 
 // Inspect returns one page of the keys Snapshot would list, filtered and
-// ordered by q: the basis of a debug page over many keys. It copies the
-// queue's keys unordered (O(q)), walks the per-key
-// records under the controller's lock once, keeping the first
+// ordered by q: the basis of a debug page over many keys. Under the
+// controller's lock it walks the queue's keys (under the queue's lock,
+// copying nothing) and the per-key records once, keeping the first
 // Offset+Limit keys in a bounded heap, and builds a KeyState for the
-// page's keys only. Like Snapshot, it reads the queue and the records one
-// after the other, not atomically. It records nothing and starts nothing:
-// it costs nothing while nobody calls it.
+// page's keys only, describing each from the queue again. Like Snapshot,
+// it is not atomic: a page key that left the queue meanwhile shows without
+// its queue details. It records nothing and starts nothing: it costs
+// nothing while nobody calls it.
 //
 // Cost: O(n log k) for n keys and k = Offset+Limit; the walk over the
 // reconciled keys hashes only those that enter the selection (and reads
@@ -96,8 +96,9 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	keep := func(s queue.State) bool { return len(q.States) == 0 || wanted[s] }
 	sel := &pageHeap{cmp: rowOrder(q.Sort, q.Descending), max: satAdd(offset, limit)}
 	page := KeyPage{States: map[queue.State]int{}}
+	var states [8]int // by queue.State, copied into page.States at the end
 	add := func(r inspectRow) {
-		page.States[r.state]++
+		states[r.state&7]++
 		if keep(r.state) {
 			page.Matched++
 			sel.offer(r)
@@ -105,7 +106,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	}
 	needOutcome := q.Sort == ByOutcome
 
-	items := c.q().Items() // unordered, without requeue counts: see retries
+	q0 := c.q()
 	// The requeue counts come from the rate limiter, one lock each: only
 	// for every queued key when they order the page, else for the page's.
 	retries := func(key string) int { return c.opts.RateLimiter.NumRequeues(key) }
@@ -115,38 +116,39 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	// Each key is counted once, in the first of three walks that meets it:
 	// the queued keys, the pending ones not queued, the reconciled ones
 	// neither queued nor pending. A queued key is looked up once in each
-	// record map; the later walks hash a key only when it could enter the
-	// page or when some pending keys are not queued.
+	// record map, while the queue's lock is held (lock order: c.mu, then
+	// the queue's) and nothing is copied; the later walks hash a key only
+	// when it could enter the page or when some pending keys are not
+	// queued.
 	queuedPending, queuedLast := 0, 0 // queued keys with a pending change, a record
-	for i := range items {
-		it := &items[i]
-		if !strings.HasPrefix(it.Key, q.Prefix) {
-			continue
+	q0.States(func(key string, st queue.State) {
+		if !strings.HasPrefix(key, q.Prefix) {
+			return
 		}
-		row := inspectRow{key: it.Key, item: int32(i), state: it.State}
+		row := inspectRow{key: key, state: st}
 		if q.Sort == ByAttempts {
-			row.retries = retries(it.Key)
+			row.retries = retries(key)
 		}
-		if r, ok := c.last[it.Key]; ok {
+		if r, ok := c.last[key]; ok {
 			queuedLast++
 			row.outcome = r.outcome
 		}
-		if p, ok := c.pending[it.Key]; ok {
+		if p, ok := c.pending[key]; ok {
 			queuedPending++
 			row.pending = p.since
 		}
 		add(row)
-	}
+	})
 	// queued is built only when a later walk must tell queued keys apart.
 	var queued map[string]struct{}
 	isQueued := func(key string) bool {
 		if queued == nil {
-			queued = make(map[string]struct{}, len(items))
-			for i := range items {
-				if strings.HasPrefix(items[i].Key, q.Prefix) {
-					queued[items[i].Key] = struct{}{}
+			queued = make(map[string]struct{}, queuedPending+queuedLast)
+			q0.States(func(key string, _ queue.State) {
+				if strings.HasPrefix(key, q.Prefix) {
+					queued[key] = struct{}{}
 				}
-			}
+			})
 		}
 		_, ok := queued[key]
 		return ok
@@ -163,7 +165,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			if !strings.HasPrefix(key, q.Prefix) || isQueued(key) {
 				continue
 			}
-			row := inspectRow{key: key, item: -1, pending: p.since}
+			row := inspectRow{key: key, pending: p.since}
 			if r, ok := c.last[key]; ok {
 				pendingLast++
 				row.outcome = r.outcome
@@ -190,18 +192,23 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	if needOutcome {
 		for key, r := range c.last {
 			if strings.HasPrefix(key, q.Prefix) {
-				offer(inspectRow{key: key, item: -1, outcome: r.outcome})
+				offer(inspectRow{key: key, outcome: r.outcome})
 			}
 		}
 	} else {
 		for key := range c.last { // keys only: a record is a pointer away
 			if strings.HasPrefix(key, q.Prefix) {
-				offer(inspectRow{key: key, item: -1})
+				offer(inspectRow{key: key})
 			}
 		}
 	}
 	idle := reconciled - queuedLast - pendingLast
-	page.States[0] += idle
+	states[0] += idle
+	for st, n := range states {
+		if n > 0 || st == 0 {
+			page.States[queue.State(st)] = n
+		}
+	}
 	if keep(0) {
 		page.Matched += idle
 	}
@@ -214,10 +221,11 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	for i, row := range rows {
 		s := &page.Keys[i]
 		s.Key = row.key
-		if row.item >= 0 {
-			it := &items[row.item]
-			s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
-			s.Priority, s.Retries, s.Triggers = it.Priority, retries(row.key), c.triggerNamesOf(it.Tags)
+		if row.state != 0 {
+			if it, ok := q0.Describe(row.key); ok {
+				s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
+				s.Priority, s.Retries, s.Triggers = it.Priority, retries(row.key), c.triggerNamesOf(it.Tags)
+			}
 		}
 		if r, ok := c.last[row.key]; ok {
 			c.describeLast(s, &r, limitStale)
