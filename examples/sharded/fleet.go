@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -229,4 +230,27 @@ func (f *fleet) close(limit time.Duration) error {
 	wg.Wait()
 	f.closeRec.Do(func() { errs = append(errs, f.rec.close()) })
 	return errors.Join(errs...)
+}
+
+// cpu returns the CPU time the running replicas have used, from
+// /proc/<pid>/stat (utime and stime, in clock ticks of 10 ms).
+func (f *fleet) cpu() time.Duration {
+	var total time.Duration
+	for _, id := range f.running() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", f.pid(id)))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 13 {
+			continue
+		}
+		for _, i := range []int{11, 12} { // utime, stime: fields 14 and 15 of stat
+			if ticks, err := strconv.ParseInt(fields[i], 10, 64); err == nil {
+				total += time.Duration(ticks) * 10 * time.Millisecond
+			}
+		}
+	}
+	return total
 }

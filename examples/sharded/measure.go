@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
@@ -66,7 +67,15 @@ func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error
 		return 0, err
 	}
 	start := time.Now().Add(warmUp)
-	if err := ctxtime.Sleep(ctx, warmUp+windows*window+100*time.Millisecond); err != nil {
+	if err := ctxtime.Sleep(ctx, warmUp); err != nil {
+		return 0, err
+	}
+	replicasBefore, selfBefore := s.fleet.cpu(), selfCPU()
+	if err := ctxtime.Sleep(ctx, windows*window); err != nil {
+		return 0, err
+	}
+	replicasCPU, self := s.fleet.cpu()-replicasBefore, selfCPU()-selfBefore
+	if err := ctxtime.Sleep(ctx, 100*time.Millisecond); err != nil { // the last records
 		return 0, err
 	}
 	recs, err := s.records()
@@ -83,7 +92,21 @@ func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error
 		}
 	}
 	slices.Sort(counts)
-	return float64(counts[windows/2]) / window.Seconds(), nil
+	rate = float64(counts[windows/2]) / window.Seconds()
+	span := (windows * window).Seconds()
+	fmt.Fprintf(s.cfg.Out, "  %d replicas: CPU used: replicas %.2f cores, etcd and this process %.2f cores; %.2f ms of CPU per reconcile in all\n",
+		n, replicasCPU.Seconds()/span, self.Seconds()/span, 1000*(replicasCPU+self).Seconds()/(rate*span))
+	return rate, nil
+}
+
+// selfCPU returns the CPU time this process has used (the embedded etcd
+// member runs in it).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // handovers measures, with 4 replicas on a converged world, the time to
