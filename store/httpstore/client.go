@@ -34,6 +34,7 @@ type Client[T any] struct {
 	owned        bool // hc was made by New: Close closes its connections
 	token        string
 	codec        store.Codec[T]
+	plainJSON    bool          // codec is store.JSON: answers decode in one pass (decodeAnswer)
 	watchTimeout time.Duration // 0: twice the server's heartbeat
 }
 
@@ -70,7 +71,8 @@ func New[T any](baseURL string, opts ...ClientOption) (*Client[T], error) {
 	case u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
 		return nil, fmt.Errorf("%w: base URL %q: want scheme://host[:port][/path], without user, query or fragment", ErrInvalid, baseURL)
 	}
-	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, watchTimeout: cfg.watchTimeout}
+	_, plainJSON := codec.(store.JSON[T])
+	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, plainJSON: plainJSON, watchTimeout: cfg.watchTimeout}
 	if c.hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		// Keep connections for concurrent callers (the default keeps 2).
@@ -140,29 +142,69 @@ func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.V
 // whether the request may change the store, which decides how a lost
 // answer is described.
 func (c *Client[T]) call(ctx context.Context, method, path string, q url.Values, body []byte, write bool, out any) error {
-	if err := checkCtx(ctx); err != nil {
+	data, err := c.send(ctx, method, path, q, body, write)
+	if err != nil {
 		return err
+	}
+	return decodeAnswer(path, data, out)
+}
+
+// send sends a request and returns the body of a 2xx answer.
+func (c *Client[T]) send(ctx context.Context, method, path string, q url.Values, body []byte, write bool) ([]byte, error) {
+	if err := checkCtx(ctx); err != nil {
+		return nil, err
 	}
 	req, err := c.newRequest(ctx, method, path, q, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return lost(ctx, path, write, err)
+		return nil, lost(ctx, path, write, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return lost(ctx, path, write, err)
+		return nil, lost(ctx, path, write, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return responseError(resp, data)
+		return nil, responseError(resp, data)
 	}
+	return data, nil
+}
+
+func decodeAnswer(path string, data []byte, out any) error {
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("httpstore: %s: %w: %w: undecodable answer: %v", path, ErrProtocol, store.ErrUnavailable, err)
 	}
 	return nil
+}
+
+// typedObject is a wire object decoded with its value in one pass, for a
+// client whose codec is store.JSON. Value is nil if the answer has none or
+// null: such answers take the general path, which says what is wrong.
+type typedObject[T any] struct {
+	Key            string `json:"key"`
+	Value          *T     `json:"value"`
+	Revision       int64  `json:"revision"`
+	CreateRevision int64  `json:"createRevision"`
+}
+
+// object decodes an answer that is one object: with the codec store.JSON in
+// one pass, else (or if that fails) as a wire object whose value the codec
+// then decodes.
+func (c *Client[T]) object(path string, data []byte) (store.Object[T], error) {
+	if c.plainJSON {
+		var to typedObject[T]
+		if json.Unmarshal(data, &to) == nil && to.Value != nil {
+			return store.Object[T]{Key: to.Key, Value: *to.Value, Revision: to.Revision, CreateRevision: to.CreateRevision}, nil
+		}
+	}
+	var wo wireObject
+	if err := decodeAnswer(path, data, &wo); err != nil {
+		return store.Object[T]{}, err
+	}
+	return c.decodeObject(wo)
 }
 
 // lost describes a request that got no (complete) answer.
@@ -201,11 +243,11 @@ func (c *Client[T]) Get(ctx context.Context, key string) (store.Object[T], error
 	if err := store.ValidateKey(key); err != nil {
 		return store.Object[T]{}, err
 	}
-	var wo wireObject
-	if err := c.call(ctx, http.MethodGet, pathGet, url.Values{paramKey: {key}}, nil, false, &wo); err != nil {
+	data, err := c.send(ctx, http.MethodGet, pathGet, url.Values{paramKey: {key}}, nil, false)
+	if err != nil {
 		return store.Object[T]{}, err
 	}
-	return c.decodeObject(wo)
+	return c.object(pathGet, data)
 }
 
 // List returns the objects under prefix, sorted by key, with the revision
@@ -291,14 +333,18 @@ func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision
 	if err != nil {
 		return store.Object[T]{}, err
 	}
-	var wo wireObject
-	if err := c.call(ctx, http.MethodPost, path, q, body, true, &wo); err != nil {
+	data, err := c.send(ctx, http.MethodPost, path, q, body, true)
+	if err != nil {
 		return store.Object[T]{}, err
 	}
-	if wo.Key != key {
-		return store.Object[T]{}, fmt.Errorf("httpstore: %w: %w: wrote %q, the server answered for %q", ErrProtocol, store.ErrUnavailable, key, wo.Key)
+	obj, err := c.object(path, data)
+	if err != nil {
+		return store.Object[T]{}, err
 	}
-	return c.decodeObject(wo)
+	if obj.Key != key {
+		return store.Object[T]{}, fmt.Errorf("httpstore: %w: %w: wrote %q, the server answered for %q", ErrProtocol, store.ErrUnavailable, key, obj.Key)
+	}
+	return obj, nil
 }
 
 // Delete removes key if its revision is still revision, else returns
