@@ -27,12 +27,14 @@ type E2EImpl struct {
 }
 
 // E2EImpls returns the end-to-end implementations under comparison: the
-// store-only baseline first, then converge, then client-go.
+// store-only baseline first, then converge, then client-go, then
+// controller-runtime.
 func E2EImpls() []E2EImpl {
 	return []E2EImpl{
 		{Name: "store-only", Run: RunStoreOnly},
 		{Name: "converge", Run: RunConverge},
 		{Name: "client-go", Run: RunClientGo},
+		{Name: "ctrl-runtime", Run: RunCtrlRuntime},
 	}
 }
 
