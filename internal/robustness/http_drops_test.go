@@ -2,6 +2,7 @@ package robustness_test
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,10 +42,12 @@ func withConn(ctx context.Context, c net.Conn) context.Context {
 // dropper is an http.Handler in front of another that closes connections
 // at random points: before a request reaches the handler, after the
 // handler answered a request but before the answer is sent, and in the
-// middle of a watch stream. It records in outcomes (if not nil) what
-// became of a recorded call it cut before handling; the store side records
-// what the handler did for those it cut after. It also moves a request's
-// call id from its header to its context.
+// middle of a watch stream. So that every run exercises each point, it
+// also cuts the answer of the first write that took effect, and a watch
+// stream after forcedCutFrames frames, if the dice have not. It records in
+// outcomes (if not nil) what became of a recorded call it cut before
+// handling; the store side records what the handler did for those it cut
+// after. It also moves a request's call id from its header to its context.
 type dropper struct {
 	h        http.Handler
 	p        drops
@@ -57,6 +60,9 @@ type dropper struct {
 	cutBefore, cutAfter []uint64
 
 	before, after, cuts atomic.Int64
+	// cutApplied counts the writes forced to lose an answer that said they
+	// took effect; frames counts watch frames written or cut.
+	cutApplied, frames atomic.Int64
 }
 
 func newDropper(h http.Handler, p drops, seed uint64, outcomes *robustness.Outcomes) *dropper {
@@ -94,14 +100,33 @@ func (d *dropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = conn.Close()
 	case d.roll(d.p.after):
 		d.h.ServeHTTP(httptest.NewRecorder(), r)
-		if hasID {
-			d.cut(&d.cutAfter, id)
+		d.cutAfterHandling(conn, hasID, id)
+	case hasID && r.Method == http.MethodPost && d.p.after > 0 && d.cutApplied.Load() == 0:
+		// No write that took effect has had its answer cut yet: make sure
+		// one does, whatever the dice say, so every run exercises it.
+		rec := httptest.NewRecorder()
+		d.h.ServeHTTP(rec, r)
+		if rec.Code/100 == 2 {
+			d.cutApplied.Add(1)
+			d.cutAfterHandling(conn, hasID, id)
+			return
 		}
-		d.after.Add(1)
-		_ = conn.Close()
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
 	default:
 		d.h.ServeHTTP(w, r)
 	}
+}
+
+// cutAfterHandling closes the connection of a request the handler has
+// answered (into a recorder), losing the answer.
+func (d *dropper) cutAfterHandling(conn net.Conn, hasID bool, id uint64) {
+	if hasID {
+		d.cut(&d.cutAfter, id)
+	}
+	d.after.Add(1)
+	_ = conn.Close()
 }
 
 func (d *dropper) cut(ids *[]uint64, id uint64) {
@@ -118,6 +143,10 @@ func (d *dropper) cutCalls() (before, after []uint64) {
 	return slices.Clone(d.cutBefore), slices.Clone(d.cutAfter)
 }
 
+// forcedCutFrames is how many watch frames a dropper that cuts streams
+// lets through before it cuts one, if the dice have cut none.
+const forcedCutFrames = 100
+
 // cuttingWriter is a watch stream's ResponseWriter that closes the
 // connection before a frame, or after sending half of it, with the
 // dropper's watchFrame probability. Unwrap lets http.ResponseController
@@ -133,7 +162,11 @@ func (c *cuttingWriter) Write(p []byte) (int, error) {
 	if c.cut {
 		return 0, net.ErrClosed
 	}
-	if !c.d.roll(c.d.p.watchFrame) {
+	// Cut at random, and once anyway if no stream has been cut after
+	// forcedCutFrames frames, so every run exercises it.
+	n := c.d.frames.Add(1)
+	forced := c.d.p.watchFrame > 0 && n >= forcedCutFrames && c.d.cuts.Load() == 0
+	if !forced && !c.d.roll(c.d.p.watchFrame) {
 		return c.ResponseWriter.Write(p)
 	}
 	c.cut = true

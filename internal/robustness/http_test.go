@@ -2,6 +2,7 @@ package robustness_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -75,7 +76,9 @@ func TestRobustnessOverHTTPWithDroppedConnections(t *testing.T) {
 	})
 }
 
-// httpCheckTimeout bounds each linearizability check of a run over HTTP.
+// httpCheckTimeout bounds each linearizability check of a run over HTTP
+// (the checks take well under a second by default); long runs, 5 times the
+// operations, get 5 times as long.
 const httpCheckTimeout = time.Minute
 
 // httpRuns is runs with the check bounded by httpCheckTimeout.
@@ -83,6 +86,9 @@ func httpRuns(seeds, longSeeds int) []robustness.Config {
 	cfgs := runs(seeds, longSeeds)
 	for i := range cfgs {
 		cfgs[i].CheckTimeout = httpCheckTimeout
+		if os.Getenv(longEnv) != "" {
+			cfgs[i].CheckTimeout = 5 * httpCheckTimeout
+		}
 	}
 	return cfgs
 }
