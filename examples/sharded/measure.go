@@ -17,11 +17,12 @@ import (
 
 // Measurement parameters.
 const (
-	maxReplicas   = 4
-	warmUp        = time.Second
-	window        = 3 * time.Second
-	windows       = 3
-	handoverTimes = 5
+	maxReplicas     = 4
+	warmUp          = time.Second
+	window          = 3 * time.Second
+	windows         = 3
+	handoverTimes   = 5
+	handoverWorkers = 16
 )
 
 // Measure prints the figures of README.md: throughput with 1 to 4
@@ -115,6 +116,12 @@ func selfCPU() time.Duration {
 // over), takeovers when one leaves (from its SIGTERM) and when one is
 // killed (from its SIGKILL).
 func handovers(ctx context.Context, cfg Config) (err error) {
+	// Many workers, as an I/O-bound controller would run: a replica that
+	// takes a quarter of the keys reconciles them all at once, and the
+	// first reconcile of a bucket waits behind the others' in its queue.
+	cfg.Workers = max(cfg.Workers, handoverWorkers)
+	fmt.Fprintf(cfg.Out, "handovers: 4 replicas, %d workers each, on a converged world (reconciles wait their I/O and write nothing); %d leaves, %d kills, %d joins\n",
+		cfg.Workers, handoverTimes, handoverTimes, 2*handoverTimes)
 	s, err := openSession(ctx, cfg)
 	if err != nil {
 		return err
@@ -134,7 +141,7 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 	}
 	const mover = "replica-4"
 	rest := all[:3]
-	var joins, leaves, crashes, takeovers []time.Duration
+	var joins, joinTakes, leaves, leaveTakes, crashes, crashTakes, takeovers []time.Duration
 	for i := range 2 * handoverTimes {
 		before, err := s.world.owners(ctx)
 		if err != nil {
@@ -164,10 +171,13 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 		if recs, err = s.records(); err != nil {
 			return err
 		}
+		takes := s.firsts(recs, mark, bucketsOf(before, mover), mover, start, kindGained)
 		if i%2 == 0 {
 			leaves = append(leaves, first...)
+			leaveTakes = append(leaveTakes, takes...)
 		} else {
 			crashes = append(crashes, first...)
+			crashTakes = append(crashTakes, takes...)
 			takeovers = append(takeovers, took)
 		}
 		// The mover comes back: the others hand buckets over to it.
@@ -178,27 +188,33 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 		if _, err := s.waitBalanced(ctx, mover+" to rejoin", all); err != nil {
 			return err
 		}
-		var planned []time.Duration
+		var planned, taken []time.Duration
 		err = demo.WaitFor(ctx, "the joiner's first reconciles", s.cfg.Timeout, func() (bool, error) {
 			recs, err := s.records()
 			var pending int
-			planned, pending = plannedHandovers(recs[mark:], s.cfg.Buckets, s.withKeys())
+			planned, taken, pending = plannedHandovers(recs[mark:], s.cfg.Buckets, s.withKeys())
 			return pending == 0, err
 		})
 		if err != nil {
 			return err
 		}
 		joins = append(joins, planned...)
+		joinTakes = append(joinTakes, taken...)
 	}
-	slices.Sort(joins)
-	slices.Sort(leaves)
-	slices.Sort(crashes)
-	slices.Sort(takeovers)
+	for _, ds := range [][]time.Duration{joins, joinTakes, leaves, leaveTakes, crashes, crashTakes, takeovers} {
+		slices.Sort(ds)
+	}
 	out := cfg.Out
-	fmt.Fprintf(out, "planned handover (a replica joins: old owner's decision to the new owner's first reconcile of the bucket): %s\n", distribution(joins))
-	fmt.Fprintf(out, "graceful leave (SIGTERM to the new owners' first reconcile of each bucket): %s\n", distribution(leaves))
-	fmt.Fprintf(out, "crash (SIGKILL to the new owners' first reconcile of each bucket): %s\n", distribution(crashes))
-	fmt.Fprintf(out, "crash (SIGKILL to every bucket owned again), per kill: %s\n", distribution(takeovers))
+	fmt.Fprintf(out, "planned handover (a replica joins), from the old owner's decision (release record) to\n")
+	fmt.Fprintf(out, "  the new owner's ownership: %s\n", distribution(joinTakes))
+	fmt.Fprintf(out, "  the new owner's first reconcile of the bucket: %s\n", distribution(joins))
+	fmt.Fprintf(out, "graceful leave, from SIGTERM to\n")
+	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(leaveTakes))
+	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(leaves))
+	fmt.Fprintf(out, "crash, from SIGKILL to\n")
+	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(crashTakes))
+	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(crashes))
+	fmt.Fprintf(out, "  every bucket of the killed replica owned again, per kill: %s\n", distribution(takeovers))
 	v, err := s.verdict(ctx)
 	if err != nil {
 		return err
@@ -210,29 +226,37 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 	return nil
 }
 
-// plannedHandovers returns, for each bucket an owner started to hand over
-// in recs (a release record), the time to the target's first reconcile
-// of one of the bucket's keys, and how many buckets in withKeys still wait for
-// one.
-func plannedHandovers(recs []record, buckets int, withKeys map[int]bool) (out []time.Duration, pending int) {
+// plannedHandovers returns, for each bucket in withKeys an owner started
+// to hand over in recs (a release record), the time to the target's first
+// reconcile of one of the bucket's keys (out) and to its gain (taken),
+// and how many buckets still wait for a first reconcile.
+func plannedHandovers(recs []record, buckets int, withKeys map[int]bool) (out, taken []time.Duration, pending int) {
 	type handing struct {
 		target string
 		at     time.Time
 	}
 	waiting := map[int]handing{}
+	reconciled, gained := map[int]bool{}, map[int]bool{}
 	for _, r := range recs {
 		switch r.Kind {
 		case kindRelease:
 			if withKeys[int(r.N1)] {
 				waiting[int(r.N1)] = handing{target: r.Note, at: r.At}
 			}
+		case kindGained:
+			b := int(r.N1)
+			if p, ok := waiting[b]; ok && p.target == r.Who && !gained[b] {
+				taken = append(taken, r.At.Sub(p.at))
+				gained[b] = true
+			}
 		case kindBegin:
 			b := shard.Bucket(r.Key, buckets)
-			if p, ok := waiting[b]; ok && p.target == r.Who {
+			if p, ok := waiting[b]; ok && p.target == r.Who && !reconciled[b] {
 				out = append(out, r.At.Sub(p.at))
-				delete(waiting, b)
+				reconciled[b] = true
 			}
 		}
 	}
-	return out, len(waiting)
+	pending = len(waiting) - len(reconciled)
+	return out, taken, pending
 }

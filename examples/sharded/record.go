@@ -26,6 +26,7 @@ const (
 	kindWrite   = "W"  // a write of key under epoch n1 was accepted at revision n2
 	kindOwned   = "O"  // the replica owns n1 buckets
 	kindRelease = "R"  // the replica starts handing bucket n1 over to note
+	kindGained  = "G"  // the replica owns bucket n1 (seen by its Status poll)
 	kindArmed   = "A"  // late write of key prepared under epoch n1, at object revision n2
 	kindLate    = "L"  // late write of key under epoch n1 sent; note: its outcome
 	kindRunDone = "DOWN"

@@ -263,12 +263,12 @@ func (c replicaConfig) statusPoll() time.Duration {
 }
 
 // reportOwned records the number of buckets owned each time it changes,
-// and each bucket this replica starts to hand over.
+// each bucket this replica starts to hand over, and each it gains.
 func (r *replica) reportOwned(ctx context.Context) {
 	tick := time.NewTicker(r.cfg.statusPoll())
 	defer tick.Stop()
 	last := -1
-	releasing := map[int]bool{}
+	releasing, mine := map[int]bool{}, map[int]bool{}
 	for {
 		st := r.claims.Status()
 		if st.Owned != last {
@@ -279,7 +279,10 @@ func (r *replica) reportOwned(ctx context.Context) {
 			if b.Releasing && !releasing[b.Bucket] {
 				r.rec.put(kindRelease, "", int64(b.Bucket), 0, b.Target)
 			}
-			releasing[b.Bucket] = b.Releasing
+			if b.Mine && !mine[b.Bucket] {
+				r.rec.put(kindGained, "", int64(b.Bucket), 0, "")
+			}
+			releasing[b.Bucket], mine[b.Bucket] = b.Releasing, b.Mine
 		}
 		select {
 		case <-ctx.Done():

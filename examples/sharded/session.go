@@ -146,16 +146,28 @@ func (s *session) round(ctx context.Context, what string) (float64, error) {
 // time from since to the first reconcile of one of its keys by another
 // replica than from, among the records after index after.
 func (s *session) firstReconciles(recs []record, after int, moved []int, from string, since time.Time) []time.Duration {
+	return s.firsts(recs, after, moved, from, since, kindBegin)
+}
+
+// firsts returns, for each bucket of moved, the time from since to the
+// first record of kind (kindBegin: a reconcile of one of its keys;
+// kindGained: its gain) by another replica than from, among the records
+// after index after.
+func (s *session) firsts(recs []record, after int, moved []int, from string, since time.Time, kind string) []time.Duration {
 	want := map[int]bool{}
 	for _, b := range moved {
 		want[b] = true
 	}
 	var out []time.Duration
 	for _, r := range recs[after:] {
-		if r.Kind != kindBegin || r.Who == from {
+		if r.Kind != kind || r.Who == from {
 			continue
 		}
-		if b := shard.Bucket(r.Key, s.cfg.Buckets); want[b] {
+		b := int(r.N1)
+		if kind == kindBegin {
+			b = shard.Bucket(r.Key, s.cfg.Buckets)
+		}
+		if want[b] {
 			out = append(out, r.At.Sub(since))
 			delete(want, b)
 		}
