@@ -25,6 +25,16 @@
 #   internal/bench/run.sh httpload         # 3 runs × {8, 64} clients × 6 targets, 10 s each (~8 minutes)
 #   internal/bench/run.sh httpload -targets http-bolt,etcd -clients 8 -runs 1 -duration 2s
 #
+# costcurve mode: measures time, allocations and framework memory per object
+# of every end-to-end implementation at 10k, 100k and 1M objects (3 timed
+# runs and 1 memory run each, interleaved) through cmd/costcurve; writes
+# costcurve.csv and costcurve.png, per-run lines to costcurve_runs.txt, the
+# Markdown table on standard output (see costcurve.md). Extra arguments go to
+# cmd/costcurve.
+#
+#   internal/bench/run.sh costcurve        # ~10-20 minutes on 2 cores
+#   internal/bench/run.sh costcurve -sizes 1000,10000 -runs 1 -csv /tmp/c.csv -png /tmp/c.png
+#
 # Extra arguments go to `go test` (to cmd/httpload in httpload mode) after
 # the defaults, so they win.
 set -euo pipefail
@@ -54,6 +64,17 @@ if [[ ${1:-} == httpload ]]; then
 		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores; $(go version); load average:$(uptime | sed 's/.*load average://')"
 		go run ./cmd/httpload "$@" 2>&1 >&3
 	} | tee httpload_runs.txt >&2
+	exit
+fi
+
+if [[ ${1:-} == costcurve ]]; then
+	shift
+	exec 3>&1
+	{
+		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores; $(go version); load average:$(uptime | sed 's/.*load average://')"
+		go run ./cmd/costcurve "$@" 2>&1 >&3
+		echo "# done $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load average:$(uptime | sed 's/.*load average://')"
+	} | tee costcurve_runs.txt >&2
 	exit
 fi
 

@@ -1,0 +1,139 @@
+// Command costcurve measures how the end-to-end controller workload of
+// package bench costs per object as the store grows: for every size it
+// runs each implementation (store-only, converge, client-go, ctrl-runtime)
+// over a fresh memory store of that many objects, interleaved, and records
+// the time to settle, the time and allocations per object and per
+// reconcile, and the heap each implementation keeps per object beyond the
+// store-only baseline. It writes the medians as CSV (-csv), a two-panel
+// PNG plot against object count on a log axis (-png), and a Markdown
+// table on standard output; every run is logged on standard error.
+//
+// Usage, from internal/bench:
+//
+//	go run ./cmd/costcurve                                   # 10k, 100k, 1M objects; 3 timed runs and 1 memory run each
+//	go run ./cmd/costcurve -sizes 1000,10000 -runs 1 -csv /tmp/c.csv -png /tmp/c.png
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/converge-go/converge/internal/bench"
+)
+
+// storeOnly names the baseline implementation, which every other is
+// measured against.
+const storeOnly = "store-only"
+
+// config is what the flags select.
+type config struct {
+	sizes            []int
+	runs, memoryRuns int
+	workers          int
+	csvPath, pngPath string
+}
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "costcurve:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, measures, writes the CSV and PNG files, and prints the
+// table to stdout and one line per run to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	impls := bench.E2EImpls()
+	if impls[0].Name != storeOnly {
+		return errors.New("the first end-to-end implementation is not the store-only baseline")
+	}
+	var names []string
+	for _, impl := range impls {
+		names = append(names, impl.Name)
+	}
+	var samples []sample
+	for _, n := range cfg.sizes {
+		keys := bench.NewKeys(n)
+		// Timed runs: every implementation once per round, rounds
+		// repeated, so that a slow stretch of the machine hits all.
+		for round := range cfg.runs {
+			for _, impl := range impls {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				s, err := runOnce(impl, keys, cfg.workers, false)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "objects=%d impl=%s run=%d settle=%v converge=%v reconciles=%d mallocs=%d lists=%d watches=%d\n",
+					n, impl.Name, round+1, s.res.Settled, s.res.Converged, s.res.Reconciles, s.res.Mallocs, s.res.Lists, s.res.Watches)
+				samples = append(samples, s)
+			}
+		}
+		for round := range cfg.memoryRuns {
+			for _, impl := range impls {
+				s, err := runOnce(impl, keys, cfg.workers, true)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "objects=%d impl=%s memory-run=%d heap-growth=%d B (%.0f B/object)\n",
+					n, impl.Name, round+1, s.heapGrowth, float64(s.heapGrowth)/float64(n))
+				samples = append(samples, s)
+			}
+		}
+	}
+	rows := summarize(samples, cfg.sizes, names)
+
+	var csvBuf bytes.Buffer
+	if err := writeCSV(&csvBuf, rows); err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfg.csvPath, csvBuf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	var pngBuf bytes.Buffer
+	if err := plot(&pngBuf, rows, names); err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfg.pngPath, pngBuf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return writeMarkdown(stdout, rows)
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("costcurve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sizes := fs.String("sizes", "10000,100000,1000000", "comma-separated store sizes (objects)")
+	cfg := config{}
+	fs.IntVar(&cfg.runs, "runs", 3, "timed runs of every implementation at every size")
+	fs.IntVar(&cfg.memoryRuns, "memruns", 1, "memory runs (live heap probed at the last status write) of every implementation at every size")
+	fs.IntVar(&cfg.workers, "workers", 8, "workers of every implementation")
+	fs.StringVar(&cfg.csvPath, "csv", "costcurve.csv", "CSV output file")
+	fs.StringVar(&cfg.pngPath, "png", "costcurve.png", "PNG plot output file")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return config{}, fmt.Errorf("bad size %q in -sizes", s)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	if cfg.runs < 1 || cfg.memoryRuns < 1 || cfg.workers < 1 {
+		return config{}, errors.New("-runs, -memruns and -workers must be at least 1")
+	}
+	return cfg, nil
+}
