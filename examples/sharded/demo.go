@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -109,6 +111,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	}
 	say.Say("sharded demo: etcd at %s (%s), %d keys in %d buckets under %s; replicas are processes of this program; each reconcile waits %v on pretend I/O, %d at once per replica; membership TTL %v",
 		strings.Join(s.etcd.Endpoints(), ","), where, cfg.Keys, cfg.Buckets, s.prefix, cfg.IO, cfg.Workers, cfg.TTL)
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fields := strings.Fields(string(load))
+		say.Say("this machine: %d CPUs, load average %s (the rounds below are bound by CPU when the machine is busy: see README.md)",
+			runtime.NumCPU(), strings.Join(fields[:min(3, len(fields))], " "))
+	}
 	d := &demoRun{s: s, say: say, rep: &rep}
 	err = demo.Play(ctx, d.first, d.join("replica-2"), d.join("replica-3"), d.crash, d.freeze)
 	say.Say("== shutdown: every replica leaves; the records of every reconcile and write are checked against etcd's history of the owner records")
