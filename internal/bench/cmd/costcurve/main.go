@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -38,6 +40,7 @@ type config struct {
 	runs, memoryRuns int
 	workers          int
 	csvPath, pngPath string
+	heapProfiles     string
 }
 
 func main() {
@@ -63,6 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		names = append(names, impl.Name)
 	}
 	var samples []sample
+	var profileErr error
 	for _, n := range cfg.sizes {
 		keys := bench.NewKeys(n)
 		// Timed runs: every implementation once per round, rounds
@@ -72,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				s, err := runOnce(impl, keys, cfg.workers, false)
+				s, err := runOnce(impl, keys, cfg.workers, false, nil)
 				if err != nil {
 					return err
 				}
@@ -83,7 +87,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		for round := range cfg.memoryRuns {
 			for _, impl := range impls {
-				s, err := runOnce(impl, keys, cfg.workers, true)
+				var profile func()
+				if cfg.heapProfiles != "" && round == 0 {
+					path := filepath.Join(cfg.heapProfiles, fmt.Sprintf("heap-%s-%d.pprof", impl.Name, n))
+					profile = func() { profileErr = errors.Join(profileErr, writeHeapProfile(path)) }
+				}
+				s, err := runOnce(impl, keys, cfg.workers, true, profile)
 				if err != nil {
 					return err
 				}
@@ -92,6 +101,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				samples = append(samples, s)
 			}
 		}
+	}
+	if profileErr != nil {
+		return profileErr
 	}
 	rows := summarize(samples, cfg.sizes, names)
 
@@ -112,6 +124,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return writeMarkdown(stdout, rows)
 }
 
+// writeHeapProfile writes the heap profile as of the last collection to
+// path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("costcurve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -122,6 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.workers, "workers", 8, "workers of every implementation")
 	fs.StringVar(&cfg.csvPath, "csv", "costcurve.csv", "CSV output file")
 	fs.StringVar(&cfg.pngPath, "png", "costcurve.png", "PNG plot output file")
+	fs.StringVar(&cfg.heapProfiles, "heapprofiles", "", "if set, the first memory run of every implementation and size writes a heap profile taken at the probe to this directory as heap-IMPL-OBJECTS.pprof")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

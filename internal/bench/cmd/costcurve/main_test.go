@@ -13,13 +13,14 @@ import (
 
 // TestCostCurveWritesARowPerImplementationAndSizeAndAPlot runs the command
 // over two tiny sizes and checks that the CSV holds one row of every
-// implementation at every size, the table says the same, and the PNG is an
-// image of two panels.
+// implementation at every size, the table says the same, the PNG is an
+// image of two panels, and a heap profile is written per implementation and
+// size.
 func TestCostCurveWritesARowPerImplementationAndSizeAndAPlot(t *testing.T) {
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "c.csv"), filepath.Join(dir, "c.png")
 	var stdout, stderr bytes.Buffer
-	args := []string{"-sizes", "100,300", "-runs", "2", "-csv", csvPath, "-png", pngPath}
+	args := []string{"-sizes", "100,300", "-runs", "2", "-csv", csvPath, "-png", pngPath, "-heapprofiles", dir}
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -49,6 +50,10 @@ func TestCostCurveWritesARowPerImplementationAndSizeAndAPlot(t *testing.T) {
 	}
 	if got := strings.Count(stdout.String(), "\n"); got != 2+8 {
 		t.Errorf("table has %d lines, want 10:\n%s", got, stdout.String())
+	}
+	profiles, err := filepath.Glob(filepath.Join(dir, "heap-*.pprof"))
+	if err != nil || len(profiles) != 8 {
+		t.Errorf("heap profiles %v (%v), want 8", profiles, err)
 	}
 	pf, err := os.Open(pngPath)
 	if err != nil {

@@ -46,12 +46,18 @@ type probeStore struct {
 	objects int64
 	writes  atomic.Int64
 	heap    atomic.Int64
+	// profile, if not nil, is called right after the probe's collection
+	// (a heap profile then shows what the probe measured).
+	profile func()
 }
 
 func (p *probeStore) Update(ctx context.Context, key string, value *bench.Pair, revision int64, guards ...store.Guard) (store.Object[*bench.Pair], error) {
 	obj, err := p.E2EStore.Update(ctx, key, value, revision, guards...)
 	if err == nil && p.writes.Add(1) == p.objects {
 		p.heap.Store(liveHeap())
+		if p.profile != nil {
+			p.profile()
+		}
 	}
 	return obj, err
 }
@@ -60,8 +66,8 @@ func (p *probeStore) Update(ctx context.Context, key string, value *bench.Pair, 
 // keys. A timed run records impl's result; a memory run (memory true)
 // probes the live heap at the last status write instead, which stops the
 // world for a collection in the middle of the run, so its times are not
-// kept.
-func runOnce(impl bench.E2EImpl, keys []string, workers int, memory bool) (sample, error) {
+// kept. If profile is not nil, a memory run calls it at the probe.
+func runOnce(impl bench.E2EImpl, keys []string, workers int, memory bool, profile func()) (sample, error) {
 	ctx := context.Background()
 	mem := store.NewMemory[*bench.Pair]()
 	defer mem.Close()
@@ -69,7 +75,7 @@ func runOnce(impl bench.E2EImpl, keys []string, workers int, memory bool) (sampl
 		return sample{}, err
 	}
 	var s bench.E2EStore = mem
-	probe := &probeStore{E2EStore: mem, objects: int64(len(keys))}
+	probe := &probeStore{E2EStore: mem, objects: int64(len(keys)), profile: profile}
 	if memory {
 		s = probe
 	}
