@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/converge-go/converge/internal/invalid"
@@ -109,6 +110,11 @@ func (o *Options[T]) validate() error {
 		if err := store.ValidatePrefix(o.Prefix); err != nil {
 			return fmt.Errorf("%w: Prefix: %w", ErrInvalid, err)
 		}
+	}
+	if r, ok := o.Shard.(RecordPrefixer); ok && strings.HasPrefix(r.RecordPrefix(), o.Prefix) {
+		// The cache would hold the sharder's records as objects: their
+		// values do not decode as T, and the controller never syncs.
+		return fmt.Errorf("%w: Prefix %q covers the Shard's own records under %q; give the controller its objects' prefix", ErrInvalid, o.Prefix, r.RecordPrefix())
 	}
 	for i, p := range o.Predicates {
 		if p == nil {

@@ -23,3 +23,12 @@ func (c *Controller[T]) ownerless() []int {
 	}
 	return nil
 }
+
+// RecordPrefixer is what a Sharder implements to name the key prefix of
+// its own records when they live in the controller's keyspace (they must,
+// for their guards to be checked by the store: reconcile/shard's Replica
+// does). New refuses a controller whose Prefix covers them, since its
+// cache would read them as objects.
+type RecordPrefixer interface {
+	RecordPrefix() string
+}

@@ -125,3 +125,22 @@ func TestShardedControllerReconcilesOnlyOwnedKeysAndFencesTheirWrites(t *testing
 		require.Equal(t, 1, rec.count("items/theirs"), "a key taken over was not reconciled")
 	})
 }
+
+// prefixedSharder is a Sharder whose records live under shard/.
+type prefixedSharder struct{ fakeSharder }
+
+func (prefixedSharder) RecordPrefix() string { return "shard/" }
+
+// TestControllerWhosePrefixCoversTheShardRecordsIsRefused: a controller
+// that would read its Sharder's records as objects (never decoding them,
+// never syncing) is refused by New with ErrInvalid.
+func TestControllerWhosePrefixCoversTheShardRecordsIsRefused(t *testing.T) {
+	s := store.NewMemory[*item]()
+	sh := &prefixedSharder{}
+	for _, prefix := range []string{"", "sh", "shard/"} {
+		_, err := New(s, &recorder{}, Options[*item]{Name: "x", Prefix: prefix, Shard: sh})
+		require.ErrorIs(t, err, ErrInvalid, "prefix %q", prefix)
+	}
+	_, err := New(s, &recorder{}, Options[*item]{Name: "x", Prefix: "items/", Shard: sh})
+	require.NoError(t, err)
+}

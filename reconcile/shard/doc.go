@@ -7,7 +7,10 @@
 //
 //	raw := ... // a store.Store[[]byte]: one etcd prefix, or one byte store
 //	rep, err := shard.New(raw, shard.Options{ID: hostname})
-//	c, err := reconcile.New(store.NewView[*Item](raw, nil), rec, reconcile.Options[*Item]{Shard: rep})
+//	c, err := reconcile.New(store.NewView[*Item](raw, nil), rec, reconcile.Options[*Item]{
+//		Name: "items", Prefix: "items/", // the objects only: not the shard/ records
+//		Shard: rep,
+//	})
 //	// run rep.Run and c.Run (a Manager runs both; rep is not leader-only)
 //
 // # Records

@@ -121,3 +121,9 @@ func (r *Replica) working(o ownerRecord, now time.Time) bool {
 	}
 	return now.Sub(r.memberM.since(key)) <= max(r.opts.TTL, m.Value.TTL)*2/3
 }
+
+// RecordPrefix returns Options.Prefix: where this replica's records live
+// in the keyspace it shares with the controller's objects
+// (reconcile.RecordPrefixer; a controller whose Prefix covers it is
+// refused).
+func (r *Replica) RecordPrefix() string { return r.opts.Prefix }
