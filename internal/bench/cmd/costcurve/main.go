@@ -12,6 +12,7 @@
 //
 //	go run ./cmd/costcurve                                   # 10k, 100k, 1M objects; 3 timed runs and 1 memory run each
 //	go run ./cmd/costcurve -sizes 1000,10000 -runs 1 -csv /tmp/c.csv -png /tmp/c.png
+//	go run ./cmd/costcurve -history 2000000 -csv costcurve_history.csv -png costcurve_history.png
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/converge-go/converge/internal/bench"
+	"github.com/converge-go/converge/store"
 )
 
 // storeOnly names the baseline implementation, which every other is
@@ -41,6 +43,15 @@ type config struct {
 	workers          int
 	csvPath, pngPath string
 	heapProfiles     string
+	history          int
+}
+
+// storeOptions returns the memory store options -history selects.
+func (c config) storeOptions() []store.MemoryOption {
+	if c.history <= 0 {
+		return nil
+	}
+	return []store.MemoryOption{store.WithHistory(c.history), store.WithWatchLag(c.history / 2)}
 }
 
 func main() {
@@ -76,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				s, err := runOnce(impl, keys, cfg.workers, false, nil)
+				s, err := runOnce(impl, keys, cfg.storeOptions(), cfg.workers, false, nil)
 				if err != nil {
 					return err
 				}
@@ -92,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					path := filepath.Join(cfg.heapProfiles, fmt.Sprintf("heap-%s-%d.pprof", impl.Name, n))
 					profile = func() { profileErr = errors.Join(profileErr, writeHeapProfile(path)) }
 				}
-				s, err := runOnce(impl, keys, cfg.workers, true, profile)
+				s, err := runOnce(impl, keys, cfg.storeOptions(), cfg.workers, true, profile)
 				if err != nil {
 					return err
 				}
@@ -148,6 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.workers, "workers", 8, "workers of every implementation")
 	fs.StringVar(&cfg.csvPath, "csv", "costcurve.csv", "CSV output file")
 	fs.StringVar(&cfg.pngPath, "png", "costcurve.png", "PNG plot output file")
+	fs.IntVar(&cfg.history, "history", 0, "if positive, every memory store keeps this many revisions of history and lets watchers lag half as many, so that no watch lags or re-lists (default: the store's defaults, as BenchmarkE2E's -e2e.history)")
 	fs.StringVar(&cfg.heapProfiles, "heapprofiles", "", "if set, the first memory run of every implementation and size writes a heap profile taken at the probe to this directory as heap-IMPL-OBJECTS.pprof")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err

@@ -62,14 +62,14 @@ func (p *probeStore) Update(ctx context.Context, key string, value *bench.Pair, 
 	return obj, err
 }
 
-// runOnce runs impl over a fresh memory store (default options) holding
-// keys. A timed run records impl's result; a memory run (memory true)
+// runOnce runs impl over a fresh memory store holding keys, made with
+// opts. A timed run records impl's result; a memory run (memory true)
 // probes the live heap at the last status write instead, which stops the
 // world for a collection in the middle of the run, so its times are not
 // kept. If profile is not nil, a memory run calls it at the probe.
-func runOnce(impl bench.E2EImpl, keys []string, workers int, memory bool, profile func()) (sample, error) {
+func runOnce(impl bench.E2EImpl, keys []string, opts []store.MemoryOption, workers int, memory bool, profile func()) (sample, error) {
 	ctx := context.Background()
-	mem := store.NewMemory[*bench.Pair]()
+	mem := store.NewMemory[*bench.Pair](opts...)
 	defer mem.Close()
 	if err := bench.Populate(ctx, mem, keys); err != nil {
 		return sample{}, err
