@@ -131,9 +131,9 @@ func check(recs []record, history ownerHistory, buckets int) verdict {
 	inflight := map[string][]open{} // by key
 	frozen := map[string]bool{}
 	closeAll := func(who string) {
-		for key, os := range inflight {
-			kept := os[:0]
-			for _, o := range os {
+		for key, ins := range inflight {
+			kept := ins[:0]
+			for _, o := range ins {
 				if o.who != who {
 					kept = append(kept, o)
 				}
@@ -145,9 +145,9 @@ func check(recs []record, history ownerHistory, buckets int) verdict {
 		switch r.Kind {
 		case kindStop:
 			frozen[r.Key] = true
-			for key, os := range inflight {
-				for i := range os {
-					if os[i].who == r.Key {
+			for key, ins := range inflight {
+				for i := range ins {
+					if ins[i].who == r.Key {
 						inflight[key][i].frozen = true
 					}
 				}
@@ -173,10 +173,10 @@ func check(recs []record, history ownerHistory, buckets int) verdict {
 			if r.Note == outGuard {
 				v.Refused++
 			}
-			os := inflight[r.Key]
-			for i, o := range os {
+			ins := inflight[r.Key]
+			for i, o := range ins {
 				if o.who == r.Who {
-					inflight[r.Key] = append(os[:i], os[i+1:]...)
+					inflight[r.Key] = append(ins[:i], ins[i+1:]...)
 					break
 				}
 			}
@@ -194,8 +194,8 @@ func check(recs []record, history ownerHistory, buckets int) verdict {
 			}
 		}
 	}
-	for key, os := range inflight {
-		for _, o := range os {
+	for key, ins := range inflight {
+		for _, o := range ins {
 			v.Unended = append(v.Unended, key+" by "+o.who)
 		}
 	}

@@ -141,14 +141,19 @@ func replicaMain(cfg replicaConfig, stderr io.Writer) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rec.put(kindUp, "", int64(os.Getpid()), 0, "")
+	// The replica and its controller run until the signal; if either
+	// stops on its own, the other is stopped too and the error returned.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = rep.Run(ctx) })
-	wg.Go(func() { _ = ctrl.Run(ctx) })
+	var repErr, ctrlErr error
+	wg.Go(func() { repErr = rep.Run(ctx); cancel() })
+	wg.Go(func() { ctrlErr = ctrl.Run(ctx); cancel() })
 	wg.Go(func() { r.reportOwned(ctx) })
 	wg.Go(func() { r.lateWrites(ctx) })
 	wg.Wait()
 	rec.put(kindRunDone, "", 0, 0, "")
-	return nil
+	return errors.Join(repErr, ctrlErr)
 }
 
 // rawCodec keeps bytes as they are, so that the sharding records are plain
