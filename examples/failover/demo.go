@@ -8,14 +8,17 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/store/etcdstore"
-	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 
 // DefaultTTL is the lease TTL when Config.TTL is zero.
@@ -34,6 +37,9 @@ const (
 
 // Config configures the demo.
 type Config struct {
+	// Etcd says where etcd is: an existing cluster, or (the zero value) an
+	// embedded member the demo starts.
+	Etcd etcdflag.Flags
 	// TTL is the lease TTL (0: DefaultTTL). The leader renews every TTL/3
 	// and gives up after 2*TTL/3 without a successful renewal.
 	TTL time.Duration
@@ -170,18 +176,26 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		return err
 	}
 	defer os.RemoveAll(dir)
-	member, err := etcdembed.Start(dir)
+	etcd, err := etcdflag.Open(cfg.Etcd, dir)
 	if err != nil {
 		return err
 	}
-	defer member.Close() // after every client: defers run last in, first out
-	endpoint := etcdembed.Endpoint(member)
+	defer etcd.Close() // after every client: defers run last in, first out
+	endpoint := strings.Join(etcd.Endpoints(), ",")
 
-	operator, err := etcdembed.NewClient(endpoint)
+	operator, err := etcd.Client()
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, operator.Close()) }()
+	if !etcd.Embedded() {
+		// An existing cluster may hold an earlier run's lease and replica
+		// set: start afresh, and leave nothing behind.
+		if err := clearPrefix(ctx, operator); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, clearPrefix(context.WithoutCancel(ctx), operator)) }()
+	}
 	objects, err := etcdstore.New[*controller.ReplicaSet](operator, etcdPrefix)
 	if err != nil {
 		return err
@@ -194,9 +208,13 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
 	defer sup.Close()
 	ts := &terms{onStart: say.termStarted, onEnd: say.termEnded}
-	deps := replicaDeps{endpoint: endpoint, ttl: cfg.TTL, pods: sup, terms: ts, wrote: say.statusWritten, logger: cfg.Logger}
+	deps := replicaDeps{etcd: etcd, ttl: cfg.TTL, pods: sup, terms: ts, wrote: say.statusWritten, logger: cfg.Logger}
 
-	say.Say("failover demo: etcd member at %s (embedded, data in %s), lease TTL %v", endpoint, dir, cfg.TTL)
+	where := "an existing cluster"
+	if etcd.Embedded() {
+		where = "embedded, data in " + dir
+	}
+	say.Say("failover demo: etcd at %s (%s), lease TTL %v", endpoint, where, cfg.TTL)
 	say.Say("%d replicas of the manager, each with its own etcd client, campaign on %s%s; pods are child processes of this program, shared by the replicas", replicaCount, etcdPrefix, leaseKey)
 	replicas := make(map[string]*replica, replicaCount)
 	defer func() {
@@ -216,7 +234,7 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		r.start(ctx)
 	}
 
-	s := &scenario{cfg: cfg, say: say, objects: objects, leases: leases, endpoint: endpoint, sup: sup, terms: ts, replicas: replicas, rep: rep}
+	s := &scenario{cfg: cfg, say: say, objects: objects, leases: leases, etcd: etcd, sup: sup, terms: ts, replicas: replicas, rep: rep}
 	err = s.play(ctx)
 
 	say.Say("== shutdown: the followers stop, then the leader (releasing the lease), then every pod")
@@ -229,6 +247,14 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 	rep.Leftover, stopErr = demo.StopPods(sup, say.Narrator)
 	err = errors.Join(err, stopErr)
 	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
+	return err
+}
+
+// clearPrefix deletes the demo's keys.
+func clearPrefix(ctx context.Context, cli *clientv3.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := cli.Delete(ctx, etcdPrefix, clientv3.WithPrefix())
 	return err
 }
 

@@ -19,6 +19,11 @@
 //
 //	go run ./examples/failover
 //	go run ./examples/failover -ttl 1s
+//	go run ./examples/failover -etcd https://10.0.0.1:2379 -etcd-cacert ca.pem -etcd-cert me.pem -etcd-key me-key.pem
+//
+// With -etcd (and the TLS flags, spelled as etcdctl spells them) it runs
+// on an existing cluster, under the prefix converge-failover/, which it
+// clears before and after; without, on an embedded member.
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/etcdflag"
 )
 
 const description = `failover runs a narrated demo of leader election and fencing. An embedded
@@ -44,13 +50,14 @@ then, is rejected by etcd; the new leader scales the pods. On exit no pod and
 no goroutine is left.`
 
 func main() {
+	etcd := etcdflag.Register(flag.CommandLine)
 	ttl := flag.Duration("ttl", DefaultTTL, "lease TTL: how long the survivors wait, with the lease unrenewed, before taking over")
 	demo.Main("failover", description, func(ctx context.Context, exe string) error {
 		if *ttl < minTTL || *ttl > maxTTL {
 			return fmt.Errorf("%w: -ttl %v, want between %v and %v", demo.ErrUsage, *ttl, minTTL, maxTTL)
 		}
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		_, err := Run(ctx, Config{TTL: *ttl, Executable: exe, Out: os.Stdout, Logger: logger})
+		_, err := Run(ctx, Config{Etcd: *etcd, TTL: *ttl, Executable: exe, Out: os.Stdout, Logger: logger})
 		return err
 	})
 }

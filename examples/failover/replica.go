@@ -10,13 +10,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
-	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 	"github.com/converge-go/converge/store/faultstore"
 )
 
@@ -45,10 +45,10 @@ type replica struct {
 
 // replicaDeps is what the replicas share.
 type replicaDeps struct {
-	endpoint string
-	ttl      time.Duration
-	pods     *pods.Supervisor
-	terms    *terms
+	etcd  *etcdflag.Etcd
+	ttl   time.Duration
+	pods  *pods.Supervisor
+	terms *terms
 	// wrote hears each status write of a replica's controller, with the
 	// token of the term it was made in.
 	wrote  func(replica string, token int64, obj store.Object[*controller.ReplicaSet])
@@ -57,7 +57,7 @@ type replicaDeps struct {
 
 // newReplica connects replica name to etcd and builds its manager.
 func newReplica(name string, d replicaDeps) (r *replica, err error) {
-	client, err := etcdembed.NewClient(d.endpoint)
+	client, err := d.etcd.Client()
 	if err != nil {
 		return nil, err
 	}

@@ -9,13 +9,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
-	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 
 // scenario plays the demo's steps against the running replicas.
@@ -24,7 +24,7 @@ type scenario struct {
 	say      *narrator
 	objects  store.Store[*controller.ReplicaSet] // the operator's, unfenced
 	leases   store.Store[lock.Record]            // the operator's view of the lease record
-	endpoint string
+	etcd     *etcdflag.Etcd
 	sup      *pods.Supervisor
 	terms    *terms
 	replicas map[string]*replica
@@ -156,7 +156,7 @@ func (s *scenario) sendLateWrite(ctx context.Context, old Term) error {
 	if err != nil {
 		return fmt.Errorf("late write: %w", err)
 	}
-	client, err := etcdembed.NewClient(s.endpoint)
+	client, err := s.etcd.Client()
 	if err != nil {
 		return err
 	}
