@@ -29,8 +29,10 @@ type Config struct {
 	Keys, Buckets, Workers int
 	TTL, IO                time.Duration
 	// Churn makes every reconcile write and requeue its key (steady load
-	// for measurements and exclusivity runs).
-	Churn bool
+	// for measurements and exclusivity runs); with NoWrites as well, a
+	// churning reconcile only waits its I/O and requeues (a world that
+	// needs no status change: I/O-bound work, no etcd write).
+	Churn, NoWrites bool
 	// Timeout bounds each wait (default 30s).
 	Timeout time.Duration
 }

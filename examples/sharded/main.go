@@ -49,11 +49,12 @@ func main() {
 	workers := flag.Int("workers", defaultWorkers, "reconciles at once per replica")
 	ttl := flag.Duration("ttl", defaultTTL, "membership TTL")
 	ioWait := flag.Duration("io", defaultIO, "pretend I/O per reconcile")
+	noWrites := flag.Bool("no-writes", false, "with -measure: throughput of reconciles that wait their I/O and write nothing")
 	demo.Main("sharded", description, func(ctx context.Context, exe string) error {
 		if *keys < 1 || *buckets < 1 || *workers < 1 || *ttl <= 0 || *ioWait <= 0 {
 			return fmt.Errorf("%w: -keys, -buckets, -workers, -ttl and -io must be positive", demo.ErrUsage)
 		}
-		cfg := Config{Etcd: *etcd, Executable: exe, Out: os.Stdout, Keys: *keys, Buckets: *buckets, Workers: *workers, TTL: *ttl, IO: *ioWait}
+		cfg := Config{Etcd: *etcd, Executable: exe, Out: os.Stdout, Keys: *keys, Buckets: *buckets, Workers: *workers, TTL: *ttl, IO: *ioWait, NoWrites: *noWrites}
 		if *measure {
 			return Measure(ctx, cfg)
 		}

@@ -47,8 +47,9 @@ func Measure(ctx context.Context, cfg Config) error {
 }
 
 // steadyRate runs n replicas in churn mode (every reconcile waits its
-// I/O, writes and requeues its key) and returns the median over windows
-// of the accepted writes per second of the whole fleet.
+// I/O, writes and requeues its key; with cfg.NoWrites, it only waits and
+// requeues) and returns the median over windows of the fleet's accepted
+// writes per second (with cfg.NoWrites: reconciles ended well).
 func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error) {
 	cfg.Churn = true
 	s, err := openSession(ctx, cfg)
@@ -85,7 +86,11 @@ func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error
 	}
 	counts := make([]int, windows)
 	for _, r := range recs {
-		if r.Kind != kindWrite || r.At.Before(start) {
+		counted := r.Kind == kindWrite
+		if cfg.NoWrites {
+			counted = r.Kind == kindEnd && r.Note == outOK
+		}
+		if !counted || r.At.Before(start) {
 			continue
 		}
 		if w := int(r.At.Sub(start) / window); w < windows {

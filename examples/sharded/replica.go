@@ -47,7 +47,7 @@ type replicaConfig struct {
 	id, prefix, record string
 	buckets, workers   int
 	ttl, io            time.Duration
-	churn              bool
+	churn, noWrites    bool
 	etcd               *etcdflag.Flags
 }
 
@@ -56,7 +56,7 @@ func (c replicaConfig) args() []string {
 	args := []string{
 		"-id=" + c.id, "-prefix=" + c.prefix, "-record=" + c.record,
 		fmt.Sprintf("-buckets=%d", c.buckets), fmt.Sprintf("-workers=%d", c.workers),
-		"-ttl=" + c.ttl.String(), "-io=" + c.io.String(), fmt.Sprintf("-churn=%t", c.churn),
+		"-ttl=" + c.ttl.String(), "-io=" + c.io.String(), fmt.Sprintf("-churn=%t", c.churn), fmt.Sprintf("-no-writes=%t", c.noWrites),
 	}
 	return append(args, c.etcd.Args()...)
 }
@@ -74,6 +74,7 @@ func parseReplica(args []string, stderr io.Writer) (replicaConfig, error) {
 	fs.DurationVar(&c.ttl, "ttl", 0, "membership TTL")
 	fs.DurationVar(&c.io, "io", 0, "pretend I/O per reconcile")
 	fs.BoolVar(&c.churn, "churn", false, "write on every reconcile and requeue")
+	fs.BoolVar(&c.noWrites, "no-writes", false, "with -churn: requeue without writing")
 	c.etcd = etcdflag.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -226,6 +227,10 @@ func (r *replica) reconcile(ctx context.Context, req reconcile.Request[*Item]) (
 	}
 	item := *req.Object.Value
 	if item.Observed == item.Generation && !r.cfg.churn {
+		return res, nil
+	}
+	if r.cfg.churn && r.cfg.noWrites {
+		res.RequeueAfter = time.Millisecond
 		return res, nil
 	}
 	item.Observed, item.By = item.Generation, r.cfg.id

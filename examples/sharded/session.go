@@ -63,7 +63,7 @@ func openSession(ctx context.Context, cfg Config) (s *session, err error) {
 	flags := s.etcd.Flags()
 	s.fleet, err = newFleet(cfg.Executable, s.dir, replicaConfig{
 		prefix: s.prefix, record: recPath, buckets: cfg.Buckets, workers: cfg.Workers,
-		ttl: cfg.TTL, io: cfg.IO, churn: cfg.Churn, etcd: &flags,
+		ttl: cfg.TTL, io: cfg.IO, churn: cfg.Churn, noWrites: cfg.NoWrites, etcd: &flags,
 	})
 	return s, err
 }
