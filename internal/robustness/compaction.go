@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -46,50 +48,92 @@ func CheckCompaction(ctx context.Context, s store.Store[Value], events []store.E
 }
 
 // expectCompacted checks that a watch after revision after fails with
-// store.ErrCompacted.
+// store.ErrCompacted. A watch that cannot be opened, or ends, with
+// store.ErrUnavailable (a transport that lost the connection) is tried
+// again.
 func expectCompacted(ctx context.Context, s store.Store[Value], after int64) error {
-	w, err := s.Watch(ctx, KeyPrefix, after)
-	if err != nil {
-		if errors.Is(err, store.ErrCompacted) {
-			return nil
+	for {
+		w, err := openWatch(ctx, s, after)
+		if err != nil {
+			if errors.Is(err, store.ErrCompacted) {
+				return nil
+			}
+			return fmt.Errorf("%w: watch after compacted revision %d failed with %w, want store.ErrCompacted", ErrCompaction, after, err)
 		}
-		return fmt.Errorf("%w: watch after compacted revision %d failed with %w, want store.ErrCompacted", ErrCompaction, after, err)
-	}
-	defer w.Stop()
-	select {
-	case ev, ok := <-w.Events():
-		if ok {
-			return fmt.Errorf("%w: watch after compacted revision %d delivered %v %q at revision %d", ErrCompaction, after, ev.Type, ev.Object.Key, ev.Object.Revision)
+		select {
+		case ev, ok := <-w.Events():
+			w.Stop()
+			if ok {
+				return fmt.Errorf("%w: watch after compacted revision %d delivered %v %q at revision %d", ErrCompaction, after, ev.Type, ev.Object.Key, ev.Object.Revision)
+			}
+			switch err := w.Err(); {
+			case errors.Is(err, store.ErrCompacted):
+				return nil
+			case !errors.Is(err, store.ErrUnavailable):
+				return fmt.Errorf("%w: watch after compacted revision %d ended with %v, want store.ErrCompacted", ErrCompaction, after, err)
+			}
+		case <-ctx.Done():
+			w.Stop()
+			return fmt.Errorf("%w: watch after compacted revision %d neither failed nor delivered: %w", ErrCompaction, after, ctx.Err())
 		}
-		if err := w.Err(); !errors.Is(err, store.ErrCompacted) {
-			return fmt.Errorf("%w: watch after compacted revision %d ended with %v, want store.ErrCompacted", ErrCompaction, after, err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("%w: watch after compacted revision %d neither failed nor delivered: %w", ErrCompaction, after, ctx.Err())
 	}
 }
 
 // expectEvents checks that a watch after revision after delivers want, in
-// order, and nothing else before want's last revision.
+// order, and nothing else before want's last revision. A watch that cannot
+// be opened, or ends, with store.ErrUnavailable is resumed after the last
+// event it delivered.
 func expectEvents(ctx context.Context, s store.Store[Value], after int64, want []store.Event[Value]) error {
-	w, err := s.Watch(ctx, KeyPrefix, after)
-	if err != nil {
-		return fmt.Errorf("%w: watch after the compaction point %d: %w", ErrCompaction, after, err)
-	}
-	defer w.Stop()
-	for i, exp := range want {
-		select {
-		case ev, ok := <-w.Events():
-			if !ok {
-				return fmt.Errorf("%w: watch after the compaction point %d ended after %d of %d events: %v", ErrCompaction, after, i, len(want), w.Err())
-			}
-			if ev != exp {
-				return fmt.Errorf("%w: watch after the compaction point %d delivered %+v as event %d, want %+v", ErrCompaction, after, ev, i, exp)
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("%w: watch after the compaction point %d stalled after %d of %d events: %w", ErrCompaction, after, i, len(want), ctx.Err())
+	from := after
+	for i := 0; i < len(want); {
+		w, err := openWatch(ctx, s, from)
+		if err != nil {
+			return fmt.Errorf("%w: watch after the compaction point %d (resumed after %d): %w", ErrCompaction, after, from, err)
+		}
+		i, err = expectFrom(ctx, w, after, want, i)
+		w.Stop()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			from = want[i-1].Object.Revision
 		}
 	}
 	return nil
+}
+
+// expectFrom reads want[i:] from w and returns how far it got; a watch that
+// ends with store.ErrUnavailable returns no error, to be resumed.
+func expectFrom(ctx context.Context, w store.Watcher[Value], after int64, want []store.Event[Value], i int) (int, error) {
+	for ; i < len(want); i++ {
+		select {
+		case ev, ok := <-w.Events():
+			if !ok {
+				if err := w.Err(); errors.Is(err, store.ErrUnavailable) {
+					return i, nil
+				}
+				return i, fmt.Errorf("%w: watch after the compaction point %d ended after %d of %d events: %v", ErrCompaction, after, i, len(want), w.Err())
+			}
+			if ev != want[i] {
+				return i, fmt.Errorf("%w: watch after the compaction point %d delivered %+v as event %d, want %+v", ErrCompaction, after, ev, i, want[i])
+			}
+		case <-ctx.Done():
+			return i, fmt.Errorf("%w: watch after the compaction point %d stalled after %d of %d events: %w", ErrCompaction, after, i, len(want), ctx.Err())
+		}
+	}
+	return i, nil
+}
+
+// openWatch watches KeyPrefix on s after revision after, trying again
+// while the store is unavailable (until ctx ends).
+func openWatch(ctx context.Context, s store.Store[Value], after int64) (store.Watcher[Value], error) {
+	for {
+		w, err := s.Watch(ctx, KeyPrefix, after)
+		if !errors.Is(err, store.ErrUnavailable) {
+			return w, err
+		}
+		if err := ctxtime.Sleep(ctx, time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }

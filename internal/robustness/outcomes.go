@@ -38,32 +38,43 @@ func CallID(ctx context.Context) (uint64, bool) {
 // nothing about stays ambiguous both ways. Outcomes is safe for concurrent
 // use; a nil *Outcomes knows nothing.
 type Outcomes struct {
-	mu sync.Mutex
-	m  map[uint64]answered
+	now func() int64
+	mu  sync.Mutex
+	m   map[uint64]answered
 }
 
-// answered is what became of one call: its answer, and whether the store
-// side knew it (see Op.Known).
+// answered is what became of one call: its answer, whether the store side
+// knew it (see Op.Known), and when it was recorded on the history's clock.
 type answered struct {
 	out   Output
 	known bool
+	at    int64
 }
 
-// NewOutcomes returns an empty Outcomes.
-func NewOutcomes() *Outcomes { return &Outcomes{m: make(map[uint64]answered)} }
+// NewOutcomes returns an empty Outcomes whose records are timed by now
+// (History's clock, in Record; nil: untimed).
+func NewOutcomes(now func() int64) *Outcomes {
+	if now == nil {
+		now = func() int64 { return 0 }
+	}
+	return &Outcomes{now: now, m: make(map[uint64]answered)}
+}
 
 // NotApplied records that the call id never reached the store (its
 // connection was cut before the request was handled).
 func (o *Outcomes) NotApplied(id uint64) { o.set(id, Output{Result: ResultFailed}, true) }
 
 func (o *Outcomes) set(id uint64, out Output, known bool) {
+	at := o.now()
 	o.mu.Lock()
-	o.m[id] = answered{out: out, known: known}
+	o.m[id] = answered{out: out, known: known, at: at}
 	o.mu.Unlock()
 }
 
 // fill gives every ambiguous write in ops whose outcome o knows and the
-// Recorder did not its Actual and Known.
+// Recorder did not its Actual and Known, and moves its Ended to when the
+// outcome was recorded if that is later: a handler can still be applying a
+// write when its client sees the connection close.
 func (o *Outcomes) fill(ops []Op) {
 	if o == nil {
 		return
@@ -78,6 +89,7 @@ func (o *Outcomes) fill(ops []Op) {
 		if oc, ok := o.m[op.ID]; ok {
 			out := oc.out
 			op.Actual, op.Known = &out, oc.known
+			op.Ended = max(op.Ended, oc.at)
 		}
 	}
 }

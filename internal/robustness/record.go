@@ -119,7 +119,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		outcomes *Outcomes
 	)
 	if b.Serve != nil {
-		outcomes = NewOutcomes()
+		outcomes = NewOutcomes(h.now)
 		served, err := b.Serve(t, outcomes.Store(faults), outcomes)
 		if err != nil {
 			return nil, fmt.Errorf("serve %s: %w", b.Name, err)

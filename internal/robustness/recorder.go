@@ -27,8 +27,10 @@ type Op struct {
 	Call   int64
 	Return int64
 	Actual *Output
-	// Ended is, for an ambiguous write, when the client saw it fail (its
-	// Return is math.MaxInt64): the write, if it happened, happened before.
+	// Ended is, for an ambiguous write (whose Return is math.MaxInt64), a
+	// time by which the write, if it happened, had happened: when the
+	// client saw it fail, or, if later, when the store side recorded its
+	// outcome (Outcomes).
 	Ended int64
 	// Known reports, for an ambiguous write, that Actual is what the
 	// system under test itself answered, and only the transport between it

@@ -9,8 +9,9 @@ package robustness
 //   - A write the store refused before it reached it (ResultFailed) is
 //     left out: it had no effect, so no linearization needs it.
 //   - Any other answer (success, or a failed precondition) becomes a
-//     completed operation with that output, returning when the client saw
-//     it fail (Op.Ended): the store answered between the call and then.
+//     completed operation with that output, returning at Op.Ended (when the
+//     client saw it fail, or the store side answered, whichever is later):
+//     the store answered between the call and then.
 //
 // Ambiguous writes that are not Known stay ambiguous (they never return and
 // may or may not have taken effect). Every other operation is kept as it
