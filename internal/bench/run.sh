@@ -27,12 +27,13 @@
 #
 # costcurve mode: measures time, allocations and framework memory per object
 # of every end-to-end implementation at 10k, 100k and 1M objects (3 timed
-# runs and 1 memory run each, interleaved) through cmd/costcurve; writes
-# costcurve.csv and costcurve.png, per-run lines to costcurve_runs.txt, the
-# Markdown table on standard output (see costcurve.md). Extra arguments go to
-# cmd/costcurve.
+# runs and 1 memory run each, interleaved) through cmd/costcurve, twice:
+# over the memory store's defaults (costcurve.csv, costcurve.png, per-run
+# lines in costcurve_runs.txt), then with -history 2000000 so that no watch
+# lags or re-lists (costcurve_history.*); the Markdown tables on standard
+# output (see costcurve.md). Extra arguments go to cmd/costcurve.
 #
-#   internal/bench/run.sh costcurve        # ~10-20 minutes on 2 cores
+#   internal/bench/run.sh costcurve        # ~30 minutes on 2 cores
 #   internal/bench/run.sh costcurve -sizes 1000,10000 -runs 1 -csv /tmp/c.csv -png /tmp/c.png
 #
 # Extra arguments go to `go test` (to cmd/httpload in httpload mode) after
@@ -70,11 +71,20 @@ fi
 if [[ ${1:-} == costcurve ]]; then
 	shift
 	exec 3>&1
-	{
-		echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores; $(go version); load average:$(uptime | sed 's/.*load average://')"
-		go run ./cmd/costcurve "$@" 2>&1 >&3
-		echo "# done $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load average:$(uptime | sed 's/.*load average://')"
-	} | tee costcurve_runs.txt >&2
+	for variant in default history; do
+		out=costcurve
+		args=()
+		if [[ $variant == history ]]; then
+			out=costcurve_history
+			args=(-history 2000000 -csv costcurve_history.csv -png costcurve_history.png)
+		fi
+		echo "### $variant store" >&3
+		{
+			echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'); $(nproc) cores; $(go version); load average:$(uptime | sed 's/.*load average://')"
+			go run ./cmd/costcurve "${args[@]}" "$@" 2>&1 >&3
+			echo "# done $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load average:$(uptime | sed 's/.*load average://')"
+		} | tee "${out}_runs.txt" >&2
+	done
 	exit
 fi
 
