@@ -107,8 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(stderr, "objects=%d impl=%s memory-run=%d heap-growth=%d B (%.0f B/object)\n",
-					n, impl.Name, round+1, s.heapGrowth, float64(s.heapGrowth)/float64(n))
+				fmt.Fprintf(stderr, "objects=%d impl=%s memory-run=%d heap-growth=%d B (%.0f B/object) idle=%v idle-heap-growth=%d B (%.0f B/object)\n",
+					n, impl.Name, round+1, s.heapGrowth, float64(s.heapGrowth)/float64(n), s.idle, s.idleHeapGrowth, float64(s.idleHeapGrowth)/float64(n))
 				samples = append(samples, s)
 			}
 		}

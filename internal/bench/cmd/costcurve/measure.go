@@ -26,6 +26,12 @@ type sample struct {
 	// started (store populated), both right after a full collection. Set
 	// only by a memory run.
 	heapGrowth int64
+	// idleHeapGrowth is the same once the process had gone idle after the
+	// last status write: every other object has been reconciled after
+	// its echo (the last written key's echo waits for the probe). idle
+	// says whether it went idle within idleLimit.
+	idleHeapGrowth int64
+	idle           bool
 }
 
 // liveHeap collects garbage and returns the heap the collection found
@@ -38,16 +44,20 @@ func liveHeap() int64 {
 }
 
 // probeStore passes every call to the store it embeds and, when the
-// objects-th status write has succeeded, measures the live heap inside
-// that Update, before it returns: the implementation is still running,
-// holds its cache of every object, and has the last echoes in flight.
+// objects-th status write has succeeded, measures the live heap twice
+// inside that Update, before it returns, so the implementation is still
+// running and holds its cache of every object: first at once (the last
+// echoes still in flight or queued), then once the process has gone idle
+// (every other key settled; the written key stays busy in this call, so
+// the run cannot finish and shut down before the second measurement).
 type probeStore struct {
 	bench.E2EStore
-	objects int64
-	writes  atomic.Int64
-	heap    atomic.Int64
-	// profile, if not nil, is called right after the probe's collection
-	// (a heap profile then shows what the probe measured).
+	objects        int64
+	writes         atomic.Int64
+	heap, idleHeap atomic.Int64
+	idle           atomic.Bool
+	// profile, if not nil, is called right after the idle measurement's
+	// collection (a heap profile then shows what it measured).
 	profile func()
 }
 
@@ -55,6 +65,8 @@ func (p *probeStore) Update(ctx context.Context, key string, value *bench.Pair, 
 	obj, err := p.E2EStore.Update(ctx, key, value, revision, guards...)
 	if err == nil && p.writes.Add(1) == p.objects {
 		p.heap.Store(liveHeap())
+		p.idle.Store(waitIdle())
+		p.idleHeap.Store(liveHeap())
 		if p.profile != nil {
 			p.profile()
 		}
@@ -93,6 +105,8 @@ func runOnce(impl bench.E2EImpl, keys []string, opts []store.MemoryOption, worke
 	out := sample{impl: impl.Name, objects: len(keys), memory: memory}
 	if memory {
 		out.heapGrowth = probe.heap.Load() - before
+		out.idleHeapGrowth = probe.idleHeap.Load() - before
+		out.idle = probe.idle.Load()
 	} else {
 		out.res = res
 	}

@@ -64,7 +64,7 @@ func plot(w io.Writer, rows []row, impls []string) error {
 		return errors.New("nothing to plot")
 	}
 	timeP := panel{title: "settle time per object (us)"}
-	memP := panel{title: "framework memory per object beyond the cached object (B)", target: memoryTarget}
+	memP := panel{title: "framework memory per object beyond the cached object, idle (B)", target: memoryTarget}
 	for i, name := range impls {
 		c := lineColors[i%len(lineColors)]
 		ts := series{name: name, color: c}
@@ -74,7 +74,7 @@ func plot(w io.Writer, rows []row, impls []string) error {
 				continue
 			}
 			ts.xs, ts.ys = append(ts.xs, r.objects), append(ts.ys, r.nsPerObject()/1000)
-			ms.xs, ms.ys = append(ms.xs, r.objects), append(ms.ys, r.beyondCachedBytesPerObject())
+			ms.xs, ms.ys = append(ms.xs, r.objects), append(ms.ys, r.idleBeyondCachedBytesPerObject())
 		}
 		timeP.lines = append(timeP.lines, ts)
 		if name != storeOnly {

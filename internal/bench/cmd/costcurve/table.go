@@ -31,12 +31,15 @@ type row struct {
 	settle, settleMin, settleMax, converge time.Duration
 	reconciles                             int64
 	mallocs                                uint64
-	heapGrowth                             int64
+	heapGrowth, idleHeapGrowth             int64
+	// idle says whether every memory run went idle within idleLimit.
+	idle bool
 
 	// Against the store-only row of the same size.
 	baseSettle  time.Duration
 	baseMallocs uint64
 	baseHeap    int64
+	baseIdle    int64
 }
 
 func (r row) perObject(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(r.objects) }
@@ -67,6 +70,18 @@ func (r row) beyondCachedBytesPerObject() float64 {
 	return r.frameworkBytesPerObject() - float64(cachedObjectBytes)
 }
 
+// idleFrameworkBytesPerObject is frameworkBytesPerObject measured once
+// the process had gone idle.
+func (r row) idleFrameworkBytesPerObject() float64 {
+	return float64(r.idleHeapGrowth-r.baseIdle) / float64(r.objects)
+}
+
+// idleBeyondCachedBytesPerObject is idleFrameworkBytesPerObject less the
+// cached object itself: what issue 15's memory target bounds.
+func (r row) idleBeyondCachedBytesPerObject() float64 {
+	return r.idleFrameworkBytesPerObject() - float64(cachedObjectBytes)
+}
+
 func median[T int64 | uint64 | time.Duration](xs []T) T {
 	s := slices.Clone(xs)
 	slices.Sort(s)
@@ -84,13 +99,16 @@ func summarize(samples []sample, sizes []int, impls []string) []row {
 		var base row
 		for _, impl := range impls {
 			var settles, converges []time.Duration
-			var recs, heaps []int64
+			var recs, heaps, idleHeaps []int64
+			idle := true
 			var mallocs []uint64
 			for _, s := range samples {
 				switch {
 				case s.impl != impl || s.objects != n:
 				case s.memory:
 					heaps = append(heaps, s.heapGrowth)
+					idleHeaps = append(idleHeaps, s.idleHeapGrowth)
+					idle = idle && s.idle
 				default:
 					settles = append(settles, s.res.Settled)
 					converges = append(converges, s.res.Converged)
@@ -105,12 +123,12 @@ func summarize(samples []sample, sizes []int, impls []string) []row {
 				impl: impl, objects: n, runs: len(settles),
 				settle: median(settles), settleMin: slices.Min(settles), settleMax: slices.Max(settles),
 				converge: median(converges), reconciles: median(recs), mallocs: median(mallocs),
-				heapGrowth: median(heaps),
+				heapGrowth: median(heaps), idleHeapGrowth: median(idleHeaps), idle: idle,
 			}
 			if impl == storeOnly {
 				base = r
 			}
-			r.baseSettle, r.baseMallocs, r.baseHeap = base.settle, base.mallocs, base.heapGrowth
+			r.baseSettle, r.baseMallocs, r.baseHeap, r.baseIdle = base.settle, base.mallocs, base.heapGrowth, base.idleHeapGrowth
 			rows = append(rows, r)
 		}
 	}
@@ -122,6 +140,7 @@ var csvHeader = []string{
 	"ns_per_object", "overhead_ns_per_object", "reconciles_per_object",
 	"allocs_per_reconcile", "framework_allocs_per_reconcile",
 	"heap_growth_bytes_per_object", "framework_bytes_per_object", "beyond_cached_bytes_per_object",
+	"idle", "idle_heap_growth_bytes_per_object", "idle_framework_bytes_per_object", "idle_beyond_cached_bytes_per_object",
 }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 1, 64) }
@@ -143,6 +162,8 @@ func writeCSV(w io.Writer, rows []row) error {
 			f(r.allocsPerReconcile(), 2), f(r.frameworkAllocsPerReconcile(), 2),
 			f(float64(r.heapGrowth)/float64(r.objects), 0),
 			f(r.frameworkBytesPerObject(), 0), f(r.beyondCachedBytesPerObject(), 0),
+			strconv.FormatBool(r.idle), f(float64(r.idleHeapGrowth)/float64(r.objects), 0),
+			f(r.idleFrameworkBytesPerObject(), 0), f(r.idleBeyondCachedBytesPerObject(), 0),
 		}); err != nil {
 			return err
 		}
@@ -153,16 +174,21 @@ func writeCSV(w io.Writer, rows []row) error {
 
 // writeMarkdown writes rows as a Markdown table.
 func writeMarkdown(w io.Writer, rows []row) error {
-	if _, err := fmt.Fprintln(w, "| objects | impl | settle ms (min–max) | ns/object | overhead ns/object | reconciles/object | allocs/reconcile | framework allocs/reconcile | framework B/object | beyond cached object B/object |\n|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|"); err != nil {
+	if _, err := fmt.Fprintln(w, "| objects | impl | settle ms (min–max) | ns/object | overhead ns/object | reconciles/object | allocs/reconcile | framework allocs/reconcile | framework B/object at last write | beyond cached object | framework B/object idle | beyond cached object |\n|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"); err != nil {
 		return err
 	}
 	for _, r := range rows {
-		if _, err := fmt.Fprintf(w, "| %d | %s | %s (%s–%s) | %s | %s | %s | %s | %s | %s | %s |\n",
+		idleMark := ""
+		if !r.idle {
+			idleMark = " (not idle)"
+		}
+		if _, err := fmt.Fprintf(w, "| %d | %s | %s (%s–%s) | %s | %s | %s | %s | %s | %s | %s | %s%s | %s |\n",
 			r.objects, r.impl, ms(r.settle), ms(r.settleMin), ms(r.settleMax),
 			f(r.nsPerObject(), 0), f(r.overheadNsPerObject(), 0),
 			f(float64(r.reconciles)/float64(r.objects), 2),
 			f(r.allocsPerReconcile(), 2), f(r.frameworkAllocsPerReconcile(), 2),
-			f(r.frameworkBytesPerObject(), 0), f(r.beyondCachedBytesPerObject(), 0)); err != nil {
+			f(r.frameworkBytesPerObject(), 0), f(r.beyondCachedBytesPerObject(), 0),
+			f(r.idleFrameworkBytesPerObject(), 0), idleMark, f(r.idleBeyondCachedBytesPerObject(), 0)); err != nil {
 			return err
 		}
 	}
