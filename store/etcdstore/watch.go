@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/converge-go/converge/store"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/metadata"
@@ -268,9 +269,10 @@ func (w *watcher[T]) event(ev *clientv3.Event) (store.Event[T], error) {
 	if ev.Type == clientv3.EventTypeDelete {
 		prev := ev.PrevKv
 		if prev == nil {
-			// etcd could not read the value before the delete: it was
-			// compacted before the event was sent.
-			return store.Event[T]{}, fmt.Errorf("%w: etcdstore: last value of %q, deleted at revision %d, was compacted", store.ErrCompacted, key, kv.ModRevision)
+			var err error
+			if prev, err = w.valueBefore(kv, key); err != nil {
+				return store.Event[T]{}, err
+			}
 		}
 		v, err := w.s.decode(key, prev.Value)
 		if err != nil {
@@ -289,4 +291,21 @@ func (w *watcher[T]) event(ev *clientv3.Event) (store.Event[T], error) {
 		typ = store.Created
 	}
 	return store.Event[T]{Type: typ, Object: obj}, nil
+}
+
+// valueBefore reads the value a delete event came without. etcd leaves
+// PrevKv out when it could not read it (compacted before the event was
+// sent), but also, in some versions, for an event sent before the new
+// watch's request for previous values took effect. A read at the revision
+// before the delete tells the two apart: ErrCompacted only when that
+// revision is gone.
+func (w *watcher[T]) valueBefore(kv *mvccpb.KeyValue, key string) (*mvccpb.KeyValue, error) {
+	resp, err := w.s.client.Get(clientv3.WithRequireLeader(w.ctx), string(kv.Key), clientv3.WithRev(kv.ModRevision-1))
+	if err != nil {
+		return nil, requestError(w.parent, err, "read the last value of %q, deleted at revision %d", key, kv.ModRevision)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("%w: etcdstore: no value of %q before its delete at revision %d", store.ErrCompacted, key, kv.ModRevision)
+	}
+	return resp.Kvs[0], nil
 }
