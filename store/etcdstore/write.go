@@ -19,9 +19,9 @@ func (s *Store[T]) Create(ctx context.Context, key string, value T, guards ...st
 		return store.Object[T]{}, err
 	}
 	full := s.prefix + key
-	resp, err := s.txn(ctx, full, guards,
-		[]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(full), "=", 0)},
-		clientv3.OpPut(full, data))
+	cmps := make([]clientv3.Cmp, 1, 1+len(guards))
+	cmps[0] = clientv3.Compare(clientv3.CreateRevision(full), "=", 0)
+	resp, err := s.txn(ctx, full, guards, cmps, clientv3.OpPut(full, data))
 	if err != nil {
 		return store.Object[T]{}, requestError(ctx, err, "create %q", key)
 	}
@@ -36,13 +36,20 @@ func (s *Store[T]) Create(ctx context.Context, key string, value T, guards ...st
 // ModRevision) is still revision (else store.ErrConflict, or
 // store.ErrNotFound if the key does not exist) and every guard holds (else
 // store.ErrGuardFailed), in one transaction.
+//
+// The returned object's CreateRevision comes from a keys-only read of the
+// key in the transaction's success branch, before the put: etcd answers it
+// from its in-memory index, whereas the put's previous key-value
+// (WithPrevKV) would read the old value from the backend on every member
+// and send it back.
 func (s *Store[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	data, err := s.checkWrite(ctx, key, &value, revision, guards)
 	if err != nil {
 		return store.Object[T]{}, err
 	}
 	full := s.prefix + key
-	resp, err := s.txn(ctx, full, guards, expect(full, revision), clientv3.OpPut(full, data, clientv3.WithPrevKV()))
+	resp, err := s.txn(ctx, full, guards, expect(full, revision, len(guards)),
+		clientv3.OpGet(full, clientv3.WithKeysOnly()), clientv3.OpPut(full, data))
 	if err != nil {
 		return store.Object[T]{}, requestError(ctx, err, "update %q", key)
 	}
@@ -50,8 +57,10 @@ func (s *Store[T]) Update(ctx context.Context, key string, value T, revision int
 		return store.Object[T]{}, s.failure(resp, updateOp, key, revision, guards)
 	}
 	obj := store.Object[T]{Key: key, Value: value, Revision: resp.Header.Revision}
-	if prev := resp.Responses[0].GetResponsePut().GetPrevKv(); prev != nil {
-		obj.CreateRevision = prev.CreateRevision
+	if len(resp.Responses) == 2 {
+		if prev := first(resp.Responses[0]); prev != nil {
+			obj.CreateRevision = prev.CreateRevision
+		}
 	}
 	return obj, nil
 }
@@ -65,7 +74,7 @@ func (s *Store[T]) Delete(ctx context.Context, key string, revision int64, guard
 		return 0, err
 	}
 	full := s.prefix + key
-	resp, err := s.txn(ctx, full, guards, expect(full, revision), clientv3.OpDelete(full))
+	resp, err := s.txn(ctx, full, guards, expect(full, revision, len(guards)), clientv3.OpDelete(full))
 	if err != nil {
 		return 0, requestError(ctx, err, "delete %q", key)
 	}
@@ -101,22 +110,24 @@ func (s *Store[T]) checkWrite(ctx context.Context, key string, value *T, revisio
 }
 
 // expect returns the compares that hold when the key's ModRevision is
-// revision. No object has revision 0, so for 0 the compares never hold and
-// the failure is reported as a conflict or as not found.
-func expect(full string, revision int64) []clientv3.Cmp {
+// revision, with room for the compares of guards more. No object has
+// revision 0, so for 0 the compares never hold and the failure is reported
+// as a conflict or as not found.
+func expect(full string, revision int64, guards int) []clientv3.Cmp {
 	if revision == 0 {
-		return []clientv3.Cmp{
+		return append(make([]clientv3.Cmp, 0, 2+guards),
 			clientv3.Compare(clientv3.CreateRevision(full), ">", 0),
-			clientv3.Compare(clientv3.ModRevision(full), "=", 0),
-		}
+			clientv3.Compare(clientv3.ModRevision(full), "=", 0))
 	}
-	return []clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(full), "=", revision)}
+	return append(make([]clientv3.Cmp, 0, 1+guards),
+		clientv3.Compare(clientv3.ModRevision(full), "=", revision))
 }
 
 // txn runs one transaction: if cmps and every guard hold, then; else read
 // the key and every guarded key (revisions only) so that failure can tell
-// which condition failed, from the same atomic snapshot.
-func (s *Store[T]) txn(ctx context.Context, full string, guards []store.Guard, cmps []clientv3.Cmp, then clientv3.Op) (*clientv3.TxnResponse, error) {
+// which condition failed, from the same atomic snapshot: a failed write
+// costs no second request.
+func (s *Store[T]) txn(ctx context.Context, full string, guards []store.Guard, cmps []clientv3.Cmp, then ...clientv3.Op) (*clientv3.TxnResponse, error) {
 	els := make([]clientv3.Op, 0, 1+len(guards))
 	els = append(els, clientv3.OpGet(full, clientv3.WithKeysOnly()))
 	for _, g := range guards {
@@ -128,7 +139,7 @@ func (s *Store[T]) txn(ctx context.Context, full string, guards []store.Guard, c
 		cmps = append(cmps, clientv3.Compare(target, "=", g.Revision))
 		els = append(els, clientv3.OpGet(gk, clientv3.WithKeysOnly()))
 	}
-	return s.client.Txn(clientv3.WithRequireLeader(ctx)).If(cmps...).Then(then).Else(els...).Commit()
+	return s.client.Txn(clientv3.WithRequireLeader(ctx)).If(cmps...).Then(then...).Else(els...).Commit()
 }
 
 type writeOp uint8
