@@ -57,15 +57,15 @@ const (
 //
 // Figures (2026-12-01, load average 5 to 13 from other engineers' work;
 // BENCHMARKS.md has every run, the CPU per update and the attribution), the
-// median ratio of 60 rounds, two runs each, before and after Update took
+// median ratio of 60 rounds per run, before and after Update took
 // CreateRevision from a keys-only read instead of the put's previous
 // key-value:
 //
-//	58-byte values:  before 0.868, 0.862   after 0.983, 0.917
-//	2 KiB values:    before 0.872, 0.839   after 0.941, 0.921 (24 rounds)
+//	58-byte values:  before 0.868, 0.862, 0.897   after 0.983, 0.917, 0.926
+//	2 KiB values:    before 0.872, 0.839          after 0.941, 0.921 (24 rounds)
 //
 // The target (≥ 0.91) is met by the medians after the change, but one
-// round's ratio varies ±15% on this shared machine (quartiles 0.79-1.10),
+// round's ratio varies ±15% on this shared machine (quartiles 0.74-1.12),
 // so a short run can miss it by noise alone.
 func BenchmarkCASProcs(b *testing.B) {
 	if os.Getenv(casBenchEnv) == "" {
