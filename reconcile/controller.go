@@ -83,6 +83,9 @@ type Controller[T any] struct {
 	// last records each key's latest reconcile, for introspection. A key's
 	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile
+	// pendingPeak and lastPeak are the sizes pending and last have
+	// reached since they were last rebuilt (see forgetPendingLocked).
+	pendingPeak, lastPeak int
 	// failing holds the keys whose latest reconciles failed, with when the
 	// first of those failures ended, for the stale alarm.
 	failing map[string]time.Time
@@ -137,7 +140,7 @@ func (w wallTime) time() time.Time {
 // describeLast fills s with r, the key's latest reconcile; a failure that
 // began before limit makes it stale.
 func (c *Controller[T]) describeLast(s *KeyState, r *lastReconcile, limit time.Time) {
-	s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome, r.err, r.at, r.duration, r.revision
+	s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome(), r.err, r.at.time(), r.duration, r.revision
 	s.LastTriggers = c.triggerNamesOf(r.triggers)
 	s.LastSuccess, s.FailingSince, s.LastConvergence = r.success.time(), r.failingSince.time(), r.converged
 	s.Stale = r.failingSince != 0 && s.FailingSince.Before(limit)
@@ -152,24 +155,30 @@ const (
 	keep                // queued and waited for
 )
 
+// lastReconcile is what the controller keeps of a key's latest reconcile,
+// for introspection and the stale alarm. It is kept small, one of these
+// per key reconciled: times as wall-clock
+// nanoseconds and the outcome as a code (72 bytes; over 128 a map would
+// keep every value behind a pointer of its own, one allocation per key).
 type lastReconcile struct {
-	outcome  Outcome
 	err      string
-	at       time.Time
+	at       wallTime
 	duration time.Duration
 	revision int64
-	triggers trigger // what woke the key for this reconcile
 	// success is when the key's latest successful reconcile started;
 	// failingSince when the first failure after it ended (zero while the
-	// key is not failing). Kept as wall-clock nanoseconds: with two
-	// time.Time fields the record is over 128 bytes, and a map then keeps
-	// every value behind a pointer of its own (one allocation per key).
+	// key is not failing).
 	success      wallTime
 	failingSince wallTime
 	// converged is the convergence latency of the latest change a
 	// successful reconcile covered.
 	converged time.Duration
+	triggers  trigger // what woke the key for this reconcile
+	code      outcomeCode
 }
+
+// outcome returns how the reconcile ended.
+func (r *lastReconcile) outcome() Outcome { return outcomes[r.code] }
 
 // New returns a controller reconciling the objects of s with rec. It
 // validates opts (errors match ErrInvalid).
@@ -349,6 +358,41 @@ func (c *Controller[T]) addPendingLocked(key string, rev int64) {
 		}
 	}
 	c.pending[key] = p
+	c.pendingPeak = max(c.pendingPeak, len(c.pending))
+}
+
+// forgetPendingLocked deletes key's pending changes, and forgetLastLocked
+// its last reconcile; c.mu is held. Go maps never give memory back: once
+// a map has fallen to an eighth of its peak, it is rebuilt at its size,
+// so that the memory of a burst (an initial list of a million keys)
+// returns to the heap once it has converged.
+func (c *Controller[T]) forgetPendingLocked(key string) {
+	delete(c.pending, key)
+	c.pending = shrunk(c.pending, &c.pendingPeak)
+}
+
+func (c *Controller[T]) forgetLastLocked(key string) {
+	delete(c.last, key)
+	c.last = shrunk(c.last, &c.lastPeak)
+}
+
+// shrinkAbove is the peak size of a per-key map above which it is rebuilt
+// once it falls to an eighth of its peak.
+const shrinkAbove = 4096
+
+// shrunk returns m, or a copy of m sized to its entries once they have
+// fallen to an eighth of *peak (then the new peak).
+func shrunk[V any](m map[string]V, peak *int) map[string]V {
+	n := len(m)
+	if *peak <= shrinkAbove || n >= *peak/8 {
+		return m
+	}
+	small := make(map[string]V, n)
+	for k, v := range m {
+		small[k] = v
+	}
+	*peak = n
+	return small
 }
 
 // admit reports whether every predicate lets the change through.
@@ -535,7 +579,7 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	c.mu.Lock()
 	var owed []string
 	for key, r := range c.last {
-		if !r.outcome.Settled() {
+		if !r.outcome().Settled() {
 			owed = append(owed, key)
 		}
 	}

@@ -131,7 +131,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		}
 		if r, ok := c.last[key]; ok {
 			queuedLast++
-			row.outcome = r.outcome
+			row.outcome = r.outcome()
 		}
 		if p, ok := c.pending[key]; ok {
 			queuedPending++
@@ -168,7 +168,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			row := inspectRow{key: key, pending: p.since}
 			if r, ok := c.last[key]; ok {
 				pendingLast++
-				row.outcome = r.outcome
+				row.outcome = r.outcome()
 			}
 			add(row)
 		}
@@ -192,7 +192,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	if needOutcome {
 		for key, r := range c.last {
 			if strings.HasPrefix(key, q.Prefix) {
-				offer(inspectRow{key: key, outcome: r.outcome})
+				offer(inspectRow{key: key, outcome: r.outcome()})
 			}
 		}
 	} else {

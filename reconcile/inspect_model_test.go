@@ -42,7 +42,7 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 				c.pending[key] = pendingChange{first: int64(i), latest: int64(i), since: base.Add(time.Duration(rng.IntN(5)) * time.Second)}
 			}
 			if rng.IntN(2) == 0 {
-				c.last[key] = lastReconcile{outcome: []Outcome{Success, Failure, Conflict}[rng.IntN(3)], revision: int64(i)}
+				c.last[key] = lastReconcile{code: codeOf([]Outcome{Success, Failure, Conflict}[rng.IntN(3)]), revision: int64(i)}
 			}
 		}
 		// One key processing: the first waiting key is handed out.

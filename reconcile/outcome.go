@@ -2,6 +2,22 @@ package reconcile
 
 import "time"
 
+// outcomeCode is an Outcome as an index of outcomes, for per-key records.
+type outcomeCode uint8
+
+// outcomes lists every Outcome, the zero code standing for none.
+var outcomes = [...]Outcome{"", Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked}
+
+// codeOf returns o's code (0 for an unknown Outcome).
+func codeOf(o Outcome) outcomeCode {
+	for i, x := range outcomes {
+		if x == o {
+			return outcomeCode(i)
+		}
+	}
+	return 0
+}
+
 // Outcome is how a reconcile ended. One vocabulary serves logs, metrics
 // (Metrics.Reconciled) and introspection (KeyState.LastOutcome).
 type Outcome string

@@ -118,14 +118,14 @@ func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pending[key]; ok {
-		delete(c.pending, key)
+		c.forgetPendingLocked(key)
 		if c.progress != nil {
 			close(c.progress)
 			c.progress = nil
 		}
 	}
 	delete(c.conflicted, key)
-	delete(c.last, key)
+	c.forgetLastLocked(key)
 	delete(c.failing, key)
 	if !q.Queued(key) {
 		c.cache.forgetTombstone(key, math.MaxInt64)
@@ -219,7 +219,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	if p, ok := c.pending[req.Key]; ok && !p.inflight && covered && p.latest <= req.Object.Revision {
 		// Recorded after this reconcile started, for a change it saw.
 		since = p.since
-		delete(c.pending, req.Key)
+		c.forgetPendingLocked(req.Key)
 		if c.progress != nil {
 			close(c.progress)
 			c.progress = nil
@@ -232,7 +232,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 			c.pending[req.Key] = p
 		case p.latest <= p.covering:
 			since = p.since
-			delete(c.pending, req.Key)
+			c.forgetPendingLocked(req.Key)
 		default:
 			since = p.since
 			if p.next == 0 {
@@ -255,14 +255,14 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		delete(c.failing, req.Key)
 	}
 	if covered && req.Deleted {
-		delete(c.last, req.Key) // deleted and dealt with: forget it
+		c.forgetLastLocked(req.Key) // deleted and dealt with: forget it
 		if !touched && !ahead && !q.Queued(req.Key) {
 			c.cache.forgetTombstone(req.Key, req.Object.Revision)
 		}
 		return latency, ok
 	}
 	prev := c.last[req.Key]
-	r := lastReconcile{outcome: outcome, at: start, duration: elapsed, revision: req.Object.Revision, triggers: why,
+	r := lastReconcile{code: codeOf(outcome), at: wallOf(start), duration: elapsed, revision: req.Object.Revision, triggers: why,
 		success: prev.success, failingSince: prev.failingSince, converged: prev.converged}
 	switch {
 	case converged:
@@ -280,6 +280,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		r.err = err.Error()
 	}
 	c.last[req.Key] = r
+	c.lastPeak = max(c.lastPeak, len(c.last))
 	return latency, ok
 }
 

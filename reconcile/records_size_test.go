@@ -1,16 +1,56 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/store"
 )
 
 // TestPerKeyRecordsFitAMapSlotUnboxed: a Go map keeps a value larger than
 // 128 bytes behind a pointer of its own, one allocation per key inserted;
 // the controller's per-key records stay within that size.
 func TestPerKeyRecordsFitAMapSlotUnboxed(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(lastReconcile{}), uintptr(128))
+	require.LessOrEqual(t, unsafe.Sizeof(lastReconcile{}), uintptr(72), "one per key reconciled: keep it small")
 	require.LessOrEqual(t, unsafe.Sizeof(pendingChange{}), uintptr(128))
+}
+
+// TestPerKeyMapsAreRebuiltSmallAfterABurstConverges: Go maps never give
+// memory back, so once the pending changes and last reconciles of a burst
+// of keys are forgotten down to an eighth of their peak, the maps are
+// rebuilt at their size (their peak resets), keeping every entry left.
+func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
+	c, err := New(store.NewMemory[string](), ReconcilerFunc[string](func(context.Context, Request[string]) (Result, error) {
+		return Result{}, nil
+	}), Options[string]{Name: "burst"})
+	require.NoError(t, err)
+	const n = 20_000
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range n {
+		key := fmt.Sprintf("k%05d", i)
+		c.addPendingLocked(key, int64(i+1))
+		c.last[key] = lastReconcile{revision: int64(i + 1)}
+		c.lastPeak = max(c.lastPeak, len(c.last))
+	}
+	require.Equal(t, n, c.pendingPeak)
+	require.Equal(t, n, c.lastPeak)
+	for i := range n - 100 {
+		key := fmt.Sprintf("k%05d", i)
+		c.forgetPendingLocked(key)
+		c.forgetLastLocked(key)
+	}
+	require.Less(t, c.pendingPeak, n/8, "the pending map was not rebuilt")
+	require.Less(t, c.lastPeak, n/8, "the last-reconcile map was not rebuilt")
+	require.Len(t, c.pending, 100)
+	require.Len(t, c.last, 100)
+	for i := n - 100; i < n; i++ {
+		key := fmt.Sprintf("k%05d", i)
+		require.Equal(t, int64(i+1), c.pending[key].first, key)
+		require.Equal(t, int64(i+1), c.last[key].revision, key)
+	}
 }

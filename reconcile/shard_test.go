@@ -129,7 +129,7 @@ func TestShardedControllerReconcilesOnlyOwnedKeysAndFencesTheirWrites(t *testing
 // prefixedSharder is a Sharder whose records live under shard/.
 type prefixedSharder struct{ fakeSharder }
 
-func (prefixedSharder) RecordPrefix() string { return "shard/" }
+func (*prefixedSharder) RecordPrefix() string { return "shard/" }
 
 // TestControllerWhosePrefixCoversTheShardRecordsIsRefused: a controller
 // that would read its Sharder's records as objects (never decoding them,
