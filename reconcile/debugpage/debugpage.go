@@ -67,22 +67,26 @@
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC, 2026-12-01, load average 0.4 (3 runs):
+// On a 2-core AMD EPYC, 2026-12-01 04:32 UTC, nothing else running (load
+// average 0.5; 3 runs):
 //
-//	BenchmarkPage/html-2           32-45 ms/op   2.9 MB/op  11,800 allocs/op
-//	BenchmarkPage/json-2           33-41 ms/op   2.8 MB/op   1,600 allocs/op
-//	BenchmarkPageAllQueued/html-2  136-163 ms/op 13.6 MB/op  7,900 allocs/op
-//	BenchmarkPageAllQueued/json-2  136-143 ms/op 13.5 MB/op    820 allocs/op
+//	BenchmarkPage/html-2           23-35 ms/op   0.55 MB/op  11,700 allocs/op
+//	BenchmarkPage/json-2           29 ms/op      0.57 MB/op   1,460 allocs/op
+//	BenchmarkPageAllQueued/html-2  110-125 ms/op 0.45 MB/op   7,670 allocs/op
+//	BenchmarkPageAllQueued/json-2  103-113 ms/op 0.35 MB/op     560 allocs/op
 //
 // (cpu-ns/op, the process's CPU time per page, is within a few ms of
-// ns/op.) The first meets the 50 ms target; the all-queued case does not.
-// There the time goes to map work over 100,000 keys: Inspect indexes the
-// queued keys and looks each one up in the controller's records, because
-// the queue, the pending changes and the last outcomes are three maps. One
-// record per key for all three (the performance work) removes it. That
-// state passes with the initial list or a resync. Controller.Snapshot,
-// which copies and sorts every key, took 300 ms for the first benchmark's
-// controller.
+// ns/op.) The first meets the 50 ms target; the all-queued case does not
+// (it took 136-163 ms and 13.5 MB before Inspect stopped copying the
+// queue). There the time is memory latency: for each of 100,000 keys the
+// walk reads the queue's record, hashes the key (its bytes are a cache
+// miss away) and looks it up in the controller's pending changes, because
+// the queue and the controller keep separate records; a profile puts 80 %
+// in map probes, key hashing and the queue walk. One record per key shared
+// by the queue and the controller (the performance work) removes the
+// lookup. That state passes with the initial list or a resync.
+// Controller.Snapshot, which copies and sorts every key, took 300 ms for
+// the first benchmark's controller.
 //
 // The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
 // go test ./reconcile/debugpage -run '^$' -bench ShardPage -benchmem,
