@@ -66,13 +66,6 @@ func (l *ledger) history(key string) []string {
 	return slices.Clone(l.log[key])
 }
 
-func (l *ledger) get(key string) (write, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	w, ok := l.m[key]
-	return w, ok
-}
-
 func (l *ledger) snapshot() map[string]write {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -177,13 +170,6 @@ func (r *chaosReconciler) seenRev(key string) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.seen[key]
-}
-
-// callCount returns how many reconciles of key started.
-func (r *chaosReconciler) callCount(key string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls[key]
 }
 
 // Reconcile reconciles req, failing now and then as Chaotic makes it.

@@ -165,7 +165,8 @@ func runControllerRuntime(t *testing.T, name string) {
 	rec := crreconcile.TypedFunc[string](func(_ context.Context, key string) (crreconcile.Result, error) {
 		switch s.next(key) {
 		case requeue:
-			return crreconcile.Result{Requeue: true}, nil //nolint:staticcheck // the deprecated Requeue is still counted
+			//lint:ignore SA1019 the deprecated Requeue is still counted by controller-runtime
+			return crreconcile.Result{Requeue: true}, nil
 		case requeueAfter:
 			return crreconcile.Result{RequeueAfter: 10 * time.Millisecond}, nil
 		case fail:

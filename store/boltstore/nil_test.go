@@ -39,8 +39,7 @@ func TestNilAndZeroInputsAreInvalidNotPanics(t *testing.T) {
 		t.Fatalf("watcher %T is not a store.ProgressRequester", w)
 	}
 	var zero boltstore.Store[*item]
-	//lint:ignore SA1012 a nil context is the bad input under test
-	var nilCtx context.Context //nolint:staticcheck
+	var nilCtx context.Context // nil: the bad input under test
 	ctx := t.Context()
 
 	calls := map[string]func() error{

@@ -134,7 +134,8 @@ func TestProgressRequestOnAnEndedWatchIsUnavailable(t *testing.T) {
 	w, err := s.Watch(t.Context(), "", 0)
 	require.NoError(t, err)
 	r := w.(store.ProgressRequester)
-	require.ErrorIs(t, r.RequestProgress(nil), store.ErrInvalid) //nolint:staticcheck // a nil context on purpose
+	//lint:ignore SA1012 a nil context on purpose
+	require.ErrorIs(t, r.RequestProgress(nil), store.ErrInvalid)
 	w.Stop()
 	require.ErrorIs(t, r.RequestProgress(t.Context()), store.ErrUnavailable)
 	cancelled, cancel := context.WithCancel(t.Context())

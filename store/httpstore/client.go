@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -362,6 +361,3 @@ func (c *Client[T]) Delete(ctx context.Context, key string, revision int64, guar
 	}
 	return body.Revision, nil
 }
-
-// errStopped is how a watch records that its consumer stopped it.
-var errStopped = errors.New("httpstore: watch stopped")

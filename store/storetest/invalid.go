@@ -127,8 +127,7 @@ func (suite) contextCancelled(t *testing.T, s store.Store[*Value]) {
 func (suite) nilContext(t *testing.T, s store.Store[*Value]) {
 	a := mustCreate(t, s, "a", val(1))
 	before := mustRevision(t, s)
-	//lint:ignore SA1012 a nil context is the bad input under test
-	var ctx context.Context //nolint:staticcheck
+	var ctx context.Context // nil: the bad input under test
 	calls := map[string]func() error{
 		"Get":      func() error { _, err := s.Get(ctx, "a"); return err },
 		"List":     func() error { _, _, err := s.List(ctx, ""); return err },
