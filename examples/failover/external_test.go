@@ -15,7 +15,6 @@ import (
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store"
-	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
 // TestDemoOnAnExistingClusterOverMutualTLS runs the demo against an etcd
@@ -24,17 +23,9 @@ import (
 // the fencing of the late write work there as on the embedded member, and
 // the demo leaves none of its keys behind in the cluster.
 func TestDemoOnAnExistingClusterOverMutualTLS(t *testing.T) {
-	certs, err := etcdtest.Write(t.TempDir())
-	require.NoError(t, err)
-	bin, err := etcdprocs.Build(t.TempDir())
-	require.NoError(t, err)
-	member, err := etcdtest.StartTLSProcess(t.Context(), bin, t.TempDir(), certs, 30*time.Second)
-	require.NoError(t, err)
-	defer member.Stop()
-	endpoint := member.Endpoint
+	flags := etcdtest.External(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	flags := etcdflag.Flags{Endpoints: endpoint, CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey}
 
 	var out syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // hang guard only

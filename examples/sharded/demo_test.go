@@ -9,10 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
 // TestDemoOnAnExistingClusterOverMutualTLS runs the whole demo against an
@@ -24,21 +22,14 @@ import (
 // by its guard, and no key reconciled by two replicas at once nor written
 // by a replica that did not own it.
 func TestDemoOnAnExistingClusterOverMutualTLS(t *testing.T) {
-	certs, err := etcdtest.Write(t.TempDir())
-	require.NoError(t, err)
-	bin, err := etcdprocs.Build(t.TempDir())
-	require.NoError(t, err)
-	member, err := etcdtest.StartTLSProcess(t.Context(), bin, t.TempDir(), certs, 30*time.Second)
-	require.NoError(t, err)
-	defer member.Stop()
-	endpoint := member.Endpoint
+	flags := etcdtest.External(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
 
 	var out syncbuf.Buffer
 	const ttl = time.Second
 	cfg := Config{
-		Etcd:       etcdflag.Flags{Endpoints: endpoint, CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey},
+		Etcd:       flags,
 		Executable: exe, Out: &out,
 		Keys: 200, Buckets: 64, Workers: 2, TTL: ttl, IO: 5 * time.Millisecond,
 	}
