@@ -7,10 +7,10 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/internal/cputime"
 	"github.com/converge-go/converge/internal/ctxtime"
 	"github.com/converge-go/converge/reconcile/shard"
 )
@@ -72,11 +72,11 @@ func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error
 	if err := ctxtime.Sleep(ctx, warmUp); err != nil {
 		return 0, err
 	}
-	replicasBefore, selfBefore := s.fleet.cpu(), selfCPU()
+	replicasBefore, selfBefore := s.fleet.cpu(), cputime.Process()
 	if err := ctxtime.Sleep(ctx, windows*window); err != nil {
 		return 0, err
 	}
-	replicasCPU, self := s.fleet.cpu()-replicasBefore, selfCPU()-selfBefore
+	replicasCPU, self := s.fleet.cpu()-replicasBefore, cputime.Process()-selfBefore
 	if err := ctxtime.Sleep(ctx, 100*time.Millisecond); err != nil { // the last records
 		return 0, err
 	}
@@ -103,16 +103,6 @@ func steadyRate(ctx context.Context, cfg Config, n int) (rate float64, err error
 	fmt.Fprintf(s.cfg.Out, "  %d replicas: CPU used: replicas %.2f cores, etcd and this process %.2f cores; %.2f ms of CPU per reconcile in all\n",
 		n, replicasCPU.Seconds()/span, self.Seconds()/span, 1000*(replicasCPU+self).Seconds()/(rate*span))
 	return rate, nil
-}
-
-// selfCPU returns the CPU time this process has used (the embedded etcd
-// member runs in it).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // handovers measures, with 4 replicas on a converged world, the time to

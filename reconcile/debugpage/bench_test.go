@@ -6,23 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/internal/cputime"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/debugpage"
 )
-
-// cpuTime returns the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkPage renders the first page of a controller over 100,000 keys:
 // 90,000 converged and 10,000 failing, backing off (delayed in the queue),
@@ -73,7 +64,7 @@ func benchmarkPage(b *testing.B, w *world) {
 	for _, format := range []string{"html", "json"} {
 		b.Run(format, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, "/?sort=pending&format="+format, nil)
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
@@ -84,7 +75,7 @@ func benchmarkPage(b *testing.B, w *world) {
 			// CPU time per page, of the whole process (the idle
 			// controller's included): what a page costs when the machine
 			// is shared, where ns/op counts the waits for a core too.
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

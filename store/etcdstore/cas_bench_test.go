@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/internal/cputime"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -253,11 +253,7 @@ func casCPU(b *testing.B, c *procCluster) (client, server time.Duration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), servers
+	return cputime.Process(), servers
 }
 
 func casKey(i int) string { return "k" + strconv.Itoa(i) }

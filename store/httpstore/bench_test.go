@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/converge-go/converge/internal/cputime"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 )
@@ -86,7 +87,7 @@ func benchmarkServedUpdate(b *testing.B, watchers int) {
 	b.SetParallelism(4) // 8 goroutines on the 2-core machine the figures come from
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		key := fmt.Sprintf("bench/k-%03d", next.Add(1)%keys)
 		for pb.Next() {
@@ -107,5 +108,5 @@ func benchmarkServedUpdate(b *testing.B, watchers int) {
 	close(done)
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 }

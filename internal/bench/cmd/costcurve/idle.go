@@ -1,8 +1,9 @@
 package main
 
 import (
-	"syscall"
 	"time"
+
+	"github.com/converge-go/converge/internal/cputime"
 )
 
 const (
@@ -16,24 +17,15 @@ const (
 	idleLimit = 60 * time.Second
 )
 
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // waitIdle returns once the process has used less than idleCPU over one
 // idleWindow (true), or after idleLimit (false). Other processes do not
 // count: only this process's CPU time is read.
 func waitIdle() bool {
 	deadline := time.Now().Add(idleLimit)
-	last := cpuTime()
+	last := cputime.Process()
 	for time.Now().Before(deadline) {
 		time.Sleep(idleWindow)
-		now := cpuTime()
+		now := cputime.Process()
 		if now-last < idleCPU {
 			return true
 		}

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/bench"
+	"github.com/converge-go/converge/internal/cputime"
 )
 
 func main() {
@@ -133,9 +134,9 @@ func once(t bench.LoadTarget, cfg bench.LoadConfig) (sample, error) {
 		return sample{}, err
 	}
 	runtime.GC()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	res, err := bench.RunLoad(context.Background(), st, cfg)
-	cpu := processCPU() - cpu0
+	cpu := cputime.Process() - cpu0
 	if serr := stop(); err == nil && serr != nil {
 		err = fmt.Errorf("stop: %w", serr)
 	}
