@@ -243,3 +243,25 @@ func TestMemoryProgressRequestAfterCloseIsUnavailable(t *testing.T) {
 	require.NoError(t, m.Close())
 	require.ErrorIs(t, requester(t, w).RequestProgress(ctx), store.ErrUnavailable)
 }
+
+// TestMemoryProgressRequestsForTheSameRevisionAreEachAnswered: requests
+// made back to back with no write in between (each for the same revision,
+// one arriving while the answer to the previous is being sent) each get
+// a Progress event; a lost one would leave the bubble deadlocked.
+func TestMemoryProgressRequestsForTheSameRevisionAreEachAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[int]()
+		defer s.Close()
+		_, err := s.Create(context.Background(), "a/x", 1)
+		require.NoError(t, err)
+		w, err := s.Watch(context.Background(), "a/", 0)
+		require.NoError(t, err)
+		defer w.Stop()
+		pr := requester(t, w)
+		for range 3000 {
+			require.NoError(t, pr.RequestProgress(context.Background()))
+			_, rev := nextProgress(t, w)
+			require.Equal(t, int64(1), rev)
+		}
+	})
+}

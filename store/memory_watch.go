@@ -204,12 +204,17 @@ func (w *memoryWatcher[T]) run(ctx context.Context) {
 		// up to there can be answered, even while more is to come.
 		if want := w.want.Load(); want != noProgress {
 			if cur := w.cursor.Load(); cur >= want {
+				// Clear the request before answering it: a request for
+				// the same revision that comes before the clear is
+				// answered by the event sent after it; one that comes
+				// after, or one for a later revision (the clear then
+				// fails), keeps want raised and is answered on the next
+				// round. Clearing after the send lost a request for the
+				// same revision made in between.
+				w.want.CompareAndSwap(want, noProgress)
 				if !w.send(ctx, Event[T]{Type: Progress, Object: Object[T]{Revision: cur}}) {
 					return
 				}
-				// A request made meanwhile keeps want raised, and is
-				// answered on the next round.
-				w.want.CompareAndSwap(want, noProgress)
 				continue
 			}
 		}

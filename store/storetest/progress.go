@@ -79,6 +79,21 @@ func (suite) progressQuietPrefix(t *testing.T, s store.Store[*Value]) {
 	quiet(t, s, w, "quiet/")
 }
 
+// progressBackToBack checks that requests made one after the other with no
+// write in between (each for the same revision, the next made as soon as
+// the answer to the previous arrives) are each answered: a store that
+// merges a request with the one it is answering loses it.
+func (suite) progressBackToBack(t *testing.T, s store.Store[*Value]) {
+	mustCreate(t, s, "b2b/a", val(1))
+	cur := mustRevision(t, s)
+	w := mustWatch(t, s, "b2b/", cur)
+	for range 200 {
+		ev := requestProgress(t, w)
+		require.GreaterOrEqual(t, ev.Object.Revision, cur, "Progress revision with no write in between")
+	}
+	quiet(t, s, w, "b2b/")
+}
+
 // progressInvalid checks that a nil context is refused with ErrInvalid
 // (not a panic) and that a request on a stopped watch neither panics nor
 // blocks.

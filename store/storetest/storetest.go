@@ -133,6 +133,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"WatchSharedRevision", s.watchShared},
 		{"ProgressAfterEveryEventUpToIt", s.progressOrdered},
 		{"ProgressOnQuietPrefix", s.progressQuietPrefix},
+		{"ProgressRequestsBackToBackAreEachAnswered", s.progressBackToBack},
 		{"ProgressInvalidInput", s.progressInvalid},
 		{"WatchCompacted", s.watchCompacted},
 		{"WatchStop", s.watchStop},
