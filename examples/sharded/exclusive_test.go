@@ -135,7 +135,7 @@ func exclusivityRun(t *testing.T, exe, fault string, flags etcdflag.Flags, clust
 	}
 	_, err = s.waitBalanced(ctx, "every replica to own its share again", ids)
 	require.NoError(t, err)
-	require.NoError(t, ctxtime.Sleep(ctx, 300*time.Millisecond))
+	require.NoError(t, s.waitWrites(ctx, "writes under the new owners", ids, 20))
 
 	v, err := s.verdict(ctx)
 	require.NoError(t, err)

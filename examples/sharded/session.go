@@ -108,6 +108,37 @@ func (s *session) waitBalanced(ctx context.Context, what string, ids []string) (
 	return owners, err
 }
 
+// waitWrites waits until each of ids has had n more writes accepted, in
+// the records, than when it was called: churn under the current owners.
+func (s *session) waitWrites(ctx context.Context, what string, ids []string, n int) error {
+	count := func() (map[string]int, error) {
+		recs, err := s.records()
+		got := map[string]int{}
+		for _, r := range recs {
+			if r.Kind == kindWrite {
+				got[r.Who]++
+			}
+		}
+		return got, err
+	}
+	before, err := count()
+	if err != nil {
+		return err
+	}
+	return demo.WaitFor(ctx, what, s.cfg.Timeout, func() (bool, error) {
+		now, err := count()
+		if err != nil {
+			return false, err
+		}
+		for _, id := range ids {
+			if now[id]-before[id] < n {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
 // waitConverged waits until every item has observed its generation.
 func (s *session) waitConverged(ctx context.Context, what string) error {
 	return demo.WaitFor(ctx, what, s.cfg.Timeout, func() (bool, error) {
