@@ -198,6 +198,57 @@ func (m *model) check(t *testing.T, q *Queue[int]) {
 	require.Equal(t, wantDelayed, gotDelayed, "delayed keys")
 	require.ElementsMatch(t, wantProcessing, gotProcessing, "processing keys")
 	require.Equal(t, len(m.ready), q.Len())
+	m.checkWalks(t, q, wantWaiting, wantDelayed, wantProcessing)
+}
+
+// checkWalks compares with the model what the queue's other views report:
+// States, Items, Processing, Stats and DueByPriority, which walk the ready
+// rings, the delay heap and the processing list rather than the key map.
+func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, processing []int) {
+	t.Helper()
+	want := map[int]State{}
+	for _, k := range waiting {
+		want[k] = Waiting
+	}
+	for _, k := range delayed {
+		want[k] = Delayed
+	}
+	for _, k := range processing {
+		want[k] = Processing
+	}
+	got := map[int]State{}
+	q.States(func(k int, s State) {
+		_, dup := got[k]
+		require.False(t, dup, "States reports key %d twice", k)
+		got[k] = s
+	})
+	require.Equal(t, want, got, "States")
+	got = map[int]State{}
+	for _, it := range q.Items() {
+		got[it.Key] = it.State
+	}
+	require.Equal(t, want, got, "Items")
+	var gotProcessing []int
+	for _, it := range q.Processing() {
+		require.Equal(t, Processing, it.State)
+		gotProcessing = append(gotProcessing, it.Key)
+	}
+	require.ElementsMatch(t, processing, gotProcessing, "Processing")
+	st := q.Stats()
+	require.Equal(t, len(delayed), st.Delayed, "Stats.Delayed")
+	require.Equal(t, len(processing), st.Processing, "Stats.Processing")
+	wantDue := map[int]int{}
+	for _, k := range waiting {
+		wantDue[m.keys[k].priority]++
+	}
+	for _, k := range processing {
+		if m.keys[k].dirty {
+			wantDue[m.keys[k].priority]++
+		}
+	}
+	gotDue := map[int]int{}
+	q.DueByPriority(func(p, n int) { gotDue[p] = n })
+	require.Equal(t, wantDue, gotDue, "DueByPriority")
 }
 
 // FuzzQueue applies a random sequence of operations to the queue and to the

@@ -35,20 +35,20 @@ type Stats struct {
 	LongestRunning time.Duration
 }
 
-// Stats summarises the queue; it walks every key under the queue lock.
+// Stats summarises the queue. It walks the keys in flight under the queue
+// lock, not the others.
 func (q *Queue[K]) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Ready: q.ready.Len(), Processing: q.processing}
 	now := q.now()
-	for _, it := range q.items {
-		switch {
-		case it.processing:
-			d := time.Duration(now - it.at)
-			s.UnfinishedWork += d
-			s.LongestRunning = max(s.LongestRunning, d)
-		case it.delayed():
-			s.Delayed++
+	s.Delayed = q.delayed.Len()
+	for _, it := range q.procs {
+		d := time.Duration(now - it.at)
+		s.UnfinishedWork += d
+		s.LongestRunning = max(s.LongestRunning, d)
+		if it.delayed() {
+			s.Delayed-- // counted as processing
 		}
 	}
 	return s

@@ -44,12 +44,18 @@ type ProbeMetrics interface {
 // DueByPriority counts, by priority, the keys that are due: waiting to be
 // handed out, or processing and marked dirty (handed out again after
 // Done). It calls yield once per priority that has any, in no particular
-// order, after releasing the queue's lock. It walks every key.
+// order, after releasing the queue's lock. It walks the priority levels and
+// the keys in flight, not the waiting keys.
 func (q *Queue[K]) DueByPriority(yield func(priority, n int)) {
 	q.mu.Lock()
 	byPriority := make(map[int]int)
-	for _, it := range q.items {
-		if it.waiting || it.dirty {
+	for _, l := range q.ready.levels {
+		if l.live > 0 {
+			byPriority[l.priority] += l.live
+		}
+	}
+	for _, it := range q.procs {
+		if it.dirty {
 			byPriority[it.priority]++
 		}
 	}

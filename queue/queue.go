@@ -87,8 +87,9 @@ type Queue[K comparable] struct {
 	delayed itemHeap[K]
 	seq     uint64 // orders delays that share a deadline
 
-	processing int // keys handed out and not Done
-	dirty      int // processing keys that were added again
+	processing int        // keys handed out and not Done
+	procs      []*item[K] // those keys, in no particular order
+	dirty      int        // processing keys that were added again
 
 	waiters     []chan struct{}
 	freeWaiters []chan struct{}
@@ -132,6 +133,7 @@ type item[K comparable] struct {
 	deadline   int64
 	priority   int
 	delayIdx   int32  // position in the delay heap, or -1
+	procIdx    int32  // while processing, position in Queue.procs
 	tags       uint32 // ORed AddOptions.Tags of the adds not yet handed out
 	waiting    bool   // in the ready queue
 	processing bool
@@ -521,6 +523,8 @@ func (q *Queue[K]) take() (K, uint32) {
 	}
 	it.processing = true
 	q.processing++
+	it.procIdx = int32(len(q.procs))
+	q.procs = append(q.procs, it)
 	it.at = now
 	tags := it.tags
 	it.tags = 0
@@ -587,6 +591,7 @@ func (q *Queue[K]) Done(key K) {
 	}
 	it.processing = false
 	q.processing--
+	q.dropProc(it)
 	if q.metrics != nil {
 		q.metrics.WorkDuration(time.Duration(q.now() - it.at))
 	}
@@ -601,6 +606,22 @@ func (q *Queue[K]) Done(key K) {
 		q.forgetItem(it)
 	}
 	q.checkDrained()
+}
+
+// dropProc takes a key that is no longer processing out of q.procs. q.mu
+// is held.
+func (q *Queue[K]) dropProc(it *item[K]) {
+	last := len(q.procs) - 1
+	if i := it.procIdx; int(i) != last {
+		moved := q.procs[last]
+		q.procs[i] = moved
+		moved.procIdx = i
+	}
+	q.procs[last] = nil
+	q.procs = q.procs[:last]
+	if c := cap(q.procs); c > shrinkThreshold && last < c/8 {
+		q.procs = append(make([]*item[K], 0, 2*last), q.procs...)
+	}
 }
 
 // Queued reports whether key will be handed out (again): it is waiting,

@@ -174,17 +174,24 @@ func (l *level[K]) compact() {
 	l.ring, l.head, l.n = ring, 0, k
 }
 
-// items returns the waiting keys in hand-out order.
-func (r *readyQueue[K]) items() []*item[K] {
-	out := make([]*item[K], 0, r.live)
+// each calls fn with every waiting key, level by level, each level in
+// FIFO order: the order the keys became ready, which for a burst of new
+// keys is also the order their records lie in memory.
+func (r *readyQueue[K]) each(fn func(*item[K])) {
 	for _, l := range r.levels {
 		for i := range l.n {
 			pos := l.headPos + uint64(i)
 			if it := l.ring[(l.head+i)%len(l.ring)]; l.valid(it, pos) {
-				out = append(out, it)
+				fn(it)
 			}
 		}
 	}
+}
+
+// items returns the waiting keys in hand-out order.
+func (r *readyQueue[K]) items() []*item[K] {
+	out := make([]*item[K], 0, r.live)
+	r.each(func(it *item[K]) { out = append(out, it) })
 	if r.byPriority {
 		return out // levels are visited highest first, each in FIFO order
 	}

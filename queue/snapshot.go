@@ -77,11 +77,7 @@ func (q *Queue[K]) Items() []Item[K] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := make([]Item[K], 0, len(q.items))
-	for _, it := range q.items {
-		if it.pending() || it.processing {
-			out = append(out, q.describe(it))
-		}
-	}
+	q.each(func(it *item[K], _ State) { out = append(out, q.describe(it)) })
 	return out
 }
 
@@ -93,15 +89,23 @@ func (q *Queue[K]) Items() []Item[K] {
 func (q *Queue[K]) States(fn func(key K, s State)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for _, it := range q.items {
-		switch {
-		case it.processing:
-			fn(it.key, Processing)
-		case it.waiting:
-			fn(it.key, Waiting)
-		case it.pending():
-			fn(it.key, Delayed)
+	q.each(func(it *item[K], s State) { fn(it.key, s) })
+}
+
+// each calls fn with every key in the queue and its state: the waiting
+// keys in each priority's FIFO order, then the delayed ones, then those
+// processing. It walks the ready rings, the delay heap and the processing
+// list rather than the key map, so that a walk over a large burst reads
+// the records in the order they were allocated. q.mu is held.
+func (q *Queue[K]) each(fn func(it *item[K], s State)) {
+	q.ready.each(func(it *item[K]) { fn(it, Waiting) })
+	for _, it := range q.delayed.items {
+		if !it.processing {
+			fn(it, Delayed)
 		}
+	}
+	for _, it := range q.procs {
+		fn(it, Processing)
 	}
 }
 
@@ -123,11 +127,9 @@ func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 func (q *Queue[K]) Processing() []Item[K] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make([]Item[K], 0, q.processing)
-	for _, it := range q.items {
-		if it.processing {
-			out = append(out, q.describe(it))
-		}
+	out := make([]Item[K], len(q.procs))
+	for i, it := range q.procs {
+		out[i] = q.describe(it)
 	}
 	return out
 }
@@ -158,15 +160,12 @@ func (q *Queue[K]) at(ns int64) time.Time { return q.epoch.Add(time.Duration(ns)
 func (q *Queue[K]) sortedItems() []*item[K] {
 	waiting := q.ready.items()
 	delayed := make([]*item[K], 0, q.delayed.Len())
-	var processing []*item[K]
-	for _, it := range q.items {
-		switch {
-		case it.processing:
-			processing = append(processing, it)
-		case it.delayed():
+	for _, it := range q.delayed.items {
+		if !it.processing {
 			delayed = append(delayed, it)
 		}
 	}
+	processing := slices.Clone(q.procs)
 	slices.SortFunc(delayed, func(a, b *item[K]) int {
 		return cmp.Or(cmp.Compare(a.deadline, b.deadline), cmp.Compare(a.pos, b.pos))
 	})

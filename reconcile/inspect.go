@@ -153,10 +153,13 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		_, ok := queued[key]
 		return ok
 	}
-	pendingHere := 0
-	for key := range c.pending {
-		if strings.HasPrefix(key, q.Prefix) {
-			pendingHere++
+	pendingHere := len(c.pending)
+	if q.Prefix != "" {
+		pendingHere = 0
+		for key := range c.pending {
+			if strings.HasPrefix(key, q.Prefix) {
+				pendingHere++
+			}
 		}
 	}
 	pendingLast := 0 // pending keys not queued that have a record
@@ -273,10 +276,18 @@ func rowOrder(s KeySort, desc bool) func(a, b inspectRow) int {
 	default:
 		first = func(a, b inspectRow) int { return 0 }
 	}
-	if desc {
-		return func(a, b inspectRow) int { return -cmp.Or(first(a, b), strings.Compare(a.key, b.key)) }
+	// The key is compared only on a tie: most rows of a large walk are
+	// told apart by the first field (cmp.Or would compare both).
+	byKey := func(a, b inspectRow) int {
+		if c := first(a, b); c != 0 {
+			return c
+		}
+		return strings.Compare(a.key, b.key)
 	}
-	return func(a, b inspectRow) int { return cmp.Or(first(a, b), strings.Compare(a.key, b.key)) }
+	if desc {
+		return func(a, b inspectRow) int { return -byKey(a, b) }
+	}
+	return byKey
 }
 
 // compareLast orders a row whose field is missing (true) after one whose

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -82,24 +81,45 @@ func (c *Controller[T]) Health() Health {
 // with unconverged changes and the failing ones, not every key.
 func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	limit := now.Add(-c.opts.StaleAfter)
+	var first firstKeys
+	n := 0
 	c.mu.Lock()
-	keys := make(map[string]struct{})
 	for key, p := range c.pending {
 		if p.since.Before(limit) {
-			keys[key] = struct{}{}
+			n++
+			first.offer(key)
 		}
 	}
 	for key, since := range c.failing {
-		if since.Before(limit) {
-			keys[key] = struct{}{}
+		if !since.Before(limit) {
+			continue
 		}
+		if p, ok := c.pending[key]; ok && p.since.Before(limit) {
+			continue // counted above
+		}
+		n++
+		first.offer(key)
 	}
 	c.mu.Unlock()
-	if len(keys) == 0 {
-		return 0, nil
+	return n, first.keys
+}
+
+// firstKeys keeps the maxStaleKeys smallest keys offered, in order, so that
+// a storm of stale keys costs one comparison for most of them, not a sort
+// of all.
+type firstKeys struct{ keys []string }
+
+func (f *firstKeys) offer(key string) {
+	if len(f.keys) == maxStaleKeys && key >= f.keys[len(f.keys)-1] {
+		return
 	}
-	sorted := slices.Sorted(maps.Keys(keys))
-	return len(sorted), sorted[:min(len(sorted), maxStaleKeys)]
+	i, _ := slices.BinarySearch(f.keys, key)
+	if len(f.keys) < maxStaleKeys {
+		f.keys = slices.Insert(f.keys, i, key)
+		return
+	}
+	copy(f.keys[i+1:], f.keys[i:len(f.keys)-1])
+	f.keys[i] = key
 }
 
 // Ready returns nil once the initial list is in the cache, else ErrNotSynced.

@@ -58,35 +58,44 @@
 //
 // It costs nothing while nobody looks: no goroutine, no recording. A
 // request costs one Controller.Health and one Controller.Inspect per
-// controller shown (and one Status of a sharded one's Sharder); Inspect walks the controller's keys once, keeps the
-// page's in a bounded heap and builds only theirs. BenchmarkPage measures
-// the first page of a controller over 100,000 keys (90,000 converged,
-// 10,000 failing and backing off), in the order that must look at every
-// key (sort=pending); BenchmarkPageAllQueued the same over 100,000 keys
-// all queued and never reconciled (an initial list behind a busy worker):
+// controller shown (and one Status of a sharded one's Sharder); Inspect
+// walks the controller's keys once, keeps the page's in a bounded heap and
+// builds only theirs. Three benchmarks render the first page of a
+// controller over 100,000 keys in the order that must look at every key
+// (sort=pending): BenchmarkPage with 90,000 converged and 10,000 failing
+// and backing off; BenchmarkPageAllQueued with all of them queued and never
+// reconciled (an initial list behind a busy worker); and
+// BenchmarkPageAllQueuedAfterChanges with all of them converged, then
+// changed at once in no particular order and queued again behind a busy
+// worker:
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC, 2026-12-01 04:32 UTC, nothing else running (load
-// average 0.5; 3 runs):
+// On a 2-core AMD EPYC, 2026-12-01 05:52 UTC, nothing else running (load
+// average 0.5-1.1; 3 runs):
 //
-//	BenchmarkPage/html-2           23-35 ms/op   0.55 MB/op  11,700 allocs/op
-//	BenchmarkPage/json-2           29 ms/op      0.57 MB/op   1,460 allocs/op
-//	BenchmarkPageAllQueued/html-2  110-125 ms/op 0.45 MB/op   7,670 allocs/op
-//	BenchmarkPageAllQueued/json-2  103-113 ms/op 0.35 MB/op     560 allocs/op
+//	BenchmarkPage/html-2                       12 ms/op      0.55 MB/op  11,700 allocs/op
+//	BenchmarkPage/json-2                       9-10 ms/op    0.57 MB/op   1,460 allocs/op
+//	BenchmarkPageAllQueued/html-2              29-37 ms/op   0.45 MB/op   7,670 allocs/op
+//	BenchmarkPageAllQueued/json-2              34-36 ms/op   0.35 MB/op     560 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/html-2  64-70 ms/op   0.52 MB/op  10,370 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/json-2  65-80 ms/op   0.56 MB/op   1,360 allocs/op
 //
 // (cpu-ns/op, the process's CPU time per page, is within a few ms of
-// ns/op.) The first meets the 50 ms target; the all-queued case does not
-// (it took 136-163 ms and 13.5 MB before Inspect stopped copying the
-// queue). There the time is memory latency: for each of 100,000 keys the
-// walk reads the queue's record, hashes the key (its bytes are a cache
-// miss away) and looks it up in the controller's pending changes, because
-// the queue and the controller keep separate records; a profile puts 80 %
-// in map probes, key hashing and the queue walk. One record per key shared
-// by the queue and the controller (the performance work) removes the
-// lookup. That state passes with the initial list or a resync.
-// Controller.Snapshot, which copies and sorts every key, took 300 ms for
-// the first benchmark's controller.
+// ns/op.) The first two meet the 50 ms target (they took 23-35 ms and
+// 103-125 ms before the queue's walks followed its ready rings, delay heap
+// and list of keys in flight instead of its key map, which reads a burst
+// of records in the order they were allocated). The third does not. There
+// the time is memory latency: the queue's records are recycled ones, so
+// the walk reads them in no useful order, and for each of 100,000 keys it
+// hashes the key (its bytes a cache miss away) and looks it up in the
+// controller's last outcomes and its pending changes, two more misses,
+// because the queue and the controller keep separate records; a profile
+// puts two thirds of the time in those two lookups. One record per key
+// shared by the queue and the controller would remove them. That state
+// passes once the worker drains the burst. Controller.Snapshot, which
+// copies and sorts every key, took 300 ms for the first benchmark's
+// controller.
 //
 // The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
 // go test ./reconcile/debugpage -run '^$' -bench ShardPage -benchmem,
