@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,9 +47,14 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 // After a burst drains, the queue's map and heap arrays are rebuilt small,
 // so the memory they held goes back to the heap.
 func TestMemoryGivenBackAfterBurst(t *testing.T) {
+	for _, n := range []int{10_000, 200_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testMemoryGivenBackAfterBurst(t, n) })
+	}
+}
+
+func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
 	q := New(Options[int]{})
 	ctx := context.Background()
-	const n = 200000
 	for i := range n {
 		q.Add(i)
 	}

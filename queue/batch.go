@@ -34,10 +34,11 @@ func (q *Queue[K]) GetBatch(ctx context.Context, max int, buf []Handout[K]) ([]H
 	if max == 1 {
 		return buf, nil
 	}
+	now := q.now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for n := 1; n < max && q.ready.Len() > 0 && (!q.shuttingDown || q.draining); n++ {
-		key, tags := q.take()
+		key, tags := q.take(now)
 		buf = append(buf, Handout[K]{key, tags})
 	}
 	q.checkDrained()

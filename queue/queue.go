@@ -228,9 +228,20 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 			q.metrics.Retried()
 		}
 	}
+	// Read the clock before taking the lock, so that the lock is held for
+	// less time under contention: the deadline counts from the call, not
+	// from when the lock was won.
+	var now int64
+	timed := delay > 0 && q.inited.Load()
+	if timed {
+		now = q.now()
+	}
 	q.mu.Lock()
 	defer q.unlockAndWake()
 	q.lazyInit()
+	if delay > 0 && !timed {
+		now = q.now() // a zero Queue's epoch was set just now
+	}
 	if q.shuttingDown {
 		return
 	}
@@ -253,7 +264,7 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 		q.addNow(it)
 		return
 	}
-	q.addDelayed(it, delay)
+	q.addDelayed(it, delay, now)
 }
 
 // addNow makes the key ready, or dirty if it is processing.
@@ -278,11 +289,10 @@ func (q *Queue[K]) addNow(it *item[K]) {
 }
 
 // addDelayed sets or advances the key's deadline.
-func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration) {
+func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration, now int64) {
 	if it.waiting || it.dirty {
 		return // it will be handed out sooner than the delay
 	}
-	now := q.now()
 	// Saturate: a delay of "forever" must not wrap around to the past.
 	deadline := int64(maxDeadline)
 	if int64(delay) < maxDeadline-now {
@@ -444,7 +454,9 @@ const itemChunk = 8
 
 // mapShrinkThreshold is the high-water mark of keys above which the key map
 // and the records kept for reuse are rebuilt small after a burst drains.
-const mapShrinkThreshold = 1 << 16
+// At 4,096 keys the map and records hold about 0.4 MB: below that, keeping
+// them costs less than rebuilding them for the next burst.
+const mapShrinkThreshold = 1 << 12
 
 // maxDeadline is the latest deadline the queue computes, with headroom so
 // that deadline arithmetic cannot overflow.
@@ -472,8 +484,19 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 	if ctx == nil {
 		return zero, 0, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
 	}
+	// The hand-out time is read before the lock is taken (and again after
+	// each wait), so that the lock is held for less time under
+	// contention: Since may be earlier than the hand-out by the time spent
+	// winning the lock.
+	var now int64
+	if q.inited.Load() {
+		now = q.now()
+	}
 	q.mu.Lock()
-	q.lazyInit()
+	if q.items == nil {
+		q.lazyInit()
+		now = q.now()
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			// This Get may have consumed a wake-up meant for a ready key:
@@ -485,7 +508,7 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 			return zero, 0, err
 		}
 		if q.ready.Len() > 0 && (!q.shuttingDown || q.draining) {
-			key, tags := q.take()
+			key, tags := q.take(now)
 			q.checkDrained() // the last ready key of a drain frees idle Gets
 			q.mu.Unlock()
 			return key, tags, nil
@@ -499,11 +522,14 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 		q.mu.Unlock()
 		select {
 		case <-w:
+			now = q.now()
 			q.mu.Lock()
 		case <-ctx.Done():
+			now = q.now()
 			q.mu.Lock()
 			q.cancelWait(w)
 		case <-q.closed:
+			now = q.now()
 			q.mu.Lock()
 			q.cancelWait(w)
 		}
@@ -511,14 +537,14 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 	}
 }
 
-// take hands out the first ready key and its tags. q.mu is held.
-func (q *Queue[K]) take() (K, uint32) {
+// take hands out the first ready key and its tags at time now. q.mu is
+// held.
+func (q *Queue[K]) take(now int64) (K, uint32) {
 	it := q.ready.pop()
 	q.handed++
-	now := q.now()
 	if q.metrics != nil {
 		q.metrics.Depth(q.ready.Len())
-		q.metrics.QueueLatency(time.Duration(now - it.deadline))
+		q.metrics.QueueLatency(time.Duration(max(0, now-it.deadline))) // now may predate the lock
 		it.deadline = 0
 	}
 	it.processing = true

@@ -83,9 +83,12 @@ type Controller[T any] struct {
 	// last records each key's latest reconcile, for introspection. A key's
 	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile
+	// lastErr holds the error text of the keys whose latest reconcile
+	// returned an error (lastReconcile.failed).
+	lastErr map[string]string
 	// pendingPeak and lastPeak are the sizes pending and last have
 	// reached since they were last rebuilt (see forgetPendingLocked).
-	pendingPeak, lastPeak int
+	pendingPeak, lastPeak, lastErrPeak int
 	// failing holds the keys whose latest reconciles failed, with when the
 	// first of those failures ended, for the stale alarm.
 	failing map[string]time.Time
@@ -140,7 +143,10 @@ func (w wallTime) time() time.Time {
 // describeLast fills s with r, the key's latest reconcile; a failure that
 // began before limit makes it stale.
 func (c *Controller[T]) describeLast(s *KeyState, r *lastReconcile, limit time.Time) {
-	s.LastOutcome, s.LastError, s.LastAt, s.LastDuration, s.LastRevision = r.outcome(), r.err, r.at.time(), r.duration, r.revision
+	s.LastOutcome, s.LastAt, s.LastDuration, s.LastRevision = r.outcome(), r.at.time(), r.duration, r.revision
+	if r.failed {
+		s.LastError = c.lastErr[s.Key]
+	}
 	s.LastTriggers = c.triggerNamesOf(r.triggers)
 	s.LastSuccess, s.FailingSince, s.LastConvergence = r.success.time(), r.failingSince.time(), r.converged
 	s.Stale = r.failingSince != 0 && s.FailingSince.Before(limit)
@@ -161,7 +167,6 @@ const (
 // nanoseconds and the outcome as a code (72 bytes; over 128 a map would
 // keep every value behind a pointer of its own, one allocation per key).
 type lastReconcile struct {
-	err      string
 	at       wallTime
 	duration time.Duration
 	revision int64
@@ -175,6 +180,9 @@ type lastReconcile struct {
 	converged time.Duration
 	triggers  trigger // what woke the key for this reconcile
 	code      outcomeCode
+	// failed: the reconcile returned an error, whose text is in
+	// Controller.lastErr (few keys fail, so the text is kept aside).
+	failed bool
 }
 
 // outcome returns how the reconcile ended.
@@ -207,6 +215,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		observedKeys: make(map[string]struct{}),
 		coveredAhead: make(map[string]int64),
 		last:         make(map[string]lastReconcile),
+		lastErr:      make(map[string]string),
 		failing:      make(map[string]time.Time),
 		wantWorker:   opts.Workers,
 	}
@@ -372,8 +381,17 @@ func (c *Controller[T]) forgetPendingLocked(key string) {
 }
 
 func (c *Controller[T]) forgetLastLocked(key string) {
+	if c.last[key].failed {
+		c.forgetLastErrLocked(key)
+	}
 	delete(c.last, key)
 	c.last = shrunk(c.last, &c.lastPeak)
+}
+
+// forgetLastErrLocked deletes key's last error text; c.mu is held.
+func (c *Controller[T]) forgetLastErrLocked(key string) {
+	delete(c.lastErr, key)
+	c.lastErr = shrunk(c.lastErr, &c.lastErrPeak)
 }
 
 // shrinkAbove is the peak size of a per-key map above which it is rebuilt

@@ -276,8 +276,13 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	if ok {
 		r.converged = latency
 	}
-	if err != nil {
-		r.err = err.Error()
+	switch {
+	case err != nil:
+		r.failed = true
+		c.lastErr[req.Key] = err.Error()
+		c.lastErrPeak = max(c.lastErrPeak, len(c.lastErr))
+	case prev.failed:
+		c.forgetLastErrLocked(req.Key)
 	}
 	c.last[req.Key] = r
 	c.lastPeak = max(c.lastPeak, len(c.last))

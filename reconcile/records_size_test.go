@@ -15,7 +15,7 @@ import (
 // 128 bytes behind a pointer of its own, one allocation per key inserted;
 // the controller's per-key records stay within that size.
 func TestPerKeyRecordsFitAMapSlotUnboxed(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(lastReconcile{}), uintptr(72), "one per key reconciled: keep it small")
+	require.LessOrEqual(t, unsafe.Sizeof(lastReconcile{}), uintptr(56), "one per key reconciled: keep it small")
 	require.LessOrEqual(t, unsafe.Sizeof(pendingChange{}), uintptr(128))
 }
 
@@ -34,8 +34,10 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 	for i := range n {
 		key := fmt.Sprintf("k%05d", i)
 		c.addPendingLocked(key, int64(i+1))
-		c.last[key] = lastReconcile{revision: int64(i + 1)}
+		c.last[key] = lastReconcile{revision: int64(i + 1), failed: true}
 		c.lastPeak = max(c.lastPeak, len(c.last))
+		c.lastErr[key] = "error " + key
+		c.lastErrPeak = max(c.lastErrPeak, len(c.lastErr))
 	}
 	require.Equal(t, n, c.pendingPeak)
 	require.Equal(t, n, c.lastPeak)
@@ -46,11 +48,14 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 	}
 	require.Less(t, c.pendingPeak, n/8, "the pending map was not rebuilt")
 	require.Less(t, c.lastPeak, n/8, "the last-reconcile map was not rebuilt")
+	require.Less(t, c.lastErrPeak, n/8, "the last-error map was not rebuilt")
+	require.Len(t, c.lastErr, 100)
 	require.Len(t, c.pending, 100)
 	require.Len(t, c.last, 100)
 	for i := n - 100; i < n; i++ {
 		key := fmt.Sprintf("k%05d", i)
 		require.Equal(t, int64(i+1), c.pending[key].first, key)
 		require.Equal(t, int64(i+1), c.last[key].revision, key)
+		require.Equal(t, "error "+key, c.lastErr[key], key)
 	}
 }
