@@ -37,7 +37,9 @@ type Item[K comparable] struct {
 	// Dirty: a processing key that was added again; it is handed out again
 	// after Done.
 	Dirty bool
-	// Since is when a processing key was handed out.
+	// Since is when a processing key was handed out: the clock is read
+	// as Get takes the queue's lock, so it may precede the hand-out by the
+	// time that Get waited for the lock.
 	Since time.Time
 	// Until is when a delayed key becomes ready. A processing key may also
 	// have a deadline, for the add that comes due after Done.
