@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -24,6 +25,10 @@ import (
 // last successful renewal (the cluster's expiry comes no sooner: it counts
 // from when it received that renewal, and a new leader restarts every
 // lease's TTL), or at once if etcd reports it expired.
+//
+// The give-up at the TTL is timed by a timer of its own (watchdog), not by
+// the renewing goroutine: a renewal call that does not return, whatever
+// its deadline says, cannot keep the lease counted as alive.
 type keeper struct {
 	client *clientv3.Client
 	id     clientv3.LeaseID
@@ -31,9 +36,14 @@ type keeper struct {
 
 	ctx    context.Context // cancelled by stop
 	cancel context.CancelFunc
-	lost   chan struct{} // closed when the lease is no longer kept alive
-	err    error         // why, set before lost closes
-	exited chan struct{}
+	// watchdog fails the keeper when the TTL has passed since the sending
+	// of the last successful renewal; each successful renewal pushes it
+	// back (see extend).
+	watchdog *time.Timer
+	lost     chan struct{} // closed when the lease is no longer kept alive
+	err      error         // why, set before lost closes
+	failOnce sync.Once
+	exited   chan struct{}
 }
 
 // keepAlive starts keeping the lease id alive; sent is when the request
@@ -47,6 +57,7 @@ func keepAlive(client *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, 
 		exited: make(chan struct{}),
 	}
 	k.ctx, k.cancel = context.WithCancel(client.Ctx())
+	k.watchdog = time.AfterFunc(time.Until(sent.Add(ttl)), k.expired)
 	go k.run(sent)
 	return k
 }
@@ -55,7 +66,28 @@ func keepAlive(client *clientv3.Client, id clientv3.LeaseID, ttl time.Duration, 
 // expires after its TTL unless it is revoked.
 func (k *keeper) stop() {
 	k.cancel()
+	k.watchdog.Stop()
 	<-k.exited
+}
+
+// expired is the watchdog's: the TTL has passed since the sending of the
+// last successful renewal.
+func (k *keeper) expired() {
+	if k.ctx.Err() != nil {
+		return // stopped: nobody counts on the lease any more
+	}
+	k.fail(fmt.Errorf("no renewal succeeded within the lease's TTL (%v)", k.ttl))
+}
+
+// extend moves the give-up to deadline (the sending of a successful
+// renewal plus the TTL etcd answered), unless the watchdog has fired
+// already; it reports whether the lease is still counted as kept alive.
+func (k *keeper) extend(deadline time.Time) bool {
+	if !k.watchdog.Stop() {
+		return false
+	}
+	k.watchdog.Reset(time.Until(deadline)) // fires at once if passed
+	return true
 }
 
 // Lost is closed when the lease is no longer kept alive; Err then says why.
@@ -80,12 +112,14 @@ func (k *keeper) run(sent time.Time) {
 	for {
 		select {
 		case <-timer.C:
+		case <-k.lost:
+			return
 		case <-k.ctx.Done():
 			return
 		}
 		start := time.Now()
 		if !start.Before(deadline) {
-			k.fail(fmt.Errorf("no renewal succeeded within the lease's TTL (%v)", k.ttl))
+			k.expired()
 			return
 		}
 		actx, cancel := context.WithDeadline(clientv3.WithRequireLeader(k.ctx), minTime(start.Add(attempt), deadline))
@@ -99,6 +133,9 @@ func (k *keeper) run(sent time.Time) {
 			return
 		case err == nil:
 			deadline = start.Add(time.Duration(ttl) * time.Second)
+			if !k.extend(deadline) {
+				return // the watchdog gave up while the call was out
+			}
 			next = start.Add(interval)
 		default:
 			// Stuck or refused: try again, on whichever member the
@@ -129,9 +166,12 @@ func (k *keeper) once(ctx context.Context) (int64, error) {
 	return resp.TTL, nil
 }
 
+// fail reports the lease lost with err; only the first call counts.
 func (k *keeper) fail(err error) {
-	k.err = err
-	close(k.lost)
+	k.failOnce.Do(func() {
+		k.err = err
+		close(k.lost)
+	})
 }
 
 func minTime(a, b time.Time) time.Time {

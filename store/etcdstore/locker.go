@@ -36,6 +36,12 @@ const DefaultLockTTL = 10 * time.Second
 // lease's expiry on the cluster and the client noticing, the guard is what
 // keeps a deposed holder's writes out.
 //
+// A holder whose renewals fail gives up no later than the TTL after the
+// sending of its last successful renewal, before etcd could expire the
+// lease and let another contender in. That give-up is timed apart from
+// every etcd call: a renewal that does not return, or a watch that waits
+// for an unreachable member to come back, never holds the term alive.
+//
 // The lease is renewed every TTL/3 with one request at a time, each
 // attempt bounded by TTL/6 and retried at once on whichever member the
 // client picks: a renewal stuck on a member whose leader just died (etcd
@@ -179,7 +185,7 @@ type term struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	exited chan struct{} // closed when the monitor goroutine returns
+	done   sync.WaitGroup // the expire and monitor goroutines
 
 	releaseMu sync.Mutex
 	released  bool
@@ -195,26 +201,36 @@ func (l *Locker) startTerm(ctx context.Context, keeper *keeper, session *concurr
 		election: election,
 		key:      election.Key()[len(l.store):],
 		token:    election.Rev(),
-		exited:   make(chan struct{}),
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
-	go t.monitor()
+	t.done.Go(t.expire)
+	t.done.Go(t.monitor)
 	return t
 }
 
-// monitor cancels the term's context with lock.ErrLost when its lease is
-// no longer kept alive, its key is deleted, or the watch on its key fails.
-// It opens the watch itself, as opening waits for a connection.
+// expire cancels the term's context with lock.ErrLost as soon as its
+// keeper reports the lease no longer kept alive. It waits for nothing
+// else: the watch that monitor opens can keep monitor inside the client
+// for as long as no member answers (clientv3's Watch returns only once the
+// watch is created, retrying while the cluster is unreachable), and the
+// end of the term must not wait for that.
+func (t *term) expire() {
+	select {
+	case <-t.keeper.Lost():
+		t.cancel(fmt.Errorf("%w: %q: etcd lease no longer kept alive: %w", lock.ErrLost, t.key, t.keeper.Err()))
+	case <-t.ctx.Done():
+	}
+}
+
+// monitor cancels the term's context with lock.ErrLost when its key is
+// deleted or the watch on its key fails. It opens the watch itself, as
+// opening waits for a connection (until the term's context ends).
 func (t *term) monitor() {
-	defer close(t.exited)
 	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(t.ctx))
 	defer stop()
 	wch := t.locker.client.Watch(wctx, t.locker.store+t.key, clientv3.WithRev(t.token+1))
 	for {
 		select {
-		case <-t.keeper.Lost():
-			t.cancel(fmt.Errorf("%w: %q: etcd lease no longer kept alive: %w", lock.ErrLost, t.key, t.keeper.Err()))
-			return
 		case resp, ok := <-wch:
 			if t.ctx.Err() != nil {
 				return // released
@@ -267,7 +283,7 @@ func (t *term) Release(ctx context.Context) error {
 		return nil
 	}
 	t.cancel(fmt.Errorf("%w: %q", lock.ErrReleased, t.key))
-	<-t.exited
+	t.done.Wait()
 	// Resign deletes the key only if it still has the term's
 	// CreateRevision; revoking the lease would delete it too, and stops
 	// the keep-alive.
