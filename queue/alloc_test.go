@@ -71,3 +71,32 @@ func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
 	}
 	require.LessOrEqual(t, len(q.free), mapShrinkThreshold, "the records kept for reuse were not trimmed")
 }
+
+// TestRecurringBurstsRebuildTheMapAHandfulOfTimes: a queue whose bursts
+// come back again and again does not rebuild (and regrow) its key map once
+// per burst: each rebuild waits for twice as many forgotten records as the
+// one before, so 32 bursts cost at most 6 rebuilds, and the first drain
+// still gives the memory back.
+func TestRecurringBurstsRebuildTheMapAHandfulOfTimes(t *testing.T) {
+	q := New(Options[int]{})
+	ctx := context.Background()
+	const n = 10_000
+	for burst := range 32 {
+		for i := range n {
+			q.Add(i)
+		}
+		for range n {
+			k, err := q.Get(ctx)
+			require.NoError(t, err)
+			q.Done(k)
+		}
+		if burst == 0 {
+			q.mu.Lock()
+			require.Equal(t, uint(1), q.rebuilds, "the first drain did not give the memory back")
+			q.mu.Unlock()
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.LessOrEqual(t, q.rebuilds, uint(6))
+}

@@ -82,6 +82,11 @@ type Queue[K comparable] struct {
 	inited  atomic.Bool // set once the fields below are initialised
 	items   map[K]*item[K]
 	peak    int // high-water mark of len(items) since the map was made
+	// forgets counts the records forgotten since the map was last rebuilt,
+	// and rebuilds how many times it was: each rebuild waits for twice as
+	// many forgets as the one before (see forgetItem).
+	forgets  uint64
+	rebuilds uint
 	free    []*item[K]
 	ready   readyQueue[K]
 	delayed itemHeap[K]
@@ -431,8 +436,15 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	// Maps do not shrink when emptied: once a large burst has drained,
 	// rebuild the mostly empty map and trim the records kept for reuse, so
 	// that their memory goes back to the heap. Smaller maps are kept as
-	// they are, since rebuilding them would cost more than they hold.
-	if q.peak > mapShrinkThreshold && len(q.items) < q.peak/8 {
+	// they are, since rebuilding them would cost more than they hold. A
+	// queue whose bursts come back again and again would regrow what it
+	// gave back each time: each rebuild waits for twice as many forgotten
+	// records as the one before, so that such a queue rebuilds a handful
+	// of times rather than once per burst.
+	q.forgets++
+	if q.peak > mapShrinkThreshold && len(q.items) < q.peak/8 && q.forgets >= uint64(q.peak)<<min(q.rebuilds, 32) {
+		q.forgets = 0
+		q.rebuilds++
 		m := make(map[K]*item[K], len(q.items))
 		for k, v := range q.items {
 			m[k] = v
