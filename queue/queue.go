@@ -78,19 +78,19 @@ type AddOptions struct {
 // methods are safe for concurrent use. See the package documentation for the
 // guarantees.
 type Queue[K comparable] struct {
-	mu      sync.Mutex
-	inited  atomic.Bool // set once the fields below are initialised
-	items   map[K]*item[K]
-	peak    int // high-water mark of len(items) since the map was made
+	mu     sync.Mutex
+	inited atomic.Bool // set once the fields below are initialised
+	items  map[K]*item[K]
+	peak   int // high-water mark of len(items) since the map was made
 	// forgets counts the records forgotten since the map was last rebuilt,
 	// and rebuilds how many times it was: each rebuild waits for twice as
 	// many forgets as the one before (see forgetItem).
 	forgets  uint64
 	rebuilds uint
-	free    []*item[K]
-	ready   readyQueue[K]
-	delayed itemHeap[K]
-	seq     uint64 // orders delays that share a deadline
+	free     []*item[K]
+	ready    readyQueue[K]
+	delayed  itemHeap[K]
+	seq      uint64 // orders delays that share a deadline
 
 	processing int        // keys handed out and not Done
 	procs      []*item[K] // those keys, in no particular order
