@@ -98,9 +98,10 @@ type Queue[K comparable] struct {
 
 	waiters     []chan struct{}
 	freeWaiters []chan struct{}
-	// toWake is the Get that makeReady chose to wake; it is woken by
-	// unlockAndWake once q.mu is released.
-	toWake chan struct{}
+	// toWake holds the Gets that makeReady chose to wake (the first
+	// nWake); they are woken by unlockAndWake once q.mu is released.
+	toWake [wakeAfterUnlock]chan struct{}
+	nWake  int
 
 	timer   *time.Timer
 	timerAt int64 // deadline the timer is armed for; 0 when disarmed
@@ -337,21 +338,36 @@ func (q *Queue[K]) makeReady(it *item[K]) {
 		q.metrics.Depth(q.ready.Len())
 	}
 	if len(q.waiters) > 0 {
-		if q.toWake != nil {
-			q.toWake <- struct{}{} // a second key in one critical section
+		w := q.popWaiter()
+		if q.nWake == len(q.toWake) {
+			w <- struct{}{} // very many keys in one critical section
+			return
 		}
-		q.toWake = q.popWaiter()
+		q.toWake[q.nWake] = w
+		q.nWake++
 	}
 }
 
-// unlockAndWake releases q.mu, then wakes the Get that makeReady chose, so
-// that the woken Get does not run into a lock its waker still holds. Every
+// wakeAfterUnlock is how many Gets one critical section wakes after it
+// releases the lock: a timer firing for many due keys wakes that many
+// workers without making them wait for the lock it still holds. Beyond
+// that, the others are woken at once.
+const wakeAfterUnlock = 16
+
+// unlockAndWake releases q.mu, then wakes the Gets that makeReady chose, so
+// that the woken Gets do not run into a lock their waker still holds. Every
 // method that may call makeReady unlocks through it.
 func (q *Queue[K]) unlockAndWake() {
-	w := q.toWake
-	q.toWake = nil
+	if q.nWake == 0 {
+		q.mu.Unlock()
+		return
+	}
+	var wake [wakeAfterUnlock]chan struct{}
+	n := copy(wake[:], q.toWake[:q.nWake])
+	clear(q.toWake[:q.nWake])
+	q.nWake = 0
 	q.mu.Unlock()
-	if w != nil {
+	for _, w := range wake[:n] {
 		w <- struct{}{}
 	}
 }

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -182,3 +183,36 @@ func TestErrorsAreDistinctPrefixedSentinels(t *testing.T) {
 
 // advance lets fake time pass inside a synctest bubble.
 func advance(d time.Duration) { <-time.After(d) }
+
+// TestOneFiringWakesEveryWaitingGetForItsDueKeys: when one timer firing
+// makes more keys due than a critical section wakes after unlocking, every
+// waiting Get still gets one of them, and each key goes to exactly one.
+func TestOneFiringWakesEveryWaitingGetForItsDueKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newTestQueue()
+		const n = 3*wakeAfterUnlock + 1
+		got := make(chan string, n)
+		for range n {
+			go func() {
+				k, err := q.Get(context.Background())
+				if err == nil {
+					got <- k
+				}
+			}()
+		}
+		synctest.Wait()
+		for i := range n {
+			q.AddAfter(fmt.Sprintf("k%02d", i), time.Second)
+		}
+		advance(time.Second) // the timer fires once for all n keys
+		synctest.Wait()
+		require.Len(t, got, n, "some Gets were not woken")
+		seen := map[string]bool{}
+		for range n {
+			k := <-got
+			require.False(t, seen[k], "key %s handed out twice", k)
+			seen[k] = true
+		}
+		q.ShutDown()
+	})
+}
