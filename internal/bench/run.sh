@@ -36,12 +36,59 @@
 #   internal/bench/run.sh costcurve        # ~30 minutes on 2 cores
 #   internal/bench/run.sh costcurve -sizes 1000,10000 -runs 1 -csv /tmp/c.csv -png /tmp/c.png
 #
+# batch mode: the batch-reconcile benchmark (one key per call against
+# batches of 100, a world costing 1 ms per call) in the root module; etcd
+# mode: etcdstore's compare-and-swap against the raw clientv3 transaction on
+# 3 etcd processes (store/etcdstore/BENCHMARKS.md); page mode: the debug
+# page over 100,000 keys (reconcile/debugpage). Their figures are in the
+# doc comments and files the table of README.md points to.
+#
+#   internal/bench/run.sh batch            # ~2 minutes
+#   internal/bench/run.sh etcd             # ~3 minutes
+#   internal/bench/run.sh page             # ~1 minute
+#
+# all mode runs every mode above in turn (queue, e2e, costcurve, httpload,
+# batch, etcd, page: about an hour and a half on 2 cores), each one's
+# output in run_all/MODE.txt:
+#
+#   internal/bench/run.sh all
+#
 # Extra arguments go to `go test` (to cmd/httpload in httpload mode) after
 # the defaults, so they win.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 count=${COUNT:-5}
+
+if [[ ${1:-} == all ]]; then
+	shift
+	mkdir -p run_all
+	for mode in queue e2e costcurve httpload batch etcd page; do
+		echo "## $mode, started $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average:$(uptime | sed 's/.*load average://')" >&2
+		arg=$mode
+		[[ $mode == queue ]] && arg=
+		./run.sh $arg >"run_all/$mode.txt"
+	done
+	exit
+fi
+
+if [[ ${1:-} == batch ]]; then
+	shift
+	(cd ../.. && go test ./reconcile -run '^$' -bench BatchAgainst -benchtime 1x -count 3 "$@")
+	exit
+fi
+
+if [[ ${1:-} == etcd ]]; then
+	shift
+	(cd ../../store/etcdstore && CONVERGE_ETCD_PROCS_BENCH=1 CONVERGE_ETCD_PROCS_BENCH_PHASE=400ms go test -run '^$' -bench BenchmarkCASProcs -benchtime 60x "$@" .)
+	exit
+fi
+
+if [[ ${1:-} == page ]]; then
+	shift
+	(cd ../.. && go test ./reconcile/debugpage -run '^$' -bench Page -benchmem -count 3 "$@")
+	exit
+fi
 
 if [[ ${1:-} == e2e ]]; then
 	shift
