@@ -223,36 +223,80 @@ func (t *term) expire() {
 }
 
 // monitor cancels the term's context with lock.ErrLost when its key is
-// deleted or the watch on its key fails. It opens the watch itself, as
-// opening waits for a connection (until the term's context ends).
+// deleted, or found gone or re-created (another term's) after a gap in the
+// watch. A watch that fails for another reason (its member lost the etcd
+// leader during an election, the connection broke) is opened again from
+// the revision after the last it delivered, after watchRetry: such a
+// failure says nothing about the key, and the term's end by time is
+// expire's (the keeper gives up at the TTL after the last renewal), so a
+// leader election shorter than the TTL does not end the term. It opens the
+// watch itself, as opening waits for a connection (until the term's
+// context ends).
 func (t *term) monitor() {
-	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(t.ctx))
-	defer stop()
-	wch := t.locker.client.Watch(wctx, t.locker.store+t.key, clientv3.WithRev(t.token+1))
-	for {
-		select {
-		case resp, ok := <-wch:
-			if t.ctx.Err() != nil {
-				return // released
-			}
-			if !ok {
-				t.cancel(fmt.Errorf("%w: %q: watch on the leader key closed by the client", lock.ErrLost, t.key))
-				return
-			}
-			if err := resp.Err(); err != nil {
-				t.cancel(fmt.Errorf("%w: %q: watch on the leader key failed: %w", lock.ErrLost, t.key, err))
-				return
-			}
-			for _, ev := range resp.Events {
-				if ev.Type == clientv3.EventTypeDelete {
-					t.cancel(fmt.Errorf("%w: %q: leader key deleted at revision %d", lock.ErrLost, t.key, ev.Kv.ModRevision))
-					return
-				}
-			}
-		case <-t.ctx.Done():
+	next := t.token + 1 // the first revision not yet watched
+	for t.ctx.Err() == nil {
+		var lost error
+		next, lost = t.watchFrom(next)
+		if lost != nil {
+			t.cancel(lost)
 			return
 		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-time.After(watchRetry):
+		}
 	}
+}
+
+// watchRetry is how long monitor waits before it opens a failed watch on
+// a term's key again.
+const watchRetry = 100 * time.Millisecond
+
+// watchFrom watches the term's key from revision next until the watch
+// fails or the term ends. It returns the next revision to watch from, and
+// a non-nil error (matching lock.ErrLost) once the term is known lost.
+func (t *term) watchFrom(next int64) (int64, error) {
+	wctx, stop := context.WithCancel(clientv3.WithRequireLeader(t.ctx))
+	defer stop()
+	key := t.locker.store + t.key
+	for resp := range t.locker.client.Watch(wctx, key, clientv3.WithRev(next)) {
+		if t.ctx.Err() != nil {
+			return next, nil // released or lost meanwhile
+		}
+		if resp.CompactRevision != 0 || errors.Is(resp.Err(), rpctypes.ErrCompacted) {
+			// Revisions were compacted away before they were watched:
+			// whether the key went in between, only a read can tell.
+			return t.checkKey(next)
+		}
+		if resp.Err() != nil {
+			return next, nil // open it again
+		}
+		for _, ev := range resp.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return next, fmt.Errorf("%w: %q: leader key deleted at revision %d", lock.ErrLost, t.key, ev.Kv.ModRevision)
+			}
+			next = max(next, ev.Kv.ModRevision+1)
+		}
+	}
+	return next, nil // the client closed the watch; open it again
+}
+
+// checkKey reads the term's key after a compacted gap in its watch: the
+// term is lost if the key is gone or belongs to another term; otherwise
+// the watch resumes after the revision read. A failed read leaves next as
+// it is, for another attempt.
+func (t *term) checkKey(next int64) (int64, error) {
+	rctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(t.ctx), watchRetry*10)
+	defer cancel()
+	resp, err := t.locker.client.Get(rctx, t.locker.store+t.key)
+	if err != nil {
+		return next, nil
+	}
+	if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != t.token {
+		return next, fmt.Errorf("%w: %q: leader key gone or re-created while its watch was compacted", lock.ErrLost, t.key)
+	}
+	return resp.Header.Revision + 1, nil
 }
 
 // Context is cancelled when the term is lost or released; its cause matches

@@ -10,6 +10,7 @@ import (
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/store/etcdstore"
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -44,6 +45,37 @@ type stuckCalls struct {
 	// watch's creation).
 	heard     chan struct{}
 	heardOnce sync.Once
+	// noLeader, once set, makes the next message a watch stream receives
+	// fail the stream as a member without a leader fails it.
+	noLeader atomic.Bool
+	// watches counts the watch streams opened.
+	watches atomic.Int32
+	// gate, while set, holds the opening of watch streams until closed.
+	gateMu sync.Mutex
+	gate   chan struct{}
+}
+
+// holdWatches makes watch streams wait to open until releaseWatches.
+func (s *stuckCalls) holdWatches() {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	s.gate = make(chan struct{})
+}
+
+// releaseWatches lets the held watch streams open.
+func (s *stuckCalls) releaseWatches() {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	if s.gate != nil {
+		close(s.gate)
+		s.gate = nil
+	}
+}
+
+func (s *stuckCalls) watchGate() chan struct{} {
+	s.gateMu.Lock()
+	defer s.gateMu.Unlock()
+	return s.gate
 }
 
 func newStuckCalls() *stuckCalls {
@@ -62,6 +94,14 @@ func (s *stuckCalls) intercept(ctx context.Context, desc *grpc.StreamDesc, cc *g
 		<-s.release
 		return nil, unreachable
 	case method == watchMethod:
+		s.watches.Add(1)
+		if gate := s.watchGate(); gate != nil {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, status.FromContextError(ctx.Err()).Err()
+			}
+		}
 		cs, err := streamer(ctx, desc, cc, method, opts...)
 		if err != nil {
 			return nil, err
@@ -81,6 +121,9 @@ func (d *deafStream) RecvMsg(m any) error {
 	err := d.ClientStream.RecvMsg(m)
 	if err == nil {
 		d.calls.heardOnce.Do(func() { close(d.calls.heard) })
+		if d.calls.noLeader.CompareAndSwap(true, false) {
+			return rpctypes.ErrGRPCNoLeader
+		}
 	}
 	if d.calls.deaf.Load() {
 		<-d.Context().Done()
@@ -105,6 +148,7 @@ func stuckClient(t *testing.T, s *stuckCalls, endpoint string) *clientv3.Client 
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	t.Cleanup(s.unblock) // runs first: a hanging call must not hold up Close
+	t.Cleanup(s.releaseWatches)
 	return c
 }
 
