@@ -31,10 +31,13 @@ const DefaultLockTTL = 10 * time.Second
 // A Lock's context is cancelled, with a cause matching lock.ErrLost, when
 // its lease is no longer being kept alive (etcd reported it expired, or no
 // renewal succeeded within the TTL), when its key is deleted by anyone
-// else, or when the watch on its key fails (its member lost the cluster's
-// leader): in each case the holder can no longer be sure. Between the
-// lease's expiry on the cluster and the client noticing, the guard is what
-// keeps a deposed holder's writes out.
+// else, or when, after a gap in the watch on its key that compaction
+// erased, its key is found gone or another term's. A watch that merely
+// fails (its member lost the cluster's leader during an election, a
+// connection broke) is opened again from where it stopped: it says nothing
+// about the key, and the TTL bounds how long a holder that cannot reach
+// the cluster goes on. Between the lease's expiry on the cluster and the
+// client noticing, the guard is what keeps a deposed holder's writes out.
 //
 // A holder whose renewals fail gives up no later than the TTL after the
 // sending of its last successful renewal, before etcd could expire the
