@@ -71,19 +71,20 @@
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC, 2026-12-01 05:52 UTC, nothing else running (load
-// average 0.5-1.1; 3 runs):
+// On a 2-core AMD EPYC, 2026-12-01, 3 runs at 05:52 UTC and 5 more at
+// 06:59 UTC of the two all-queued benchmarks, nothing else running (load
+// average 0.5-1.4; the spread is this shared VM's, run to run):
 //
 //	BenchmarkPage/html-2                       12 ms/op      0.55 MB/op  11,700 allocs/op
 //	BenchmarkPage/json-2                       9-10 ms/op    0.57 MB/op   1,460 allocs/op
-//	BenchmarkPageAllQueued/html-2              29-37 ms/op   0.45 MB/op   7,670 allocs/op
-//	BenchmarkPageAllQueued/json-2              34-36 ms/op   0.35 MB/op     560 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/html-2  64-70 ms/op   0.52 MB/op  10,370 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/json-2  65-80 ms/op   0.56 MB/op   1,360 allocs/op
+//	BenchmarkPageAllQueued/html-2              29-45 ms/op   0.45 MB/op   7,670 allocs/op
+//	BenchmarkPageAllQueued/json-2              34-48 ms/op   0.35 MB/op     560 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/html-2  47-86 ms/op   0.52 MB/op  10,370 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/json-2  55-80 ms/op   0.56 MB/op   1,360 allocs/op
 //
 // (cpu-ns/op, the process's CPU time per page, is within a few ms of
-// ns/op.) The first two meet the 50 ms target (they took 23-35 ms and
-// 103-125 ms before the queue's walks followed its ready rings, delay heap
+// ns/op.) The first two meet the 50 ms target, the second with little
+// margin (they took 23-35 ms and 103-125 ms before the queue's walks followed its ready rings, delay heap
 // and list of keys in flight instead of its key map, which reads a burst
 // of records in the order they were allocated). The third does not. There
 // the time is memory latency: the queue's records are recycled ones, so
