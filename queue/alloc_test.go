@@ -52,17 +52,22 @@ func TestMemoryGivenBackAfterBurst(t *testing.T) {
 	}
 }
 
-func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
-	q := New(Options[int]{})
-	ctx := context.Background()
+// burst adds keys 0 to n-1, then hands each out and marks it done.
+func burst(t *testing.T, q *Queue[int], n int) {
+	t.Helper()
 	for i := range n {
 		q.Add(i)
 	}
 	for range n {
-		k, err := q.Get(ctx)
+		k, err := q.Get(context.Background())
 		require.NoError(t, err)
 		q.Done(k)
 	}
+}
+
+func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
+	q := New(Options[int]{})
+	burst(t, q, n)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	require.LessOrEqual(t, q.peak, mapShrinkThreshold, "the key map was not rebuilt")
@@ -79,18 +84,9 @@ func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
 // still gives the memory back.
 func TestRecurringBurstsRebuildTheMapAHandfulOfTimes(t *testing.T) {
 	q := New(Options[int]{})
-	ctx := context.Background()
-	const n = 10_000
-	for burst := range 32 {
-		for i := range n {
-			q.Add(i)
-		}
-		for range n {
-			k, err := q.Get(ctx)
-			require.NoError(t, err)
-			q.Done(k)
-		}
-		if burst == 0 {
+	for i := range 32 {
+		burst(t, q, 10_000)
+		if i == 0 {
 			q.mu.Lock()
 			require.Equal(t, uint(1), q.rebuilds, "the first drain did not give the memory back")
 			q.mu.Unlock()

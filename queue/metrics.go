@@ -40,7 +40,7 @@ type Stats struct {
 func (q *Queue[K]) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	s := Stats{Ready: q.ready.Len(), Processing: q.processing}
+	s := Stats{Ready: q.ready.Len(), Processing: len(q.procs)}
 	now := q.now()
 	s.Delayed = q.delayed.Len()
 	for _, it := range q.procs {

@@ -92,9 +92,8 @@ type Queue[K comparable] struct {
 	delayed  itemHeap[K]
 	seq      uint64 // orders delays that share a deadline
 
-	processing int        // keys handed out and not Done
-	procs      []*item[K] // those keys, in no particular order
-	dirty      int        // processing keys that were added again
+	procs []*item[K] // keys handed out and not Done, in no particular order
+	dirty int        // processing keys that were added again
 
 	waiters     []chan struct{}
 	freeWaiters []chan struct{}
@@ -576,7 +575,6 @@ func (q *Queue[K]) take(now int64) (K, uint32) {
 		it.deadline = 0
 	}
 	it.processing = true
-	q.processing++
 	it.procIdx = int32(len(q.procs))
 	q.procs = append(q.procs, it)
 	it.at = now
@@ -644,7 +642,6 @@ func (q *Queue[K]) Done(key K) {
 		return
 	}
 	it.processing = false
-	q.processing--
 	q.dropProc(it)
 	if q.metrics != nil {
 		q.metrics.WorkDuration(time.Duration(q.now() - it.at))

@@ -102,7 +102,7 @@ func (q *Queue[K]) checkDrained() {
 	if q.draining && q.ready.Len() == 0 && q.dirty == 0 {
 		q.wakeAll()
 	}
-	if q.processing > 0 || (q.draining && q.ready.Len() > 0) {
+	if len(q.procs) > 0 || (q.draining && q.ready.Len() > 0) {
 		return
 	}
 	select {

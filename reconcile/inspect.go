@@ -94,7 +94,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		}
 	}
 	keep := func(s queue.State) bool { return len(q.States) == 0 || wanted[s] }
-	sel := &pageHeap{cmp: rowOrder(q.Sort, q.Descending), max: satAdd(offset, limit)}
+	sel := &pageHeap[inspectRow]{cmp: rowOrder(q.Sort, q.Descending), max: satAdd(offset, limit)}
 	page := KeyPage{States: map[queue.State]int{}}
 	var states [8]int // by queue.State, copied into page.States at the end
 	add := func(r inspectRow) {
@@ -318,21 +318,21 @@ func stateRank(s queue.State) int {
 
 // pageHeap keeps the max rows that come first in cmp's order: a heap with
 // the last of them on top, so a row that comes after it is dropped with
-// one comparison.
-type pageHeap struct {
-	cmp  func(a, b inspectRow) int
+// one comparison. It selects Inspect's page and Health's first stale keys.
+type pageHeap[R any] struct {
+	cmp  func(a, b R) int
 	max  int
-	rows []inspectRow
+	rows []R
 }
 
 // wants reports whether offer would keep r.
-func (h *pageHeap) wants(r inspectRow) bool {
+func (h *pageHeap[R]) wants(r R) bool {
 	return len(h.rows) < h.max || h.cmp(r, h.rows[0]) < 0
 }
 
 // offer keeps r if it comes before the last row kept, dropping that one
 // when max rows are kept.
-func (h *pageHeap) offer(r inspectRow) {
+func (h *pageHeap[R]) offer(r R) {
 	if len(h.rows) < h.max {
 		h.rows = append(h.rows, r)
 		for j := len(h.rows) - 1; j > 0; {
@@ -366,7 +366,7 @@ func (h *pageHeap) offer(r inspectRow) {
 }
 
 // sorted returns the kept rows in cmp's order.
-func (h *pageHeap) sorted() []inspectRow {
+func (h *pageHeap[R]) sorted() []R {
 	slices.SortFunc(h.rows, h.cmp)
 	return h.rows
 }

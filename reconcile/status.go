@@ -81,7 +81,7 @@ func (c *Controller[T]) Health() Health {
 // with unconverged changes and the failing ones, not every key.
 func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	limit := now.Add(-c.opts.StaleAfter)
-	var first firstKeys
+	first := pageHeap[string]{cmp: strings.Compare, max: maxStaleKeys}
 	n := 0
 	c.mu.Lock()
 	for key, p := range c.pending {
@@ -101,25 +101,7 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 		first.offer(key)
 	}
 	c.mu.Unlock()
-	return n, first.keys
-}
-
-// firstKeys keeps the maxStaleKeys smallest keys offered, in order, so that
-// a storm of stale keys costs one comparison for most of them, not a sort
-// of all.
-type firstKeys struct{ keys []string }
-
-func (f *firstKeys) offer(key string) {
-	if len(f.keys) == maxStaleKeys && key >= f.keys[len(f.keys)-1] {
-		return
-	}
-	i, _ := slices.BinarySearch(f.keys, key)
-	if len(f.keys) < maxStaleKeys {
-		f.keys = slices.Insert(f.keys, i, key)
-		return
-	}
-	copy(f.keys[i+1:], f.keys[i:len(f.keys)-1])
-	f.keys[i] = key
+	return n, first.sorted()
 }
 
 // Ready returns nil once the initial list is in the cache, else ErrNotSynced.

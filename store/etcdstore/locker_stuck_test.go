@@ -154,8 +154,8 @@ func stuckClient(t *testing.T, s *stuckCalls, endpoint string) *clientv3.Client 
 
 // acquireThrough acquires a lock with a TTL of one second on a new
 // one-member cluster, through a client whose streams go through calls; it
-// returns the lock and a context to release it with.
-func acquireThrough(t *testing.T, calls *stuckCalls) (lock.Lock, context.Context) {
+// returns the lock, a context to release it with, and the client.
+func acquireThrough(t *testing.T, calls *stuckCalls) (lock.Lock, context.Context, *clientv3.Client) {
 	t.Helper()
 	client := stuckClient(t, calls, startServer(t, nil).Endpoint())
 	l, err := etcdstore.NewLocker(newStore(t, client, "app/"), "locks/leader", etcdstore.WithLockTTL(time.Second))
@@ -164,7 +164,7 @@ func acquireThrough(t *testing.T, calls *stuckCalls) (lock.Lock, context.Context
 	t.Cleanup(cancel)
 	a, err := l.Acquire(ctx)
 	require.NoError(t, err)
-	return a, ctx
+	return a, ctx, client
 }
 
 // TestLockerGivesUpWhenRenewalsFailWhileItsKeyIsNotYetWatched: a term
@@ -175,7 +175,7 @@ func acquireThrough(t *testing.T, calls *stuckCalls) (lock.Lock, context.Context
 func TestLockerGivesUpWhenRenewalsFailWhileItsKeyIsNotYetWatched(t *testing.T) {
 	calls := newStuckCalls()
 	calls.unanswered = watchMethod
-	a, ctx := acquireThrough(t, calls)
+	a, ctx, _ := acquireThrough(t, calls)
 
 	calls.failing.Store(true)
 	<-await(t, chanOf(a.Context().Done()), "the term's end once renewals fail")
@@ -193,7 +193,7 @@ func TestLockerGivesUpWhenRenewalsFailWhileItsKeyIsNotYetWatched(t *testing.T) {
 // does not reach the holder.
 func TestLockerGivesUpWhenARenewalNeverReturns(t *testing.T) {
 	calls := newStuckCalls()
-	a, ctx := acquireThrough(t, calls)
+	a, ctx, _ := acquireThrough(t, calls)
 
 	<-await(t, chanOf(calls.heard), "the watch on the leader key")
 	calls.deaf.Store(true)

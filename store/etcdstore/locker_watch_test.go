@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/store/etcdstore"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -18,13 +17,7 @@ import (
 // deleted.
 func TestLockerTermSurvivesItsWatchLosingTheLeader(t *testing.T) {
 	calls := newStuckCalls()
-	client := stuckClient(t, calls, startServer(t, nil).Endpoint())
-	l, err := etcdstore.NewLocker(newStore(t, client, "app/"), "locks/leader", etcdstore.WithLockTTL(time.Second))
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
-	defer cancel()
-	a, err := l.Acquire(ctx)
-	require.NoError(t, err)
+	a, ctx, client := acquireThrough(t, calls)
 	<-await(t, chanOf(calls.heard), "the watch on the leader key")
 
 	calls.noLeader.Store(true)
@@ -67,13 +60,7 @@ func TestLockerTermSurvivesItsWatchLosingTheLeader(t *testing.T) {
 // deleted in such a gap.
 func TestLockerTermChecksItsKeyAcrossACompactedGapInItsWatch(t *testing.T) {
 	calls := newStuckCalls()
-	client := stuckClient(t, calls, startServer(t, nil).Endpoint())
-	l, err := etcdstore.NewLocker(newStore(t, client, "app/"), "locks/leader", etcdstore.WithLockTTL(time.Second))
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), patience)
-	defer cancel()
-	a, err := l.Acquire(ctx)
-	require.NoError(t, err)
+	a, ctx, client := acquireThrough(t, calls)
 	<-await(t, chanOf(calls.heard), "the watch on the leader key")
 	key := "app/" + a.Guard().Key
 	tick := time.NewTicker(10 * time.Millisecond)
