@@ -255,15 +255,19 @@ func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 // predicate lets through and nothing waits for needs none.
 func (c *Controller[T]) observe(changes []change[T]) {
 	verdicts := c.verdicts[:0]
+	kept := 0
 	for i := range changes {
 		v := drop
 		if c.admit(&changes[i]) {
 			v = keep
+			kept++
 		}
 		verdicts = append(verdicts, v)
 	}
 	var unwanted []int // filtered deletions whose tombstones can go
 	c.mu.Lock()
+	now := time.Now() // when observe saw the batch
+	c.reserveLocked(kept)
 	for i := range changes {
 		ch := &changes[i]
 		key := ch.key()
@@ -298,7 +302,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		if verdicts[i] != keep {
 			continue
 		}
-		c.addPendingLocked(key, ch.revision())
+		c.addPendingLocked(key, ch.revision(), now)
 	}
 	// Queue under c.mu, so that a finishing reconcile, which asks the
 	// queue under c.mu whether its key will be handed out again, sees
@@ -351,18 +355,38 @@ func (c *Controller[T]) observedLocked(key string, rev int64) bool {
 	return rev == c.observed && ok
 }
 
-// addPendingLocked records a change of key at rev that a reconcile must
-// cover; c.mu is held.
-func (c *Controller[T]) addPendingLocked(key string, rev int64) {
+// reserveLocked makes room in the empty per-key maps for a burst of n
+// changes (an initial list), so that they are sized once instead of
+// rehashed as they grow; c.mu is held. Every one of those keys gets a
+// pending change, then a last reconcile.
+func (c *Controller[T]) reserveLocked(n int) {
+	if n <= shrinkAbove {
+		return
+	}
+	// The peaks count the room made, so that a map left mostly empty is
+	// rebuilt small like one that grew (see shrunk).
+	if len(c.pending) == 0 {
+		c.pending = make(map[string]pendingChange, n)
+		c.pendingPeak = max(c.pendingPeak, n)
+	}
+	if len(c.last) == 0 {
+		c.last = make(map[string]lastReconcile, n)
+		c.lastPeak = max(c.lastPeak, n)
+	}
+}
+
+// addPendingLocked records a change of key at rev, seen at now, that a
+// reconcile must cover; c.mu is held.
+func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 	p, ok := c.pending[key]
 	if !ok {
-		p = pendingChange{first: rev, latest: rev, since: time.Now()}
+		p = pendingChange{first: rev, latest: rev, since: now}
 	} else {
 		p.latest = max(p.latest, rev)
 		if p.inflight {
 			p.touched = true
 			if rev > p.covering && p.next == 0 {
-				p.next, p.nextSince = rev, time.Now()
+				p.next, p.nextSince = rev, now
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -140,22 +141,34 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	in.mu.Lock()
 	initial := !in.isSynced()
 	changes := in.changes[:0]
-	seen := make(map[string]struct{}, len(objs))
+	cached := len(in.objects)
+	if cached == 0 {
+		// Every listed key is new and none can be missing: size the map
+		// and the changes once instead of growing them key by key.
+		in.objects = make(map[string]store.Object[T], len(objs))
+		changes = slices.Grow(changes, len(objs))
+	}
 	for i := range objs {
 		obj := &objs[i]
-		seen[obj.Key] = struct{}{}
 		old, ok := in.objects[obj.Key]
 		if ok && old.Revision == obj.Revision {
 			continue
 		}
-		in.set(*obj)
+		in.put(*obj, old, ok)
 		changes = append(changes, change[T]{Old: old, HadOld: ok, Cur: *obj, HasCur: true, Initial: initial})
 	}
-	for key, old := range in.objects {
-		if _, ok := seen[key]; !ok {
-			old.Revision = rev
-			in.remove(old)
-			changes = append(changes, change[T]{Old: old, HadOld: true, Initial: initial})
+	if cached > 0 {
+		// Keys cached before the list and absent from it were removed.
+		seen := make(map[string]struct{}, len(objs))
+		for i := range objs {
+			seen[objs[i].Key] = struct{}{}
+		}
+		for key, old := range in.objects {
+			if _, ok := seen[key]; !ok {
+				old.Revision = rev
+				in.remove(old)
+				changes = append(changes, change[T]{Old: old, HadOld: true, Initial: initial})
+			}
 		}
 	}
 	// A list reflects its revision whole.
@@ -223,7 +236,7 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 			changes = append(changes, change[T]{Old: old, HadOld: true})
 			continue
 		}
-		in.set(ev.Object)
+		in.put(ev.Object, old, had)
 		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true})
 	}
 	if trustLast {
@@ -290,8 +303,9 @@ func (in *informer[T]) waitRevision(ctx context.Context, rev int64) error {
 	}
 }
 
-func (in *informer[T]) set(obj store.Object[T]) {
-	if old, ok := in.objects[obj.Key]; ok {
+// put caches obj, whose key held old if had (the caller has looked it up).
+func (in *informer[T]) put(obj, old store.Object[T], had bool) {
+	if had {
 		for _, ix := range in.indexes {
 			ix.remove(old)
 		}

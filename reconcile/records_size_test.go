@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,7 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 	defer c.mu.Unlock()
 	for i := range n {
 		key := fmt.Sprintf("k%05d", i)
-		c.addPendingLocked(key, int64(i+1))
+		c.addPendingLocked(key, int64(i+1), time.Now())
 		c.last[key] = lastReconcile{revision: int64(i + 1), failed: true}
 		c.lastPeak = max(c.lastPeak, len(c.last))
 		c.lastErr[key] = "error " + key

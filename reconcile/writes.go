@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/queue"
@@ -142,7 +143,7 @@ func (c *Controller[T]) beginWrite(key string) (done func(obj store.Object[T], d
 			// someone else's change.
 			for _, h := range ow.held {
 				if !ow.isEcho(h.rev) {
-					c.addPendingLocked(key, h.rev)
+					c.addPendingLocked(key, h.rev, time.Now())
 					wake = append(wake, h)
 				}
 			}
