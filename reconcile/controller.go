@@ -120,6 +120,10 @@ type pendingChange struct {
 	nextSince time.Time // when observe saw the change at next
 	inflight  bool
 	touched   bool // a change arrived while in flight (the key will be handed out again)
+	// reconciled mirrors whether the key has a last reconcile (a record in
+	// Controller.last), so that a walk over pending keys need not look
+	// each one up there too.
+	reconciled bool
 }
 
 // wallTime is a time as wall-clock nanoseconds since the Unix epoch; 0 is
@@ -381,6 +385,9 @@ func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 	p, ok := c.pending[key]
 	if !ok {
 		p = pendingChange{first: rev, latest: rev, since: now}
+		if len(c.last) > 0 {
+			_, p.reconciled = c.last[key]
+		}
 	} else {
 		p.latest = max(p.latest, rev)
 		if p.inflight {

@@ -94,7 +94,8 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		}
 	}
 	keep := func(s queue.State) bool { return len(q.States) == 0 || wanted[s] }
-	sel := &pageHeap[inspectRow]{cmp: rowOrder(q.Sort, q.Descending), max: satAdd(offset, limit)}
+	order, primary := rowOrder(q.Sort, q.Descending)
+	sel := &pageHeap[inspectRow]{cmp: order, max: satAdd(offset, limit)}
 	page := KeyPage{States: map[queue.State]int{}}
 	var states [8]int // by queue.State, copied into page.States at the end
 	add := func(r inspectRow) {
@@ -129,13 +130,20 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		if q.Sort == ByAttempts {
 			row.retries = retries(key)
 		}
-		if r, ok := c.last[key]; ok {
-			queuedLast++
-			row.outcome = r.outcome()
-		}
-		if p, ok := c.pending[key]; ok {
+		// A pending change says whether the key has a record: the record
+		// is looked up only for its outcome or when nothing is pending.
+		p, isPending := c.pending[key]
+		if isPending {
 			queuedPending++
 			row.pending = p.since
+		}
+		if isPending && !needOutcome {
+			if p.reconciled {
+				queuedLast++
+			}
+		} else if r, ok := c.last[key]; ok {
+			queuedLast++
+			row.outcome = r.outcome()
 		}
 		add(row)
 	})
@@ -169,9 +177,12 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 				continue
 			}
 			row := inspectRow{key: key, pending: p.since}
-			if r, ok := c.last[key]; ok {
+			if p.reconciled {
 				pendingLast++
-				row.outcome = r.outcome()
+				if needOutcome {
+					r := c.last[key]
+					row.outcome = r.outcome()
+				}
 			}
 			add(row)
 		}
@@ -192,7 +203,14 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			sel.offer(row)
 		}
 	}
-	if needOutcome {
+	// An idle row differs from another only by its key (unless the page
+	// is ordered by outcome): when the page is full of rows that an idle
+	// row comes after whatever its key, or idle rows are filtered out,
+	// and every key matches, the walk would only count the records.
+	idleLoses := !keep(0) || len(sel.rows) == sel.max && primary(inspectRow{}, sel.rows[0]) > 0
+	if q.Prefix == "" && !needOutcome && idleLoses {
+		reconciled = len(c.last)
+	} else if needOutcome {
 		for key, r := range c.last {
 			if strings.HasPrefix(key, q.Prefix) {
 				offer(inspectRow{key: key, outcome: r.outcome()})
@@ -257,8 +275,9 @@ func (c *Controller[T]) Workers() int {
 	return c.wantWorker
 }
 
-// rowOrder returns the comparison of sort s, ending by key.
-func rowOrder(s KeySort, desc bool) func(a, b inspectRow) int {
+// rowOrder returns the comparison of sort s, ending by key, and its
+// primary comparison alone (the sort's field, without the key).
+func rowOrder(s KeySort, desc bool) (order, primary func(a, b inspectRow) int) {
 	var first func(a, b inspectRow) int
 	switch s {
 	case ByState:
@@ -285,9 +304,9 @@ func rowOrder(s KeySort, desc bool) func(a, b inspectRow) int {
 		return strings.Compare(a.key, b.key)
 	}
 	if desc {
-		return func(a, b inspectRow) int { return -byKey(a, b) }
+		return func(a, b inspectRow) int { return -byKey(a, b) }, func(a, b inspectRow) int { return -first(a, b) }
 	}
-	return byKey
+	return byKey, first
 }
 
 // compareLast orders a row whose field is missing (true) after one whose

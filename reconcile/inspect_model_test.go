@@ -45,6 +45,10 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 				c.last[key] = lastReconcile{code: codeOf([]Outcome{Success, Failure, Conflict}[rng.IntN(3)]), revision: int64(i)}
 			}
 		}
+		for key, p := range c.pending { // as the controller keeps it
+			_, p.reconciled = c.last[key]
+			c.pending[key] = p
+		}
 		// One key processing: the first waiting key is handed out.
 		q.Add("ab/processing")
 		k, err := q.Get(context.Background())
@@ -61,9 +65,10 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 				}
 				for sort := ByKey; sort <= ByPendingSince; sort++ {
 					for _, size := range []int{1, 4, 100} {
+						desc := size == 4 // every order both ways, over pages
 						var got []KeyState
 						for offset := 0; ; offset += size {
-							page := c.Inspect(KeyQuery{Prefix: prefix, States: states, Sort: sort, Offset: offset, Limit: size})
+							page := c.Inspect(KeyQuery{Prefix: prefix, States: states, Sort: sort, Descending: desc, Offset: offset, Limit: size})
 							require.Equal(t, len(want), page.Matched, "seed %d prefix %q states %v sort %d", seed, prefix, states, sort)
 							got = append(got, page.Keys...)
 							if len(page.Keys) < size {

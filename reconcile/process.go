@@ -216,6 +216,9 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	if ahead {
 		c.coveredAhead[req.Key] = max(c.coveredAhead[req.Key], req.Object.Revision)
 	}
+	// Whether the key keeps a record of its last reconcile after this one
+	// (a pending change left behind says so: pendingChange.reconciled).
+	hasLast := !covered || !req.Deleted
 	if p, ok := c.pending[req.Key]; ok && !p.inflight && covered && p.latest <= req.Object.Revision {
 		// Recorded after this reconcile started, for a change it saw.
 		since = p.since
@@ -228,7 +231,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		touched = p.touched
 		switch {
 		case !covered:
-			p.inflight, p.touched = false, false
+			p.inflight, p.touched, p.reconciled = false, false, hasLast
 			c.pending[req.Key] = p
 		case p.latest <= p.covering:
 			since = p.since
@@ -238,12 +241,16 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 			if p.next == 0 {
 				p.next, p.nextSince = p.latest, now
 			}
-			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest, since: p.nextSince}
+			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest, since: p.nextSince, reconciled: hasLast}
 		}
 		if covered && c.progress != nil {
 			close(c.progress)
 			c.progress = nil
 		}
+	} else if ok && p.reconciled != hasLast {
+		// Changes recorded since this reconcile started stay pending.
+		p.reconciled = hasLast
+		c.pending[req.Key] = p
 	}
 	if covered {
 		delete(c.conflicted, req.Key)
