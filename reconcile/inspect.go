@@ -64,7 +64,9 @@ type inspectRow struct {
 	state   queue.State // zero if not queued
 	retries int
 	outcome Outcome
-	pending time.Time
+	// pending is when the key's oldest pending change was seen, in Unix
+	// nanoseconds (0: none), so that ordering by it compares integers.
+	pending int64
 }
 
 // Inspect returns one page of the keys Snapshot would list, filtered and
@@ -135,7 +137,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		p, isPending := c.pending[key]
 		if isPending {
 			queuedPending++
-			row.pending = p.since
+			row.pending = p.since.UnixNano()
 		}
 		if isPending && !needOutcome {
 			if p.reconciled {
@@ -176,7 +178,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			if !strings.HasPrefix(key, q.Prefix) || isQueued(key) {
 				continue
 			}
-			row := inspectRow{key: key, pending: p.since}
+			row := inspectRow{key: key, pending: p.since.UnixNano()}
 			if p.reconciled {
 				pendingLast++
 				if needOutcome {
@@ -290,7 +292,7 @@ func rowOrder(s KeySort, desc bool) (order, primary func(a, b inspectRow) int) {
 		first = func(a, b inspectRow) int { return cmp.Compare(b.retries, a.retries) }
 	case ByPendingSince:
 		first = func(a, b inspectRow) int {
-			return cmp.Or(compareLast(a.pending.IsZero(), b.pending.IsZero()), a.pending.Compare(b.pending))
+			return cmp.Or(compareLast(a.pending == 0, b.pending == 0), cmp.Compare(a.pending, b.pending))
 		}
 	default:
 		first = func(a, b inspectRow) int { return 0 }
