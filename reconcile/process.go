@@ -219,7 +219,11 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	// Whether the key keeps a record of its last reconcile after this one
 	// (a pending change left behind says so: pendingChange.reconciled).
 	hasLast := !covered || !req.Deleted
-	if p, ok := c.pending[req.Key]; ok && !p.inflight && covered && p.latest <= req.Object.Revision {
+	p, isPending := c.pending[req.Key]
+	// A pending change knows whether the key has a record: the record
+	// is read only if it may exist.
+	hadLast := !isPending || p.reconciled
+	if isPending && !p.inflight && covered && p.latest <= req.Object.Revision {
 		// Recorded after this reconcile started, for a change it saw.
 		since = p.since
 		c.forgetPendingLocked(req.Key)
@@ -227,7 +231,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 			close(c.progress)
 			c.progress = nil
 		}
-	} else if ok && p.inflight {
+	} else if isPending && p.inflight {
 		touched = p.touched
 		switch {
 		case !covered:
@@ -247,7 +251,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 			close(c.progress)
 			c.progress = nil
 		}
-	} else if ok && p.reconciled != hasLast {
+	} else if isPending && p.reconciled != hasLast {
 		// Changes recorded since this reconcile started stay pending.
 		p.reconciled = hasLast
 		c.pending[req.Key] = p
@@ -262,13 +266,18 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		delete(c.failing, req.Key)
 	}
 	if covered && req.Deleted {
-		c.forgetLastLocked(req.Key) // deleted and dealt with: forget it
+		if hadLast {
+			c.forgetLastLocked(req.Key) // deleted and dealt with: forget it
+		}
 		if !touched && !ahead && !q.Queued(req.Key) {
 			c.cache.forgetTombstone(req.Key, req.Object.Revision)
 		}
 		return latency, ok
 	}
-	prev := c.last[req.Key]
+	var prev lastReconcile
+	if hadLast {
+		prev = c.last[req.Key]
+	}
 	r := lastReconcile{code: codeOf(outcome), at: wallOf(start), duration: elapsed, revision: req.Object.Revision, triggers: why,
 		success: prev.success, failingSince: prev.failingSince, converged: prev.converged}
 	switch {
