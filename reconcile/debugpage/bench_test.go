@@ -42,7 +42,8 @@ func BenchmarkPage(b *testing.B) {
 
 // BenchmarkPageAllQueued renders the first page of a controller whose
 // 100,000 keys are all queued, never reconciled (an initial list behind a
-// blocked worker): the queue's own Snapshot of every key dominates.
+// blocked worker): the walk over the queue's keys, each looked up once in
+// the controller's pending changes, dominates.
 func BenchmarkPageAllQueued(b *testing.B) {
 	const n = 100_000
 	values := make(map[string]string, n)

@@ -71,31 +71,34 @@
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC, 2026-12-01, 3 runs at 05:52 UTC and 5 more at
-// 06:59 UTC of the two all-queued benchmarks, nothing else running (load
-// average 0.5-1.4; the spread is this shared VM's, run to run):
+// On a 2-core AMD EPYC, 2026-12-01 08:01 UTC, 8 runs of -benchtime 20x
+// (load average 1.2-1.4 from other work on this shared VM; the spread is
+// its, run to run; medians in brackets):
 //
-//	BenchmarkPage/html-2                       12 ms/op      0.55 MB/op  11,700 allocs/op
-//	BenchmarkPage/json-2                       9-10 ms/op    0.57 MB/op   1,460 allocs/op
-//	BenchmarkPageAllQueued/html-2              29-45 ms/op   0.45 MB/op   7,670 allocs/op
-//	BenchmarkPageAllQueued/json-2              34-48 ms/op   0.35 MB/op     560 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/html-2  47-86 ms/op   0.52 MB/op  10,370 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/json-2  55-80 ms/op   0.56 MB/op   1,360 allocs/op
+//	BenchmarkPage/html-2                       4.5-7.0 ms/op (5.8)  0.55 MB/op  11,670 allocs/op
+//	BenchmarkPage/json-2                       2.6-5.1 ms/op (3.5)  0.58 MB/op   1,460 allocs/op
+//	BenchmarkPageAllQueued/html-2              36-52 ms/op (40)     0.45 MB/op   7,670 allocs/op
+//	BenchmarkPageAllQueued/json-2              27-52 ms/op (35)     0.36 MB/op     560 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/html-2  34-57 ms/op (39)     0.52 MB/op  10,370 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/json-2  23-45 ms/op (42)     0.57 MB/op   1,360 allocs/op
 //
 // (cpu-ns/op, the process's CPU time per page, is within a few ms of
-// ns/op.) The first two meet the 50 ms target, the second with little
-// margin (they took 23-35 ms and 103-125 ms before the queue's walks followed its ready rings, delay heap
-// and list of keys in flight instead of its key map, which reads a burst
-// of records in the order they were allocated). The third does not. There
-// the time is memory latency: the queue's records are recycled ones, so
-// the walk reads them in no useful order, and for each of 100,000 keys it
-// hashes the key (its bytes a cache miss away) and looks it up in the
-// controller's last outcomes and its pending changes, two more misses,
-// because the queue and the controller keep separate records; a profile
-// puts two thirds of the time in those two lookups. One record per key
-// shared by the queue and the controller would remove them. That state
-// passes once the worker drains the burst. Controller.Snapshot, which
-// copies and sorts every key, took 300 ms for the first benchmark's
+// ns/op.) Every median meets the 50 ms target; 3 of the 32 runs of the
+// two all-queued benchmarks took 52-57 ms. Before 2026-12-01 they took
+// 23-35 ms, 103-125 ms and (the third, first measured that day) 47-86 ms.
+// Three changes brought them down: the queue's walks follow its ready
+// rings, delay heap and list of keys in flight instead of its key map
+// (reading a burst of records in the order they were allocated); a
+// pending change records whether its key has a last-reconcile record, so
+// that a queued key is looked up once in the controller instead of twice;
+// and when the page is already full of rows that no idle key could come
+// before, the idle keys' records are counted rather than walked. What
+// remains in the all-queued cases is memory latency, one lookup per queued
+// key: the key's bytes to hash and the map's group to probe, both cache
+// misses at 100,000 keys, because the queue and the controller keep
+// separate records (a profile puts two thirds of the time there). That
+// state passes once the worker drains the burst. Controller.Snapshot,
+// which copies and sorts every key, took 300 ms for the first benchmark's
 // controller.
 //
 // The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
