@@ -199,12 +199,12 @@ func classify(res Result, err error) Outcome {
 // calls observe without its lock held).
 //
 // It returns the convergence latency of the changes a successful reconcile
-// covered: from when observe saw the oldest of them to now (ok false if it
-// covered none).
+// covered: from when observe saw the oldest of them to when the reconcile
+// returned (ok false if it covered none).
 func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err error, start time.Time, elapsed time.Duration, q *queue.Queue[string]) (latency time.Duration, ok bool) {
 	covered := outcome.Settled()
 	converged := covered && outcome != TerminalFailure
-	now := time.Now()
+	now := start.Add(elapsed) // when the reconcile returned, without another clock read
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var since time.Time // when the oldest change this reconcile covered was seen
