@@ -79,10 +79,13 @@ type inspectRow struct {
 // its queue details. It records nothing and starts nothing: it costs
 // nothing while nobody calls it.
 //
-// Cost: O(n log k) for n keys and k = Offset+Limit; the walk over the
+// Cost: O(n log k) for n keys and k = Offset+Limit. A queued key is looked
+// up once (its pending change says whether it has a record, which is read
+// only for ByOutcome or when nothing is pending); the walk over the
 // reconciled keys hashes only those that enter the selection (and reads
-// their records only for ByOutcome), and the rate limiter is asked for
-// the page's keys only, unless the page is ordered ByAttempts.
+// their records only for ByOutcome), and is skipped when every key
+// matches and no idle key could enter the page; the rate limiter is asked
+// for the page's keys only, unless the page is ordered ByAttempts.
 func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	limit := q.Limit
 	if limit <= 0 {
