@@ -80,6 +80,8 @@ type Controller[T any] struct {
 	// own tracks the writes made through Request.Store to keys of the
 	// cache's view, until the cache holds them (see writer).
 	own map[string]*ownWrite[T]
+	// freeOwn keeps records of own writes for reuse (see dropOwnLocked).
+	freeOwn []*ownWrite[T]
 	// last records each key's latest reconcile, for introspection. A key's
 	// record goes once its deletion is reconciled.
 	last map[string]lastReconcile

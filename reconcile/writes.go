@@ -48,25 +48,25 @@ func newWriter[T any](c *Controller[T], term lock.Lock) *writer[T] {
 }
 
 func (w *writer[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
-	done := w.c.beginWrite(key)
+	ow := w.c.beginWrite(key)
 	obj, err := w.Store.Create(ctx, key, value, guards...)
-	done(obj, false, err)
+	w.c.endWrite(key, ow, obj, false, err)
 	w.count(err)
 	return obj, err
 }
 
 func (w *writer[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
-	done := w.c.beginWrite(key)
+	ow := w.c.beginWrite(key)
 	obj, err := w.Store.Update(ctx, key, value, revision, guards...)
-	done(obj, false, err)
+	w.c.endWrite(key, ow, obj, false, err)
 	w.count(err)
 	return obj, err
 }
 
 func (w *writer[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
-	done := w.c.beginWrite(key)
+	ow := w.c.beginWrite(key)
 	rev, err := w.Store.Delete(ctx, key, revision, guards...)
-	done(store.Object[T]{Key: key, Revision: rev}, true, err)
+	w.c.endWrite(key, ow, store.Object[T]{Key: key, Revision: rev}, true, err)
 	w.count(err)
 	return rev, err
 }
@@ -92,8 +92,9 @@ type ownWrite[T any] struct {
 	// echoes are the revisions of the writes (not deletes) made here
 	// whose watch events have not arrived yet: a change at one of them is
 	// an echo, any other is someone else's (echoes may arrive late, after
-	// a newer own write has completed).
-	echoes []int64
+	// a newer own write has completed). It starts in echoBuf.
+	echoes  []int64
+	echoBuf [2]int64
 }
 
 // isEcho reports whether rev is one of the pending echoes, and forgets it
@@ -114,54 +115,99 @@ type heldChange struct {
 	initial bool
 }
 
-// beginWrite records a write to key about to be made and returns the
-// function that records its result.
-func (c *Controller[T]) beginWrite(key string) (done func(obj store.Object[T], deleted bool, err error)) {
+// beginWrite records a write to key about to be made; endWrite records its
+// result. It returns the key's record of writes in flight, nil for a key
+// outside the controller's view.
+func (c *Controller[T]) beginWrite(key string) *ownWrite[T] {
 	if !strings.HasPrefix(key, c.opts.Prefix) {
-		return func(store.Object[T], bool, error) {}
+		return nil
 	}
 	c.mu.Lock()
 	ow := c.own[key]
 	if ow == nil {
-		ow = &ownWrite[T]{}
+		ow = c.newOwnLocked()
 		c.own[key] = ow
 	}
 	ow.inflight++
 	c.mu.Unlock()
-	return func(obj store.Object[T], deleted bool, err error) {
-		c.mu.Lock()
-		ow.inflight--
-		if err == nil && obj.Revision > ow.obj.Revision {
-			ow.obj, ow.deleted = obj, deleted
-		}
-		if err == nil && !deleted && obj.Revision > 0 {
-			ow.echoes = append(ow.echoes, obj.Revision)
-		}
-		var wake []heldChange
-		if ow.inflight == 0 {
-			// Every held change is now known: this write's echo, or
-			// someone else's change.
-			for _, h := range ow.held {
-				if !ow.isEcho(h.rev) {
-					c.addPendingLocked(key, h.rev, time.Now())
-					wake = append(wake, h)
-				}
+	return ow
+}
+
+// endWrite records the result of a write to key that beginWrite returned
+// ow for.
+func (c *Controller[T]) endWrite(key string, ow *ownWrite[T], obj store.Object[T], deleted bool, err error) {
+	if ow == nil {
+		return
+	}
+	c.mu.Lock()
+	ow.inflight--
+	if err == nil && obj.Revision > ow.obj.Revision {
+		ow.obj, ow.deleted = obj, deleted
+	}
+	if err == nil && !deleted && obj.Revision > 0 {
+		ow.echoes = append(ow.echoes, obj.Revision)
+	}
+	var wake []heldChange
+	if ow.inflight == 0 {
+		// Every held change is now known: this write's echo, or
+		// someone else's change.
+		for _, h := range ow.held {
+			if !ow.isEcho(h.rev) {
+				c.addPendingLocked(key, h.rev, time.Now())
+				wake = append(wake, h)
 			}
-			ow.held = nil
-			if ow.obj.Revision == 0 || c.observedLocked(key, ow.obj.Revision) {
-				// Nothing written, or its echo has been seen (and held,
-				// and sorted out above). The cache may hold the write
-				// before observe hears of it: then the entry stays, to
-				// recognise the echo.
-				delete(c.own, key)
-			}
 		}
-		c.mu.Unlock()
-		for _, h := range wake {
-			c.q().AddWith(key, queue.AddOptions{Priority: h.priority(), Tags: trigWrite})
+		ow.held = nil
+		if ow.obj.Revision == 0 || c.observedLocked(key, ow.obj.Revision) {
+			// Nothing written, or its echo has been seen (and held,
+			// and sorted out above). The cache may hold the write
+			// before observe hears of it: then the entry stays, to
+			// recognise the echo.
+			c.dropOwnLocked(key, ow)
 		}
 	}
+	c.mu.Unlock()
+	for _, h := range wake {
+		c.q().AddWith(key, queue.AddOptions{Priority: h.priority(), Tags: trigWrite})
+	}
 }
+
+// newOwnLocked returns an empty record of writes in flight, recycled if
+// one is free; c.mu is held. Records come in chunks of ownChunk: when many
+// writes wait for their echoes at once (a burst of status writes), that is
+// one allocation per ownChunk writes.
+func (c *Controller[T]) newOwnLocked() *ownWrite[T] {
+	if len(c.freeOwn) == 0 {
+		chunk := make([]ownWrite[T], ownChunk)
+		for i := range chunk {
+			c.freeOwn = append(c.freeOwn, &chunk[i])
+		}
+	}
+	n := len(c.freeOwn)
+	ow := c.freeOwn[n-1]
+	c.freeOwn[n-1] = nil
+	c.freeOwn = c.freeOwn[:n-1]
+	ow.echoes = ow.echoBuf[:0]
+	return ow
+}
+
+// dropOwnLocked forgets key's record of writes, which has none in flight
+// (so nothing else refers to it), and keeps it for reuse; c.mu is held.
+func (c *Controller[T]) dropOwnLocked(key string, ow *ownWrite[T]) {
+	delete(c.own, key)
+	if len(c.freeOwn) < maxFreeOwn {
+		*ow = ownWrite[T]{}
+		c.freeOwn = append(c.freeOwn, ow)
+	}
+}
+
+// maxFreeOwn bounds the records of writes kept for reuse, and ownChunk is
+// how many newOwnLocked allocates at once. A chunk's memory goes back once
+// none of its records is in use or kept.
+const (
+	maxFreeOwn = 256
+	ownChunk   = 16
+)
 
 func (h heldChange) priority() int {
 	if h.initial {
@@ -190,7 +236,7 @@ func (c *Controller[T]) ownChangeLocked(ch *change[T], kept bool) (hold bool) {
 	}
 	echo := ch.HasCur && ow.isEcho(rev)
 	if rev >= ow.obj.Revision {
-		delete(c.own, key) // the cache has caught up with the newest write
+		c.dropOwnLocked(key, ow) // the cache has caught up with the newest write
 	}
 	return echo
 }
