@@ -28,13 +28,15 @@ type E2EImpl struct {
 
 // E2EImpls returns the end-to-end implementations under comparison: the
 // store-only baseline first, then converge, then client-go, then
-// controller-runtime.
+// controller-runtime, then converge writing its status through
+// Request.Store (so that its own writes' echoes are not reconciled).
 func E2EImpls() []E2EImpl {
 	return []E2EImpl{
 		{Name: "store-only", Run: RunStoreOnly},
 		{Name: "converge", Run: RunConverge},
 		{Name: "client-go", Run: RunClientGo},
 		{Name: "ctrl-runtime", Run: RunCtrlRuntime},
+		{Name: "converge-own-writes", Run: RunConvergeOwnWrites},
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/converge-go/converge/internal/bench"
 )
 
 // TestCostCurveWritesARowPerImplementationAndSizeAndAPlot runs the command
@@ -34,11 +36,13 @@ func TestCostCurveWritesARowPerImplementationAndSizeAndAPlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
+	impls := bench.E2EImpls()
 	for _, n := range []string{"100", "300"} {
-		for _, impl := range []string{"store-only", "converge", "client-go", "ctrl-runtime"} {
-			want[n+","+impl] = true
+		for _, impl := range impls {
+			want[n+","+impl.Name] = true
 		}
 	}
+	rows := 2 * len(impls)
 	if len(records) != len(want)+1 || strings.Join(records[0], ",") != strings.Join(csvHeader, ",") {
 		t.Fatalf("CSV has %d records (header %v), want a header and %d rows", len(records), records[0], len(want))
 	}
@@ -48,12 +52,12 @@ func TestCostCurveWritesARowPerImplementationAndSizeAndAPlot(t *testing.T) {
 		}
 		delete(want, r[0]+","+r[1])
 	}
-	if got := strings.Count(stdout.String(), "\n"); got != 2+8 {
-		t.Errorf("table has %d lines, want 10:\n%s", got, stdout.String())
+	if got := strings.Count(stdout.String(), "\n"); got != 2+rows {
+		t.Errorf("table has %d lines, want %d:\n%s", got, 2+rows, stdout.String())
 	}
 	profiles, err := filepath.Glob(filepath.Join(dir, "heap-*.pprof"))
-	if err != nil || len(profiles) != 8 {
-		t.Errorf("heap profiles %v (%v), want 8", profiles, err)
+	if err != nil || len(profiles) != rows {
+		t.Errorf("heap profiles %v (%v), want %d", profiles, err, rows)
 	}
 	pf, err := os.Open(pngPath)
 	if err != nil {
