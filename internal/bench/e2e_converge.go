@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/converge-go/converge/reconcile"
 )
@@ -14,13 +15,33 @@ import (
 // checks with WaitForRevision that the controller has nothing pending up to
 // the store's revision, then stops the controller.
 func RunConverge(s E2EStore, keys []string, workers int) (E2EResult, error) {
+	return runConverge(s, keys, workers, false)
+}
+
+// RunConvergeOwnWrites is RunConverge with the status written the way a
+// converge reconciler writes it: through Request.Store. The controller then
+// knows each status write's echo for its own and does not reconcile it
+// again (the other implementations cannot tell an echo from someone
+// else's change, and reconcile it as a no-op). A run settles when every
+// status is written and WaitForRevision says the controller has seen
+// every change up to the store's revision, echoes included: the point
+// where the other implementations' loops have reconciled their echoes.
+func RunConvergeOwnWrites(s E2EStore, keys []string, workers int) (E2EResult, error) {
+	return runConverge(s, keys, workers, true)
+}
+
+func runConverge(s E2EStore, keys []string, workers int, ownWrites bool) (E2EResult, error) {
 	cs := &countingStore{E2EStore: s}
 	t := newTracker(len(keys))
 	rec := reconcile.ReconcilerFunc[*Pair](func(ctx context.Context, req reconcile.Request[*Pair]) (reconcile.Result, error) {
 		if req.Deleted {
 			return reconcile.Result{}, nil
 		}
-		return reconcile.Result{}, t.reconcile(ctx, cs, req.Object)
+		var w E2EStore = cs
+		if ownWrites {
+			w = req.Store
+		}
+		return reconcile.Result{}, t.reconcile(ctx, w, req.Object)
 	})
 	c, err := reconcile.New[*Pair](cs, rec, reconcile.Options[*Pair]{Name: "e2e", Workers: workers})
 	if err != nil {
@@ -31,16 +52,26 @@ func RunConverge(s E2EStore, keys []string, workers int) (E2EResult, error) {
 	mallocs := t.begin()
 	runErr := make(chan error, 1)
 	go func() { runErr <- c.Run(ctx) }()
+	end := t.settled // the body saw every object's echo
+	if ownWrites {
+		end = t.allWritten // no echo comes back to the body
+	}
 	select {
-	case <-t.settled:
+	case <-end:
 	case err := <-runErr:
 		return E2EResult{}, fmt.Errorf("controller stopped before converging: %v", err)
 	}
-	res := t.result(mallocs)
-
+	var res E2EResult
+	if !ownWrites {
+		res = t.result(mallocs)
+	}
 	rev, err := s.Revision(ctx)
 	if err == nil {
 		err = c.WaitForRevision(ctx, rev)
+	}
+	if ownWrites {
+		t.settledAt.Store(int64(time.Since(t.start)))
+		res = t.result(mallocs)
 	}
 	cancel()
 	if runErr := <-runErr; err == nil {
