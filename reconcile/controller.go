@@ -88,6 +88,9 @@ type Controller[T any] struct {
 	// lastErr holds the error text of the keys whose latest reconcile
 	// returned an error (lastReconcile.failed).
 	lastErr map[string]string
+	// epoch is when New made the controller: pending changes keep their
+	// times as monoTime after it.
+	epoch time.Time
 	// pendingPeak and lastPeak are the sizes pending and last have
 	// reached since they were last rebuilt (see forgetPendingLocked).
 	pendingPeak, lastPeak, lastErrPeak int
@@ -118,8 +121,8 @@ type pendingChange struct {
 	latest    int64     // revision of the newest change
 	covering  int64     // revision the in-flight reconcile was given
 	next      int64     // the first change newer than covering, seen while in flight
-	since     time.Time // when observe saw the change at first
-	nextSince time.Time // when observe saw the change at next
+	since     monoTime // when observe saw the change at first
+	nextSince monoTime // when observe saw the change at next
 	inflight  bool
 	touched   bool // a change arrived while in flight (the key will be handed out again)
 	// reconciled mirrors whether the key has a last reconcile (a record in
@@ -127,6 +130,17 @@ type pendingChange struct {
 	// each one up there too.
 	reconciled bool
 }
+
+// monoTime is a time as nanoseconds since the controller's epoch (when New
+// returned it), read from the monotonic clock: 8 bytes where a time.Time
+// takes 24, and immune to steps of the wall clock. It may be 0 (a change
+// seen in the instant of New), so it does not stand for "none".
+type monoTime int64
+
+// mono returns t as a monoTime; timeAt converts back.
+func (c *Controller[T]) mono(t time.Time) monoTime { return monoTime(t.Sub(c.epoch)) }
+
+func (c *Controller[T]) timeAt(m monoTime) time.Time { return c.epoch.Add(time.Duration(m)) }
 
 // wallTime is a time as wall-clock nanoseconds since the Unix epoch; 0 is
 // the zero time.
@@ -224,6 +238,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		lastErr:      make(map[string]string),
 		failing:      make(map[string]time.Time),
 		wantWorker:   opts.Workers,
+		epoch:        time.Now(),
 	}
 	if opts.BatchSize > 1 {
 		c.batch = batch
@@ -386,7 +401,7 @@ func (c *Controller[T]) reserveLocked(n int) {
 func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 	p, ok := c.pending[key]
 	if !ok {
-		p = pendingChange{first: rev, latest: rev, since: now}
+		p = pendingChange{first: rev, latest: rev, since: c.mono(now)}
 		if len(c.last) > 0 {
 			_, p.reconciled = c.last[key]
 		}
@@ -395,7 +410,7 @@ func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 		if p.inflight {
 			p.touched = true
 			if rev > p.covering && p.next == 0 {
-				p.next, p.nextSince = rev, now
+				p.next, p.nextSince = rev, c.mono(now)
 			}
 		}
 	}

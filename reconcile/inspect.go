@@ -140,7 +140,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		p, isPending := c.pending[key]
 		if isPending {
 			queuedPending++
-			row.pending = p.since.UnixNano()
+			row.pending = c.timeAt(p.since).UnixNano()
 		}
 		if isPending && !needOutcome {
 			if p.reconciled {
@@ -181,7 +181,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			if !strings.HasPrefix(key, q.Prefix) || isQueued(key) {
 				continue
 			}
-			row := inspectRow{key: key, pending: p.since.UnixNano()}
+			row := inspectRow{key: key, pending: c.timeAt(p.since).UnixNano()}
 			if p.reconciled {
 				pendingLast++
 				if needOutcome {
@@ -257,8 +257,8 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			c.describeLast(s, &r, limitStale)
 		}
 		if p, ok := c.pending[row.key]; ok {
-			s.PendingSince = p.since
-			s.Stale = s.Stale || p.since.Before(limitStale)
+			s.PendingSince = c.timeAt(p.since)
+			s.Stale = s.Stale || s.PendingSince.Before(limitStale)
 		}
 	}
 	return page

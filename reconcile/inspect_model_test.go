@@ -39,7 +39,7 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 				q.AddAfter(key, time.Hour)
 			}
 			if rng.IntN(2) == 0 {
-				c.pending[key] = pendingChange{first: int64(i), latest: int64(i), since: base.Add(time.Duration(rng.IntN(5)) * time.Second)}
+				c.pending[key] = pendingChange{first: int64(i), latest: int64(i), since: c.mono(base.Add(time.Duration(rng.IntN(5)) * time.Second))}
 			}
 			if rng.IntN(2) == 0 {
 				c.last[key] = lastReconcile{code: codeOf([]Outcome{Success, Failure, Conflict}[rng.IntN(3)]), revision: int64(i)}

@@ -207,7 +207,8 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	now := start.Add(elapsed) // when the reconcile returned, without another clock read
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var since time.Time // when the oldest change this reconcile covered was seen
+	var since monoTime // when the oldest change this reconcile covered was seen
+	sinceOK := false   // since is set: the reconcile covered a pending change
 	touched := false
 	// The cache may hold the object this reconcile saw before observe has
 	// heard of its change: then it is covered ahead, and its arrival must
@@ -225,7 +226,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	hadLast := !isPending || p.reconciled
 	if isPending && !p.inflight && covered && p.latest <= req.Object.Revision {
 		// Recorded after this reconcile started, for a change it saw.
-		since = p.since
+		since, sinceOK = p.since, true
 		c.forgetPendingLocked(req.Key)
 		if c.progress != nil {
 			close(c.progress)
@@ -238,12 +239,12 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 			p.inflight, p.touched, p.reconciled = false, false, hasLast
 			c.pending[req.Key] = p
 		case p.latest <= p.covering:
-			since = p.since
+			since, sinceOK = p.since, true
 			c.forgetPendingLocked(req.Key)
 		default:
-			since = p.since
+			since, sinceOK = p.since, true
 			if p.next == 0 {
-				p.next, p.nextSince = p.latest, now
+				p.next, p.nextSince = p.latest, c.mono(now)
 			}
 			c.pending[req.Key] = pendingChange{first: p.next, latest: p.latest, since: p.nextSince, reconciled: hasLast}
 		}
@@ -259,8 +260,8 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	if covered {
 		delete(c.conflicted, req.Key)
 	}
-	if converged && !since.IsZero() {
-		latency, ok = now.Sub(since), true
+	if converged && sinceOK {
+		latency, ok = time.Duration(c.mono(now)-since), true
 	}
 	if covered {
 		delete(c.failing, req.Key)

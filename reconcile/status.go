@@ -84,8 +84,9 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	first := pageHeap[string]{cmp: strings.Compare, max: maxStaleKeys}
 	n := 0
 	c.mu.Lock()
+	monoLimit := c.mono(limit)
 	for key, p := range c.pending {
-		if p.since.Before(limit) {
+		if p.since < monoLimit {
 			n++
 			first.offer(key)
 		}
@@ -94,7 +95,7 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 		if !since.Before(limit) {
 			continue
 		}
-		if p, ok := c.pending[key]; ok && p.since.Before(limit) {
+		if p, ok := c.pending[key]; ok && p.since < monoLimit {
 			continue // counted above
 		}
 		n++
@@ -255,8 +256,8 @@ func (c *Controller[T]) Snapshot() []KeyState {
 			s = &KeyState{Key: key}
 			states[key] = s
 		}
-		s.PendingSince = p.since
-		s.Stale = s.Stale || p.since.Before(limit)
+		s.PendingSince = c.timeAt(p.since)
+		s.Stale = s.Stale || s.PendingSince.Before(limit)
 	}
 	c.mu.Unlock()
 	out := make([]KeyState, 0, len(states))
