@@ -117,10 +117,10 @@ type Controller[T any] struct {
 // the revision of the object it was given; changes that arrive meanwhile
 // stay pending, starting at the first of them.
 type pendingChange struct {
-	first     int64     // revision of the oldest change not yet covered
-	latest    int64     // revision of the newest change
-	covering  int64     // revision the in-flight reconcile was given
-	next      int64     // the first change newer than covering, seen while in flight
+	first     int64    // revision of the oldest change not yet covered
+	latest    int64    // revision of the newest change
+	covering  int64    // revision the in-flight reconcile was given
+	next      int64    // the first change newer than covering, seen while in flight
 	since     monoTime // when observe saw the change at first
 	nextSince monoTime // when observe saw the change at next
 	inflight  bool
