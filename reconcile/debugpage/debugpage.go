@@ -71,7 +71,19 @@
 //
 //	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
 //
-// On a 2-core AMD EPYC, 2026-12-01 08:01 UTC, 8 runs of -benchtime 20x
+// On a 2-core AMD EPYC, 2026-12-01 08:49 UTC, after pending changes shrank
+// to 56 bytes, 8 runs of -benchtime 20x (load average 1.1-1.4; medians in
+// brackets):
+//
+//	BenchmarkPage/html-2                       3.5-4.4 ms/op (3.6)  0.54 MB/op  11,670 allocs/op
+//	BenchmarkPage/json-2                       2.0-2.2 ms/op (2.1)  0.57 MB/op   1,460 allocs/op
+//	BenchmarkPageAllQueued/html-2              18-20 ms/op (19)     0.45 MB/op   7,670 allocs/op
+//	BenchmarkPageAllQueued/json-2              16-19 ms/op (17)     0.35 MB/op     560 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/html-2  16-20 ms/op (19)     0.51 MB/op  10,370 allocs/op
+//	BenchmarkPageAllQueuedAfterChanges/json-2  16-19 ms/op (17)     0.57 MB/op   1,360 allocs/op
+//
+// The same machine is often twice as slow when the shared host is busy.
+// The same day at 08:01 UTC, 8 runs of -benchtime 20x
 // (load average 1.2-1.4 from other work on this shared VM; the spread is
 // its, run to run; medians in brackets):
 //
