@@ -94,6 +94,9 @@ type Controller[T any] struct {
 	// pendingPeak and lastPeak are the sizes pending and last have
 	// reached since they were last rebuilt (see forgetPendingLocked).
 	pendingPeak, lastPeak, lastErrPeak int
+	// ownPeak is the size own has reached since it was last rebuilt (see
+	// dropOwnLocked).
+	ownPeak int
 	// failing holds the keys whose latest reconciles failed, with when the
 	// first of those failures ended, for the stale alarm.
 	failing map[string]time.Time

@@ -114,3 +114,39 @@ func TestARecycledWriteRecordStartsEmpty(t *testing.T) {
 	require.Empty(t, second.echoes)
 	require.Empty(t, second.held)
 }
+
+// TestOwnWriteMapIsRebuiltSmallAfterABurstOfEchoes: a burst of status
+// writes can leave a record per key waiting for its echo (the watch lags
+// behind the writes); Go maps never give memory back, so once the echoes
+// have brought the records down to an eighth of their peak, the map is
+// rebuilt at its size. The records left still recognise their echoes.
+func TestOwnWriteMapIsRebuiltSmallAfterABurstOfEchoes(t *testing.T) {
+	c, err := New(store.NewMemory[string](), ReconcilerFunc[string](func(context.Context, Request[string]) (Result, error) {
+		return Result{}, nil
+	}), Options[string]{Name: "burst"})
+	require.NoError(t, err)
+	const n = 20_000
+	obj := func(i int) store.Object[string] {
+		return store.Object[string]{Key: fmt.Sprintf("k%05d", i), Value: "v", Revision: int64(i + 1)}
+	}
+	for i := range n {
+		o := obj(i)
+		c.endWrite(o.Key, c.beginWrite(o.Key), o, false, nil)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Len(t, c.own, n, "every write waits for its echo")
+	require.Equal(t, n, c.ownPeak)
+	echo := func(i int) bool {
+		return c.ownChangeLocked(&change[string]{Cur: obj(i), HasCur: true}, true)
+	}
+	for i := range n - 100 {
+		require.True(t, echo(i), "echo of write %d", i)
+	}
+	require.Less(t, c.ownPeak, n/8, "the map of writes was not rebuilt")
+	require.Len(t, c.own, 100)
+	for i := n - 100; i < n; i++ {
+		require.True(t, echo(i), "echo of write %d after the rebuild", i)
+	}
+	require.Empty(t, c.own)
+}

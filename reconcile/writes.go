@@ -127,6 +127,7 @@ func (c *Controller[T]) beginWrite(key string) *ownWrite[T] {
 	if ow == nil {
 		ow = c.newOwnLocked()
 		c.own[key] = ow
+		c.ownPeak = max(c.ownPeak, len(c.own))
 	}
 	ow.inflight++
 	c.mu.Unlock()
@@ -193,8 +194,11 @@ func (c *Controller[T]) newOwnLocked() *ownWrite[T] {
 
 // dropOwnLocked forgets key's record of writes, which has none in flight
 // (so nothing else refers to it), and keeps it for reuse; c.mu is held.
+// Like the other per-key maps, own is rebuilt small once a burst of
+// writes waiting for their echoes is over.
 func (c *Controller[T]) dropOwnLocked(key string, ow *ownWrite[T]) {
 	delete(c.own, key)
+	c.own = shrunk(c.own, &c.ownPeak)
 	if len(c.freeOwn) < maxFreeOwn {
 		*ow = ownWrite[T]{}
 		c.freeOwn = append(c.freeOwn, ow)
