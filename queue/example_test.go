@@ -140,3 +140,27 @@ func ExampleQueue_GetBatch() {
 	// programmed route-2
 	// still ready: 1
 }
+
+// AddBatch queues the keys of a batch of events under one acquisition of
+// the queue's lock; duplicates coalesce as with Add, and each add keeps
+// its own options.
+func ExampleQueue_AddBatch() {
+	q := queue.New(queue.Options[string]{})
+	q.AddBatch([]queue.BatchAdd[string]{
+		{Key: "pods/a"},
+		{Key: "pods/b", Options: queue.AddOptions{Priority: queue.PriorityHigh}},
+		{Key: "pods/a"},
+		{Key: "pods/c", Options: queue.AddOptions{After: time.Hour}},
+	})
+	fmt.Println("ready:", q.Len())
+	for q.Len() > 0 {
+		key, _ := q.Get(context.Background())
+		fmt.Println(key)
+		q.Done(key)
+	}
+	q.ShutDown()
+	// Output:
+	// ready: 2
+	// pods/b
+	// pods/a
+}

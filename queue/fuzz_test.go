@@ -254,13 +254,14 @@ func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, proces
 // FuzzQueue applies a random sequence of operations to the queue and to the
 // model, inside a synctest bubble so that time is deterministic, and
 // compares them after every step. Each operation is three bytes: opcode,
-// key, argument.
+// key, argument; opcode 7 is an AddBatch of three keys.
 func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 3, 0, 0, 0, 1, 0, 4, 1, 0, 0, 1, 0})
 	f.Add([]byte{1, 2, 5, 1, 2, 3, 6, 0, 9, 3, 0, 0, 0, 2, 0, 6, 0, 9, 3, 0, 0})
 	f.Add([]byte{2, 1, 7, 2, 2, 200, 3, 0, 0, 5, 1, 0, 3, 0, 0, 0, 1, 0, 4, 1, 0})
 	f.Add([]byte{0, 1, 0, 3, 0, 0, 1, 1, 2, 6, 0, 3, 0, 1, 0, 4, 1, 0, 3, 0, 0, 4, 1, 0})
 	f.Add([]byte{1, 0, 1, 1, 1, 1, 1, 2, 1, 6, 0, 1, 3, 0, 0, 3, 0, 0, 3, 0, 0, 5, 0, 0})
+	f.Add([]byte{7, 6, 45, 3, 0, 0, 7, 7, 3, 4, 6, 0, 6, 0, 15, 3, 0, 0, 4, 7, 0, 3, 0, 0})
 	f.Fuzz(fuzzOne)
 }
 
@@ -269,7 +270,7 @@ func fuzzOne(t *testing.T, ops []byte) {
 		q := New(Options[int]{AgingAfter: -1})
 		m := &model{keys: map[int]*modelKey{}}
 		for len(ops) >= 3 {
-			op, k, arg := ops[0]%7, int(ops[1]%8), int(ops[2])
+			op, k, arg := ops[0]%8, int(ops[1]%8), int(ops[2])
 			ops = ops[3:]
 			prio := arg%3 - 1
 			d := time.Duration(arg%16+1) * time.Millisecond
@@ -301,6 +302,22 @@ func fuzzOne(t *testing.T, ops []byte) {
 				advance(d)
 				synctest.Wait()
 				m.advance(d)
+			case 7:
+				// Three keys in one AddBatch, each with its own priority
+				// and, for some, a delay: the model applies them one by one.
+				var adds []BatchAdd[int]
+				for j := range 3 {
+					key, p := (k+j)%8, (arg>>j)%3-1
+					o := AddOptions{Priority: p}
+					if arg>>(j+3)&1 == 1 {
+						o.After = time.Duration(j+1) * d
+						m.addAfter(key, p, o.After)
+					} else {
+						m.add(key, p)
+					}
+					adds = append(adds, BatchAdd[int]{key, o})
+				}
+				q.AddBatch(adds)
 			}
 			m.check(t, q)
 		}

@@ -247,6 +247,13 @@ func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	if delay > 0 && !timed {
 		now = q.now() // a zero Queue's epoch was set just now
 	}
+	q.addLocked(key, o, delay, now)
+}
+
+// addLocked is AddWith once the rate limiter was asked (delay is the
+// longer of o.After and its answer) and the lock taken; now is the clock
+// when delay > 0. q.mu is held.
+func (q *Queue[K]) addLocked(key K, o AddOptions, delay time.Duration, now int64) {
 	if q.shuttingDown {
 		return
 	}

@@ -127,7 +127,7 @@ func TestCancelledWaiterPassesWakeupOn(t *testing.T) {
 		// Wake the first waiter and cancel it under the lock, so both
 		// select cases are ready when it runs.
 		q.mu.Lock()
-		q.addLocked("a")
+		q.addLocked("a", AddOptions{}, 0, 0)
 		cancel()
 		q.unlockAndWake()
 		err := <-first
@@ -138,15 +138,6 @@ func TestCancelledWaiterPassesWakeupOn(t *testing.T) {
 		}
 		require.Equal(t, "a", <-second)
 	})
-}
-
-// addLocked adds key with q.mu already held (test helper).
-func (q *Queue[K]) addLocked(key K) {
-	it, ok := q.items[key]
-	if !ok {
-		it = q.newItem(key, 0)
-	}
-	q.addNow(it)
 }
 
 // After ShutDown, Get fails with ErrShutDown, Add is refused without a

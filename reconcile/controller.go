@@ -102,9 +102,10 @@ type Controller[T any] struct {
 	failing map[string]time.Time
 	// progress is closed when pending shrinks; nil while no one waits.
 	progress chan struct{}
-	// verdicts is observe's reusable buffer (only the cache's goroutine
-	// calls observe).
+	// verdicts and adds are observe's reusable buffers (only the cache's
+	// goroutine calls observe); adds holds at most addChunk adds.
 	verdicts []verdict
+	adds     []queue.BatchAdd[string]
 
 	workersMu  sync.Mutex
 	workers    []context.CancelFunc
@@ -331,7 +332,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	// Queue under c.mu, so that a finishing reconcile, which asks the
 	// queue under c.mu whether its key will be handed out again, sees
 	// these adds (lock order: c.mu, then the queue's, then the cache's).
+	// The keys go in by AddBatch, a lock of the queue per addChunk keys.
 	q := c.q()
+	adds := c.adds[:0]
 	for i := range changes {
 		if verdicts[i] == drop {
 			continue
@@ -340,8 +343,15 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		if changes[i].Initial {
 			prio = queue.PriorityLow
 		}
-		q.AddWith(changes[i].key(), queue.AddOptions{Priority: prio, Tags: changeTrigger(&changes[i])})
+		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].key(), Options: queue.AddOptions{Priority: prio, Tags: changeTrigger(&changes[i])}})
+		if len(adds) == addChunk {
+			q.AddBatch(adds)
+			adds = adds[:0]
+		}
 	}
+	q.AddBatch(adds)
+	clear(adds[:cap(adds)]) // the buffer outlives the batch: drop its keys
+	c.adds = adds[:0]
 	for _, i := range unwanted {
 		if key := changes[i].key(); !q.Queued(key) {
 			// Nothing will hand the key out again; if something will, that
@@ -444,6 +454,11 @@ func (c *Controller[T]) forgetLastErrLocked(key string) {
 	delete(c.lastErr, key)
 	c.lastErr = shrunk(c.lastErr, &c.lastErrPeak)
 }
+
+// addChunk is how many keys observe queues under one acquisition of the
+// queue's lock: enough to pay the lock once for many keys, few enough that
+// Gets wait only microseconds behind a large list.
+const addChunk = 128
 
 // shrinkAbove is the peak size of a per-key map above which it is rebuilt
 // once it falls to an eighth of its peak.
