@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,6 +77,48 @@ func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
 		require.LessOrEqual(t, len(l.ring), shrinkThreshold, "the ready ring kept its array")
 	}
 	require.LessOrEqual(t, len(q.free), mapShrinkThreshold, "the records kept for reuse were not trimmed")
+}
+
+// TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone: keys a burst
+// leaves behind (one still processing, a few waiting for a retry) do not
+// keep the burst's memory: the map is rebuilt once the rest are done, and
+// the keys left are handed out as before.
+func TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 20_000
+		q := New(Options[int]{})
+		for i := range n {
+			q.Add(i)
+		}
+		busy, err := q.Get(context.Background())
+		require.NoError(t, err)
+		for range n - 1 {
+			k, err := q.Get(context.Background())
+			require.NoError(t, err)
+			if k%5000 == 1 {
+				q.AddAfter(k, time.Second) // a retry
+			}
+			q.Done(k)
+		}
+		q.mu.Lock()
+		require.LessOrEqual(t, q.peak, mapShrinkThreshold, "the key map was not rebuilt")
+		require.LessOrEqual(t, len(q.free), mapShrinkThreshold, "the records kept for reuse were not trimmed")
+		require.Len(t, q.items, 5)
+		q.mu.Unlock()
+		q.Add(busy)
+		q.Done(busy)
+		advance(time.Second)
+		synctest.Wait()
+		var got []int
+		for q.Len() > 0 {
+			k, err := q.Get(context.Background())
+			require.NoError(t, err)
+			got = append(got, k)
+			q.Done(k)
+		}
+		require.ElementsMatch(t, []int{busy, 1, 5001, 10001, 15001}, got)
+		q.ShutDown()
+	})
 }
 
 // TestRecurringBurstsRebuildTheMapAHandfulOfTimes: a queue whose bursts

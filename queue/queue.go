@@ -83,14 +83,16 @@ type Queue[K comparable] struct {
 	items  map[K]*item[K]
 	peak   int // high-water mark of len(items) since the map was made
 	// forgets counts the records forgotten since the map was last rebuilt,
-	// and rebuilds how many times it was: each rebuild waits for twice as
-	// many forgets as the one before (see forgetItem).
-	forgets  uint64
-	rebuilds uint
-	free     []*item[K]
-	ready    readyQueue[K]
-	delayed  itemHeap[K]
-	seq      uint64 // orders delays that share a deadline
+	// rebuilds how many times it was rebuilt after growing again, and
+	// rebuiltAt its size then: each rebuild after a new burst waits for
+	// twice as many forgets as the one before (see forgetItem).
+	forgets   uint64
+	rebuilds  uint
+	rebuiltAt int
+	free      []*item[K]
+	ready     readyQueue[K]
+	delayed   itemHeap[K]
+	seq       uint64 // orders delays that share a deadline
 
 	procs []*item[K] // keys handed out and not Done, in no particular order
 	dirty int        // processing keys that were added again
@@ -458,26 +460,44 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	// Maps do not shrink when emptied: once a large burst has drained,
 	// rebuild the mostly empty map and trim the records kept for reuse, so
 	// that their memory goes back to the heap. Smaller maps are kept as
-	// they are, since rebuilding them would cost more than they hold. A
-	// queue whose bursts come back again and again would regrow what it
-	// gave back each time: each rebuild waits for twice as many forgotten
-	// records as the one before, so that such a queue rebuilds a handful
-	// of times rather than once per burst.
+	// they are, since rebuilding them would cost more than they hold.
+	//
+	// A burst has drained when the map has fallen to an eighth of its
+	// peak, whatever keys it left behind (retries, keys in flight); the
+	// rebuilt map can be rebuilt again as the rest drains (each time at
+	// most an eighth of the one before). A queue whose bursts come back
+	// again and again would regrow what it gave back each time: after a
+	// map has grown again (to twice its size at the last rebuild), each
+	// rebuild waits for twice as many forgotten records as the one before,
+	// so that such a queue rebuilds a handful of times, not once per
+	// burst.
 	q.forgets++
-	if q.peak > mapShrinkThreshold && len(q.items) < q.peak/8 && q.forgets >= uint64(q.peak)<<min(q.rebuilds, 32) {
-		q.forgets = 0
+	if q.peak <= mapShrinkThreshold || len(q.items) >= q.peak/8 {
+		return
+	}
+	need := uint64(q.peak - q.peak/8)
+	grown := q.peak > 2*q.rebuiltAt
+	if grown {
+		need <<= min(q.rebuilds, 32)
+	}
+	if q.forgets < need {
+		return
+	}
+	if grown {
 		q.rebuilds++
-		m := make(map[K]*item[K], len(q.items))
-		for k, v := range q.items {
-			m[k] = v
-		}
-		q.items = m
-		q.peak = len(m)
-		keep := max(minFreeItems, len(m))
-		if len(q.free) > keep {
-			clear(q.free[keep:])
-			q.free = append([]*item[K](nil), q.free[:keep]...)
-		}
+	}
+	q.forgets = 0
+	m := make(map[K]*item[K], len(q.items))
+	for k, v := range q.items {
+		m[k] = v
+	}
+	q.items = m
+	q.peak = len(m)
+	q.rebuiltAt = len(m)
+	keep := max(minFreeItems, len(m))
+	if len(q.free) > keep {
+		clear(q.free[keep:])
+		q.free = append([]*item[K](nil), q.free[:keep]...)
 	}
 }
 
