@@ -54,6 +54,10 @@ type informer[T any] struct {
 	// tombstones, if not nil, keep the last value of removed keys (at the
 	// revision of the removal) until forgetTombstone.
 	tombstones map[string]store.Object[T]
+	// objectsPeak and tombstonesPeak are the sizes of objects and
+	// tombstones at the end of a batch since they were last rebuilt (see
+	// shrinkLocked).
+	objectsPeak, tombstonesPeak int
 	// published is the revision whose changes have all been passed to
 	// onChange; waiters watch it, so that nothing is reported as reflected
 	// before it has been queued.
@@ -171,6 +175,7 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 			}
 		}
 	}
+	in.shrinkLocked()
 	// A list reflects its revision whole.
 	in.revision = max(in.revision, rev)
 	in.complete = in.revision
@@ -246,6 +251,7 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 	if !partial {
 		in.resetRevKeys()
 	}
+	in.shrinkLocked()
 	complete := in.complete
 	in.mu.Unlock()
 	in.report(changes, complete)
@@ -369,6 +375,20 @@ func (in *informer[T]) forgetTombstone(key string, rev int64) {
 	defer in.mu.Unlock()
 	if t, ok := in.tombstones[key]; ok && t.Revision <= rev {
 		delete(in.tombstones, key)
+		in.tombstones = shrunk(in.tombstones, &in.tombstonesPeak)
+	}
+}
+
+// shrinkLocked notes the sizes of the cache's maps at the end of a batch
+// and rebuilds a map that has fallen to an eighth of its peak, since Go
+// maps never give memory back: once most of a million objects are
+// deleted, the cache returns their slots to the heap. in.mu is held.
+func (in *informer[T]) shrinkLocked() {
+	in.objectsPeak = max(in.objectsPeak, len(in.objects))
+	in.objects = shrunk(in.objects, &in.objectsPeak)
+	if in.tombstones != nil {
+		in.tombstonesPeak = max(in.tombstonesPeak, len(in.tombstones))
+		in.tombstones = shrunk(in.tombstones, &in.tombstonesPeak)
 	}
 }
 

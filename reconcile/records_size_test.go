@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unsafe"
 
@@ -59,4 +60,39 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 		require.Equal(t, int64(i+1), c.last[key].revision, key)
 		require.Equal(t, "error "+key, c.lastErr[key], key)
 	}
+}
+
+// TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted: once most of
+// the objects are deleted and their deletions reconciled, the cache's map
+// of objects and its tombstones have given their slots back (rebuilt at
+// their size), and the objects left are still cached and reconciled.
+func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[*item]()
+		const n = 20_000
+		for i := range n {
+			put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
+		}
+		c, err := New(s, ReconcilerFunc[*item](func(context.Context, Request[*item]) (Result, error) {
+			return Result{}, nil
+		}), Options[*item]{Name: "deletions", Workers: 4})
+		require.NoError(t, err)
+		defer start(t, c)()
+		var rev int64
+		for i := range n - 100 {
+			rev = del(t, s, fmt.Sprintf("k%05d", i))
+		}
+		require.NoError(t, c.WaitForRevision(context.Background(), rev))
+		synctest.Wait()
+		in := c.cache
+		in.mu.RLock()
+		defer in.mu.RUnlock()
+		require.Len(t, in.objects, 100)
+		require.Less(t, in.objectsPeak, n/8, "the map of objects was not rebuilt")
+		require.Empty(t, in.tombstones, "tombstones outlived their reconciled deletions")
+		require.Less(t, in.tombstonesPeak, n/8, "the tombstones were not rebuilt")
+		for i := n - 100; i < n; i++ {
+			require.Contains(t, in.objects, fmt.Sprintf("k%05d", i))
+		}
+	})
 }
