@@ -95,8 +95,9 @@ type Controller[T any] struct {
 	// reached since they were last rebuilt (see forgetPendingLocked).
 	pendingPeak, lastPeak, lastErrPeak int
 	// ownPeak is the size own has reached since it was last rebuilt (see
-	// dropOwnLocked).
-	ownPeak int
+	// dropOwnLocked), and the others those of the maps they name (see
+	// setKey and forgetKey).
+	ownPeak, failingPeak, coveredAheadPeak, conflictedPeak int
 	// failing holds the keys whose latest reconciles failed, with when the
 	// first of those failures ended, for the stale alarm.
 	failing map[string]time.Time
@@ -301,7 +302,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		if r, ok := c.coveredAhead[key]; ok && rev <= r {
 			// A reconcile already covered this change.
 			if rev == r {
-				delete(c.coveredAhead, key)
+				forgetKey(&c.coveredAhead, &c.coveredAheadPeak, key)
 			}
 			verdicts[i] = drop
 			if !ch.HasCur {
@@ -317,7 +318,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 			if _, ok := c.conflicted[key]; ok {
 				// A reconcile whose write conflicted waits for this
 				// newer object: wake it, whatever the predicates say.
-				delete(c.conflicted, key)
+				forgetKey(&c.conflicted, &c.conflictedPeak, key)
 				verdicts[i] = wake
 			} else if _, ok := c.pending[key]; !ok && !ch.HasCur {
 				unwanted = append(unwanted, i)
@@ -477,6 +478,21 @@ func shrunk[V any](m map[string]V, peak *int) map[string]V {
 	}
 	*peak = n
 	return small
+}
+
+// setKey sets m[key] to v and notes the map's peak size; forgetKey deletes
+// key and rebuilds the map once it has fallen to an eighth of its peak.
+// They serve the per-key maps that hold few keys most of the time and
+// very many in a burst (an outage failing every key, a burst of writes or
+// conflicts), so that the burst's memory goes back to the heap.
+func setKey[V any](m map[string]V, peak *int, key string, v V) {
+	m[key] = v
+	*peak = max(*peak, len(m))
+}
+
+func forgetKey[V any](m *map[string]V, peak *int, key string) {
+	delete(*m, key)
+	*m = shrunk(*m, peak)
 }
 
 // admit reports whether every predicate lets the change through.

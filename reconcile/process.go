@@ -78,11 +78,11 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 		// filters it (conflicted is set before the cache is read, so an
 		// arrival in between is not missed).
 		c.mu.Lock()
-		c.conflicted[key] = struct{}{}
+		setKey(c.conflicted, &c.conflictedPeak, key, struct{}{})
 		c.mu.Unlock()
 		if cur, present, _ := c.cache.lookup(key); present && cur.Revision != req.Object.Revision || !present && !req.Deleted {
 			c.mu.Lock()
-			delete(c.conflicted, key)
+			forgetKey(&c.conflicted, &c.conflictedPeak, key)
 			c.mu.Unlock()
 			q.AddWith(key, queue.AddOptions{Tags: trigRetry})
 		} else {
@@ -124,9 +124,9 @@ func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
 			c.progress = nil
 		}
 	}
-	delete(c.conflicted, key)
+	forgetKey(&c.conflicted, &c.conflictedPeak, key)
 	c.forgetLastLocked(key)
-	delete(c.failing, key)
+	forgetKey(&c.failing, &c.failingPeak, key)
 	if !q.Queued(key) {
 		c.cache.forgetTombstone(key, math.MaxInt64)
 	}
@@ -215,7 +215,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	// neither wake the key nor leave it pending.
 	ahead := covered && req.Object.Revision > 0 && !c.observedLocked(req.Key, req.Object.Revision)
 	if ahead {
-		c.coveredAhead[req.Key] = max(c.coveredAhead[req.Key], req.Object.Revision)
+		setKey(c.coveredAhead, &c.coveredAheadPeak, req.Key, max(c.coveredAhead[req.Key], req.Object.Revision))
 	}
 	// Whether the key keeps a record of its last reconcile after this one
 	// (a pending change left behind says so: pendingChange.reconciled).
@@ -258,13 +258,13 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		c.pending[req.Key] = p
 	}
 	if covered {
-		delete(c.conflicted, req.Key)
+		forgetKey(&c.conflicted, &c.conflictedPeak, req.Key)
 	}
 	if converged && sinceOK {
 		latency, ok = time.Duration(c.mono(now)-since), true
 	}
 	if covered {
-		delete(c.failing, req.Key)
+		forgetKey(&c.failing, &c.failingPeak, req.Key)
 	}
 	if covered && req.Deleted {
 		if hadLast {
@@ -288,7 +288,7 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 		r.failingSince = wallOf(now)
 	}
 	if outcome.Failed() && outcome != TerminalFailure {
-		c.failing[req.Key] = r.failingSince.time()
+		setKey(c.failing, &c.failingPeak, req.Key, r.failingSince.time())
 	}
 	if ok {
 		r.converged = latency

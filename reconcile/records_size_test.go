@@ -2,7 +2,9 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
 )
 
@@ -94,5 +97,53 @@ func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
 		for i := n - 100; i < n; i++ {
 			require.Contains(t, in.objects, fmt.Sprintf("k%05d", i))
 		}
+	})
+}
+
+// TestBurstMapsAreRebuiltSmallOnceTheBurstIsOver: the maps that hold a key
+// only while something is wrong with it (its write conflicted, its
+// reconciles fail) grow to every key in a burst (an outage fails them
+// all) and are rebuilt small once the keys have recovered.
+func TestBurstMapsAreRebuiltSmallOnceTheBurstIsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[*item]()
+		const n = 10_000
+		for i := range n {
+			put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
+		}
+		var mu sync.Mutex
+		attempts := map[string]int{}
+		rec := ReconcilerFunc[*item](func(_ context.Context, req Request[*item]) (Result, error) {
+			mu.Lock()
+			attempts[req.Key]++
+			a := attempts[req.Key]
+			mu.Unlock()
+			switch a {
+			case 1:
+				return Result{}, fmt.Errorf("status: %w", store.ErrConflict)
+			case 2:
+				return Result{}, errors.New("the outage")
+			}
+			return Result{}, nil
+		})
+		c, err := New(s, rec, Options[*item]{Name: "bursts", Workers: 4,
+			RateLimiter: queue.NewExponential[string](time.Second, time.Second, 0)})
+		require.NoError(t, err)
+		defer start(t, c)()
+		for range 10 { // the conflict's and the failure's retries, on the fake clock
+			advance(time.Second)
+			synctest.Wait()
+		}
+		mu.Lock()
+		for i := range n {
+			require.Equal(t, 3, attempts[fmt.Sprintf("k%05d", i)])
+		}
+		mu.Unlock()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		require.Empty(t, c.failing)
+		require.Empty(t, c.conflicted)
+		require.Less(t, c.failingPeak, n/8, "the failing keys' map was not rebuilt")
+		require.Less(t, c.conflictedPeak, n/8, "the conflicted keys' map was not rebuilt")
 	})
 }
