@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // shrinkFloor is the peak size below which Keyed never rebuilds its map:
@@ -102,7 +104,7 @@ func (k *Keyed[K]) ref(key K) *keyedEntry {
 	if !ok {
 		e = &keyedEntry{token: make(chan struct{}, 1)}
 		k.entries[key] = e
-		k.peak = max(k.peak, len(k.entries))
+		mapshrink.Note(k.entries, &k.peak)
 	}
 	e.refs++
 	return e
@@ -119,21 +121,9 @@ func (k *Keyed[K]) unref(key K, e *keyedEntry) {
 	switch n := len(k.entries); {
 	case n == 0:
 		k.entries, k.peak = nil, 0
-	case k.peak >= shrinkFloor && n <= k.peak/8:
-		// Copying n entries is paid for by the 7n or more deletions since
-		// the peak.
-		k.entries = cloneMap(k.entries)
-		k.peak = n
+	default:
+		k.entries = mapshrink.Shrunk(k.entries, &k.peak, shrinkFloor)
 	}
-}
-
-// cloneMap copies m into a map sized for its current length.
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // size returns the number of entries, for tests.

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/converge-go/converge/internal/mapshrink"
 	"github.com/converge-go/converge/internal/nilness"
 )
 
@@ -61,7 +62,7 @@ func (e *Exponential[K]) When(key K) time.Duration {
 	e.mu.Lock()
 	n := e.failures[key]
 	e.failures[key] = n + 1
-	e.peak = max(e.peak, len(e.failures))
+	mapshrink.Note(e.failures, &e.peak)
 	e.mu.Unlock()
 	return e.delay(n)
 }
@@ -103,14 +104,7 @@ func (e *Exponential[K]) Forget(key K) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.failures, key)
-	if e.peak > shrinkThreshold && len(e.failures) < e.peak/8 {
-		m := make(map[K]int, len(e.failures))
-		for k, v := range e.failures {
-			m[k] = v
-		}
-		e.failures = m
-		e.peak = len(m)
-	}
+	e.failures = mapshrink.Shrunk(e.failures, &e.peak, shrinkThreshold)
 }
 
 // NumRequeues reports key's requeues since Forget.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
+	"github.com/converge-go/converge/internal/mapshrink"
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/queue"
@@ -468,16 +469,7 @@ const shrinkAbove = 4096
 // shrunk returns m, or a copy of m sized to its entries once they have
 // fallen to an eighth of *peak (then the new peak).
 func shrunk[V any](m map[string]V, peak *int) map[string]V {
-	n := len(m)
-	if *peak <= shrinkAbove || n >= *peak/8 {
-		return m
-	}
-	small := make(map[string]V, n)
-	for k, v := range m {
-		small[k] = v
-	}
-	*peak = n
-	return small
+	return mapshrink.Shrunk(m, peak, shrinkAbove)
 }
 
 // setKey sets m[key] to v and notes the map's peak size; forgetKey deletes
@@ -487,7 +479,7 @@ func shrunk[V any](m map[string]V, peak *int) map[string]V {
 // conflicts), so that the burst's memory goes back to the heap.
 func setKey[V any](m map[string]V, peak *int, key string, v V) {
 	m[key] = v
-	*peak = max(*peak, len(m))
+	mapshrink.Note(m, peak)
 }
 
 func forgetKey[V any](m *map[string]V, peak *int, key string) {

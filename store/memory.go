@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // Memory is an in-memory Store. It never serialises: the values it hands out
@@ -28,6 +30,7 @@ type Memory[T any] struct {
 
 	mu       sync.RWMutex
 	objects  map[string]entry[T]
+	peak     int // the most objects held since objects was last rebuilt
 	rev      int64
 	hist     history[T]
 	watchers map[*memoryWatcher[T]]struct{}
@@ -41,6 +44,10 @@ type entry[T any] struct {
 }
 
 var _ Store[int] = (*Memory[int])(nil)
+
+// shrinkFloor is the most objects a store may have held for its map never
+// to be rebuilt after deletions: keeping a small map costs less.
+const shrinkFloor = 4096
 
 // NewMemory returns an empty in-memory store at revision 0. Nil options are
 // ignored. An option out of range (a negative size) makes every operation
@@ -66,7 +73,7 @@ func (m *Memory[T]) begin(ctx context.Context) error {
 	switch {
 	case m == nil:
 		return fmt.Errorf("%w: nil *Memory", ErrInvalid)
-	case m.objects == nil:
+	case m.watchers == nil: // set once by NewMemory, never replaced (objects is)
 		return fmt.Errorf("%w: Memory not made by NewMemory", ErrInvalid)
 	case ctx == nil:
 		return fmt.Errorf("%w: nil context", ErrInvalid)
@@ -291,8 +298,11 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T]) {
 	}
 	if typ == Deleted {
 		delete(m.objects, obj.Key)
+		// Once most objects are deleted, their slots go back to the heap.
+		m.objects = mapshrink.Shrunk(m.objects, &m.peak, shrinkFloor)
 	} else {
 		m.objects[obj.Key] = entry[T]{obj: obj, fp: fp}
+		mapshrink.Note(m.objects, &m.peak)
 	}
 	m.rev = obj.Revision
 	m.hist.add(record[T]{ev: Event[T]{Type: typ, Object: obj}, fp: fp})
