@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -46,16 +45,7 @@ func TestAddBatchWakesAGetForEveryKeyItMakesReady(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				q := New(Options[string]{})
-				got := make(chan string, n)
-				for range n {
-					go func() {
-						k, err := q.Get(context.Background())
-						if err == nil {
-							got <- k
-						}
-					}()
-				}
-				synctest.Wait()
+				got := blockedGets(q, n)
 				var adds []BatchAdd[string]
 				for i := range n {
 					adds = append(adds, BatchAdd[string]{Key: fmt.Sprint(i)}, BatchAdd[string]{Key: fmt.Sprint(i)})

@@ -182,16 +182,7 @@ func TestOneFiringWakesEveryWaitingGetForItsDueKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		const n = 3*wakeAfterUnlock + 1
-		got := make(chan string, n)
-		for range n {
-			go func() {
-				k, err := q.Get(context.Background())
-				if err == nil {
-					got <- k
-				}
-			}()
-		}
-		synctest.Wait()
+		got := blockedGets(q, n)
 		for i := range n {
 			q.AddAfter(fmt.Sprintf("k%02d", i), time.Second)
 		}
@@ -206,4 +197,20 @@ func TestOneFiringWakesEveryWaitingGetForItsDueKeys(t *testing.T) {
 		}
 		q.ShutDown()
 	})
+}
+
+// blockedGets starts n Gets on q and, inside a synctest bubble, returns
+// once each of them blocks; the keys they receive arrive on the channel.
+func blockedGets[K comparable](q *Queue[K], n int) <-chan K {
+	got := make(chan K, n)
+	for range n {
+		go func() {
+			k, err := q.Get(context.Background())
+			if err == nil {
+				got <- k
+			}
+		}()
+	}
+	synctest.Wait()
+	return got
 }

@@ -71,11 +71,8 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 // their size), and the objects left are still cached and reconciled.
 func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.NewMemory[*item]()
 		const n = 20_000
-		for i := range n {
-			put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
-		}
+		s := storeWith(t, n)
 		c, err := New(s, ReconcilerFunc[*item](func(context.Context, Request[*item]) (Result, error) {
 			return Result{}, nil
 		}), Options[*item]{Name: "deletions", Workers: 4})
@@ -106,11 +103,8 @@ func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
 // all) and are rebuilt small once the keys have recovered.
 func TestBurstMapsAreRebuiltSmallOnceTheBurstIsOver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := store.NewMemory[*item]()
 		const n = 10_000
-		for i := range n {
-			put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
-		}
+		s := storeWith(t, n)
 		var mu sync.Mutex
 		attempts := map[string]int{}
 		rec := ReconcilerFunc[*item](func(_ context.Context, req Request[*item]) (Result, error) {
@@ -146,4 +140,14 @@ func TestBurstMapsAreRebuiltSmallOnceTheBurstIsOver(t *testing.T) {
 		require.Less(t, c.failingPeak, n/8, "the failing keys' map was not rebuilt")
 		require.Less(t, c.conflictedPeak, n/8, "the conflicted keys' map was not rebuilt")
 	})
+}
+
+// storeWith returns a memory store holding n objects, keys k00000 on.
+func storeWith(t *testing.T, n int) *store.Memory[*item] {
+	t.Helper()
+	s := store.NewMemory[*item]()
+	for i := range n {
+		put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
+	}
+	return s
 }
