@@ -28,6 +28,11 @@
 //   - Bad input (a nil context) is an error matching ErrInvalid, never a
 //     panic; the zero Queue is ready to use.
 //
+// Batches: AddBatch adds many keys under one acquisition of the lock, each
+// exactly as AddWith would; GetBatch hands out up to N ready keys at once,
+// each processing until its own Done.
+//
 // In steady state Add, Get and Done allocate nothing, and the memory a burst
-// of keys needed is given back once the queue has drained.
+// of keys needed is given back once most of it has drained, whatever keys
+// the burst left behind.
 package queue
