@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/converge-go/converge/internal/mapshrink"
 	"github.com/converge-go/converge/store"
 )
 
@@ -12,34 +13,50 @@ import (
 type IndexFunc[T any] func(obj store.Object[T]) []string
 
 // index maps index values to the keys of the cached objects that have them.
+// Like the controller's per-key maps, its maps are rebuilt small once most
+// of their entries are gone (a mass deletion), and an emptied set goes.
 type index[T any] struct {
 	fn   IndexFunc[T]
-	keys map[string]map[string]struct{}
+	keys map[string]*keySet
+	peak int // the most values held since keys was last rebuilt
+}
+
+// keySet is the keys of one index value.
+type keySet struct {
+	keys map[string]struct{}
+	peak int
 }
 
 func newIndex[T any](fn IndexFunc[T]) *index[T] {
-	return &index[T]{fn: fn, keys: make(map[string]map[string]struct{})}
+	return &index[T]{fn: fn, keys: make(map[string]*keySet)}
 }
 
 func (ix *index[T]) add(obj store.Object[T]) {
 	for _, v := range ix.fn(obj) {
 		set, ok := ix.keys[v]
 		if !ok {
-			set = make(map[string]struct{})
+			set = &keySet{keys: make(map[string]struct{})}
 			ix.keys[v] = set
+			mapshrink.Note(ix.keys, &ix.peak)
 		}
-		set[obj.Key] = struct{}{}
+		set.keys[obj.Key] = struct{}{}
+		mapshrink.Note(set.keys, &set.peak)
 	}
 }
 
 func (ix *index[T]) remove(obj store.Object[T]) {
 	for _, v := range ix.fn(obj) {
-		if set, ok := ix.keys[v]; ok {
-			delete(set, obj.Key)
-			if len(set) == 0 {
-				delete(ix.keys, v)
-			}
+		set, ok := ix.keys[v]
+		if !ok {
+			continue
 		}
+		delete(set.keys, obj.Key)
+		if len(set.keys) > 0 {
+			set.keys = mapshrink.Shrunk(set.keys, &set.peak, shrinkAbove)
+			continue
+		}
+		delete(ix.keys, v)
+		ix.keys = mapshrink.Shrunk(ix.keys, &ix.peak, shrinkAbove)
 	}
 }
 
@@ -74,8 +91,12 @@ func (l Lister[T]) ByIndex(name, value string) []store.Object[T] {
 	if !ok {
 		return nil
 	}
-	out := make([]store.Object[T], 0, len(ix.keys[value]))
-	for key := range ix.keys[value] {
+	var keys map[string]struct{}
+	if set := ix.keys[value]; set != nil {
+		keys = set.keys
+	}
+	out := make([]store.Object[T], 0, len(keys))
+	for key := range keys {
 		out = append(out, l.in.objects[key])
 	}
 	sortObjects(out)

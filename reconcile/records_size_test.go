@@ -151,3 +151,32 @@ func storeWith(t *testing.T, n int) *store.Memory[*item] {
 	}
 	return s
 }
+
+// TestIndexMapsAreRebuiltSmallAfterMostObjectsAreDeleted: an index whose
+// values and keys grew with a burst of objects gives their slots back once
+// most are deleted, and still finds the objects left.
+func TestIndexMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
+	ix := newIndex(func(obj store.Object[string]) []string {
+		return []string{"all", "own:" + obj.Key} // one shared value, one per object
+	})
+	const n = 20_000
+	obj := func(i int) store.Object[string] {
+		return store.Object[string]{Key: fmt.Sprintf("k%05d", i), Value: "v"}
+	}
+	for i := range n {
+		ix.add(obj(i))
+	}
+	require.Equal(t, n+1, ix.peak)
+	require.Equal(t, n, ix.keys["all"].peak)
+	for i := range n - 10 {
+		ix.remove(obj(i))
+	}
+	require.Less(t, ix.peak, n/8, "the map of values was not rebuilt")
+	require.Less(t, ix.keys["all"].peak, n/8, "the shared value's set was not rebuilt")
+	require.Len(t, ix.keys, 11)
+	require.Len(t, ix.keys["all"].keys, 10)
+	for i := n - 10; i < n; i++ {
+		require.Contains(t, ix.keys["all"].keys, obj(i).Key)
+		require.Contains(t, ix.keys["own:"+obj(i).Key].keys, obj(i).Key)
+	}
+}
