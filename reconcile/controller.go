@@ -92,12 +92,9 @@ type Controller[T any] struct {
 	// epoch is when New made the controller: pending changes keep their
 	// times as monoTime after it.
 	epoch time.Time
-	// pendingPeak and lastPeak are the sizes pending and last have
-	// reached since they were last rebuilt (see forgetPendingLocked).
-	pendingPeak, lastPeak, lastErrPeak int
-	// ownPeak is the size own has reached since it was last rebuilt (see
-	// dropOwnLocked), and the others those of the maps they name (see
-	// setKey and forgetKey).
+	// The peaks are the sizes the maps they name have reached since they
+	// were last rebuilt (see setKey and forgetKey).
+	pendingPeak, lastPeak, lastErrPeak                     int
 	ownPeak, failingPeak, coveredAheadPeak, conflictedPeak int
 	// failing holds the keys whose latest reconciles failed, with when the
 	// first of those failures ended, for the stale alarm.
@@ -429,8 +426,7 @@ func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 			}
 		}
 	}
-	c.pending[key] = p
-	c.pendingPeak = max(c.pendingPeak, len(c.pending))
+	setKey(c.pending, &c.pendingPeak, key, p)
 }
 
 // forgetPendingLocked deletes key's pending changes, and forgetLastLocked
@@ -439,22 +435,19 @@ func (c *Controller[T]) addPendingLocked(key string, rev int64, now time.Time) {
 // so that the memory of a burst (an initial list of a million keys)
 // returns to the heap once it has converged.
 func (c *Controller[T]) forgetPendingLocked(key string) {
-	delete(c.pending, key)
-	c.pending = shrunk(c.pending, &c.pendingPeak)
+	forgetKey(&c.pending, &c.pendingPeak, key)
 }
 
 func (c *Controller[T]) forgetLastLocked(key string) {
 	if c.last[key].failed {
 		c.forgetLastErrLocked(key)
 	}
-	delete(c.last, key)
-	c.last = shrunk(c.last, &c.lastPeak)
+	forgetKey(&c.last, &c.lastPeak, key)
 }
 
 // forgetLastErrLocked deletes key's last error text; c.mu is held.
 func (c *Controller[T]) forgetLastErrLocked(key string) {
-	delete(c.lastErr, key)
-	c.lastErr = shrunk(c.lastErr, &c.lastErrPeak)
+	forgetKey(&c.lastErr, &c.lastErrPeak, key)
 }
 
 // addChunk is how many keys observe queues under one acquisition of the

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/converge-go/converge/internal/mapshrink"
 	"github.com/converge-go/converge/store"
 )
 
@@ -374,8 +375,7 @@ func (in *informer[T]) forgetTombstone(key string, rev int64) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if t, ok := in.tombstones[key]; ok && t.Revision <= rev {
-		delete(in.tombstones, key)
-		in.tombstones = shrunk(in.tombstones, &in.tombstonesPeak)
+		forgetKey(&in.tombstones, &in.tombstonesPeak, key)
 	}
 }
 
@@ -384,10 +384,10 @@ func (in *informer[T]) forgetTombstone(key string, rev int64) {
 // maps never give memory back: once most of a million objects are
 // deleted, the cache returns their slots to the heap. in.mu is held.
 func (in *informer[T]) shrinkLocked() {
-	in.objectsPeak = max(in.objectsPeak, len(in.objects))
+	mapshrink.Note(in.objects, &in.objectsPeak)
 	in.objects = shrunk(in.objects, &in.objectsPeak)
 	if in.tombstones != nil {
-		in.tombstonesPeak = max(in.tombstonesPeak, len(in.tombstones))
+		mapshrink.Note(in.tombstones, &in.tombstonesPeak)
 		in.tombstones = shrunk(in.tombstones, &in.tombstonesPeak)
 	}
 }

@@ -296,13 +296,11 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	switch {
 	case err != nil:
 		r.failed = true
-		c.lastErr[req.Key] = err.Error()
-		c.lastErrPeak = max(c.lastErrPeak, len(c.lastErr))
+		setKey(c.lastErr, &c.lastErrPeak, req.Key, err.Error())
 	case prev.failed:
 		c.forgetLastErrLocked(req.Key)
 	}
-	c.last[req.Key] = r
-	c.lastPeak = max(c.lastPeak, len(c.last))
+	setKey(c.last, &c.lastPeak, req.Key, r)
 	return latency, ok
 }
 

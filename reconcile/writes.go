@@ -126,8 +126,7 @@ func (c *Controller[T]) beginWrite(key string) *ownWrite[T] {
 	ow := c.own[key]
 	if ow == nil {
 		ow = c.newOwnLocked()
-		c.own[key] = ow
-		c.ownPeak = max(c.ownPeak, len(c.own))
+		setKey(c.own, &c.ownPeak, key, ow)
 	}
 	ow.inflight++
 	c.mu.Unlock()
@@ -197,8 +196,7 @@ func (c *Controller[T]) newOwnLocked() *ownWrite[T] {
 // Like the other per-key maps, own is rebuilt small once a burst of
 // writes waiting for their echoes is over.
 func (c *Controller[T]) dropOwnLocked(key string, ow *ownWrite[T]) {
-	delete(c.own, key)
-	c.own = shrunk(c.own, &c.ownPeak)
+	forgetKey(&c.own, &c.ownPeak, key)
 	if len(c.freeOwn) < maxFreeOwn {
 		*ow = ownWrite[T]{}
 		c.freeOwn = append(c.freeOwn, ow)
