@@ -44,7 +44,9 @@ func e2eRun(b *testing.B, impl E2EImpl, keys []string, timed bool) E2EResult {
 	if timed {
 		b.StartTimer()
 	}
+	cpu0 := cpuTime()
 	r, err := impl.Run(s, keys, *e2eWorkers)
+	r.CPU = cpuTime() - cpu0
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("%s: %v", impl.Name, err)
@@ -71,6 +73,7 @@ func BenchmarkE2E(b *testing.B) {
 			var converged, settled time.Duration
 			var reconciles, lists, watches int64
 			var mallocs uint64
+			var cpu, first time.Duration
 			for range b.N {
 				r := e2eRun(b, impl, keys, true)
 				converged += r.Converged
@@ -79,10 +82,14 @@ func BenchmarkE2E(b *testing.B) {
 				mallocs += r.Mallocs
 				lists += r.Lists
 				watches += r.Watches
+				cpu += r.CPU
+				first += r.First
 			}
 			n := float64(b.N)
 			msPerOp(b, converged, "converge-ms")
 			msPerOp(b, settled, "settle-ms")
+			msPerOp(b, cpu, "cpu-ms")
+			msPerOp(b, first, "first-ms")
 			b.ReportMetric(float64(reconciles)/n, "reconciles/op")
 			b.ReportMetric(float64(reconciles)/settled.Seconds(), "reconciles/s")
 			b.ReportMetric(float64(mallocs)/float64(reconciles), "allocs/reconcile")

@@ -42,6 +42,9 @@ func E2EImpls() []E2EImpl {
 
 // E2EResult is what one end-to-end run measured.
 type E2EResult struct {
+	// First is the time from the start until the first reconcile: the
+	// list, filling the cache and queueing, until a worker has a key.
+	First time.Duration
 	// Converged is the time from the start until the last status write:
 	// every object then has Status == Spec.
 	Converged time.Duration
@@ -58,6 +61,10 @@ type E2EResult struct {
 	// Mallocs counts heap allocations from the start until Settled, taken
 	// from runtime.MemStats (so it includes the store's own allocations).
 	Mallocs uint64
+	// CPU is the process's CPU time (user and system, every goroutine
+	// and the runtime's) over the whole run, shutdown included; set by the
+	// benchmark, not by the implementation.
+	CPU time.Duration
 	// Lists and Watches count the calls the implementation made of the
 	// store's List and Watch: more than one Watch means a watch ended (for
 	// example a lagging watcher) and was resumed, more than one List that
@@ -108,6 +115,7 @@ type tracker struct {
 	seen        atomic.Int64
 	written     []atomic.Bool // key index → status written
 	converged   []atomic.Bool // key index → reconciled after its write came back
+	firstAt     atomic.Int64  // ns after start of the first reconcile, or 0
 	convergedAt atomic.Int64  // ns after start of the last status write
 	settledAt   atomic.Int64  // ns after start of the last reconcile that saw its write
 	allWritten  chan struct{}
@@ -137,7 +145,9 @@ func (t *tracker) begin() (mallocs uint64) {
 // Spec with compare-and-swap against obj's revision. It returns the
 // store's error, which is nil when there was nothing to write.
 func (t *tracker) reconcile(ctx context.Context, s E2EStore, obj store.Object[*Pair]) error {
-	t.reconciles.Add(1)
+	if t.reconciles.Add(1) == 1 {
+		t.firstAt.Store(int64(time.Since(t.start)))
+	}
 	i := KeyIndex(obj.Key)
 	if obj.Value.Status == obj.Value.Spec {
 		if t.written[i].Load() && !t.converged[i].Swap(true) && t.seen.Add(1) == int64(len(t.converged)) {
@@ -161,6 +171,7 @@ func (t *tracker) result(mallocs0 uint64) E2EResult {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return E2EResult{
+		First:      time.Duration(t.firstAt.Load()),
 		Converged:  time.Duration(t.convergedAt.Load()),
 		Settled:    time.Duration(t.settledAt.Load()),
 		Reconciles: t.reconciles.Load(),
