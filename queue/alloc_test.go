@@ -140,3 +140,29 @@ func TestRecurringBurstsRebuildTheMapAHandfulOfTimes(t *testing.T) {
 	defer q.mu.Unlock()
 	require.LessOrEqual(t, q.rebuilds, uint(6))
 }
+
+// As a burst drains, the records kept for reuse go to a list that is grown
+// to its final size at the first Done, not doubled again and again.
+func TestFreeListGrowsToThePeakAtOnce(t *testing.T) {
+	q := New(Options[int]{})
+	const n = 3 * minFreeItems
+	for i := range n {
+		q.Add(i)
+	}
+	grown := 0
+	for range n - 1 {
+		k, err := q.Get(context.Background())
+		require.NoError(t, err)
+		q.mu.Lock()
+		before := cap(q.free)
+		q.mu.Unlock()
+		q.Done(k)
+		q.mu.Lock()
+		if cap(q.free) != before {
+			grown++
+			require.GreaterOrEqual(t, cap(q.free), n, "the list was grown short of the peak")
+		}
+		q.mu.Unlock()
+	}
+	require.LessOrEqual(t, grown, 1, "the list was grown more than once")
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -454,7 +455,13 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	*it = zero
 	// Keep records for reuse up to the high-water mark of live keys (at
 	// least minFreeItems), so that keys coming and going allocate nothing.
-	if len(q.free) < max(minFreeItems, q.peak) {
+	// The list is grown to that mark at once: as a burst drains it would
+	// otherwise grow by doubling, a dozen large allocations that cost a
+	// tenth of the drain (S3's drain of 100,000 keys, 1 and 8 workers).
+	if keep := max(minFreeItems, q.peak); len(q.free) < keep {
+		if len(q.free) == cap(q.free) {
+			q.free = slices.Grow(q.free, keep-len(q.free))
+		}
 		q.free = append(q.free, it)
 	}
 	// Maps do not shrink when emptied: once a large burst has drained,
