@@ -456,7 +456,7 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	// Keep records for reuse up to the high-water mark of live keys (at
 	// least minFreeItems), so that keys coming and going allocate nothing.
 	// The list is grown to that mark at once: as a burst drains it would
-	// otherwise grow by doubling, a dozen large allocations that cost a
+	// otherwise grow by doubling, several large allocations that cost a
 	// tenth of the drain (S3's drain of 100,000 keys, 1 and 8 workers).
 	if keep := max(minFreeItems, q.peak); len(q.free) < keep {
 		if len(q.free) == cap(q.free) {
