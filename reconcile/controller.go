@@ -292,11 +292,11 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	c.mu.Lock()
 	now := time.Now() // when observe saw the batch
 	c.reserveLocked(kept)
+	c.noteObservedLocked(changes)
 	for i := range changes {
 		ch := &changes[i]
 		key := ch.key()
 		rev := ch.revision()
-		c.noteObservedLocked(key, rev)
 		if r, ok := c.coveredAhead[key]; ok && rev <= r {
 			// A reconcile already covered this change.
 			if rev == r {
@@ -362,19 +362,27 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	c.verdicts = verdicts[:0]
 }
 
-// noteObservedLocked records that observe has seen key's change at rev;
-// c.mu is held.
-func (c *Controller[T]) noteObservedLocked(key string, rev int64) {
-	if rev > c.observed {
-		c.observed = rev
+// noteObservedLocked records that observe has seen a batch of changes;
+// c.mu is held for the whole batch, so the batch is noted at once: the
+// newest revision, and the keys changed at it, whatever the batch's order
+// (an initial list's revisions come in key order, not revision order).
+func (c *Controller[T]) noteObservedLocked(changes []change[T]) {
+	top := c.observed
+	for i := range changes {
+		top = max(top, changes[i].revision())
+	}
+	if top > c.observed {
+		c.observed = top
 		if len(c.observedKeys) > 64 {
 			c.observedKeys = make(map[string]struct{})
 		} else {
 			clear(c.observedKeys)
 		}
 	}
-	if rev == c.observed {
-		c.observedKeys[key] = struct{}{}
+	for i := range changes {
+		if changes[i].revision() == top {
+			c.observedKeys[changes[i].key()] = struct{}{}
+		}
 	}
 }
 
