@@ -2,6 +2,7 @@ package queue
 
 import (
 	"math"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -190,10 +191,9 @@ func TestExponentialCountsAreRightAcrossForgets(t *testing.T) {
 // -race).
 func TestExponentialCountMatchesItsMapUnderConcurrency(t *testing.T) {
 	e := NewExponential[int](time.Millisecond, time.Second, 0)
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for g := range 4 {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		wg.Go(func() {
 			for i := range 2000 {
 				k := (g*7 + i) % 16
 				switch i % 3 {
@@ -205,11 +205,9 @@ func TestExponentialCountMatchesItsMapUnderConcurrency(t *testing.T) {
 					_ = e.NumRequeues(k)
 				}
 			}
-		}()
+		})
 	}
-	for range 4 {
-		<-done
-	}
+	wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	require.Equal(t, int64(len(e.failures)), e.keys.Load())
