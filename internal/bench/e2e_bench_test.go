@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/internal/cputime"
 	"github.com/converge-go/converge/store"
 )
 
@@ -44,9 +45,9 @@ func e2eRun(b *testing.B, impl E2EImpl, keys []string, timed bool) E2EResult {
 	if timed {
 		b.StartTimer()
 	}
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	r, err := impl.Run(s, keys, *e2eWorkers)
-	r.CPU = cpuTime() - cpu0
+	r.CPU = cputime.Process() - cpu0
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("%s: %v", impl.Name, err)
