@@ -46,6 +46,18 @@ func del(t *testing.T, s store.Store[*item], key string) int64 {
 	return rev
 }
 
+// idleController returns a controller over an empty memory store with a
+// reconciler that does nothing, for tests that drive its bookkeeping
+// directly without running it.
+func idleController[T any](t *testing.T, name string) *Controller[T] {
+	t.Helper()
+	c, err := New(store.NewMemory[T](), ReconcilerFunc[T](func(context.Context, Request[T]) (Result, error) {
+		return Result{}, nil
+	}), Options[T]{Name: name})
+	require.NoError(t, err)
+	return c
+}
+
 // recorder is a reconciler that records the requests it receives.
 type recorder struct {
 	mu       sync.Mutex

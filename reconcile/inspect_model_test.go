@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/store"
 )
 
 // TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords:
@@ -24,10 +23,7 @@ import (
 func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *testing.T) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		c, err := New(store.NewMemory[string](), ReconcilerFunc[string](func(context.Context, Request[string]) (Result, error) {
-			return Result{}, nil
-		}), Options[string]{Name: "model"})
-		require.NoError(t, err)
+		c := idleController[string](t, "model")
 		q := c.q()
 		base := time.Now()
 		for i := range 40 {

@@ -73,10 +73,7 @@ func TestOwnWriteRecordsAreReusedWithoutCarryingOver(t *testing.T) {
 // TestWriteBookkeepingAllocatesNothingOnceWarm: recording a write made
 // through Request.Store reuses a record and its echo buffer.
 func TestWriteBookkeepingAllocatesNothingOnceWarm(t *testing.T) {
-	c, err := New(store.NewMemory[*item](), ReconcilerFunc[*item](func(context.Context, Request[*item]) (Result, error) {
-		return Result{}, nil
-	}), Options[*item]{Name: "allocs"})
-	require.NoError(t, err)
+	c := idleController[*item](t, "allocs")
 	write := func() {
 		ow := c.beginWrite("k")
 		c.endWrite("k", ow, store.Object[*item]{Key: "k"}, false, nil) // nothing written: forgotten at once
@@ -90,10 +87,7 @@ func TestWriteBookkeepingAllocatesNothingOnceWarm(t *testing.T) {
 // to its reconciles (a reconcile of the second key must not receive the
 // first key's object) and no echoes to suppress.
 func TestARecycledWriteRecordStartsEmpty(t *testing.T) {
-	c, err := New(store.NewMemory[*item](), ReconcilerFunc[*item](func(context.Context, Request[*item]) (Result, error) {
-		return Result{}, nil
-	}), Options[*item]{Name: "recycle"})
-	require.NoError(t, err)
+	c := idleController[*item](t, "recycle")
 	a := store.Object[*item]{Key: "a", Value: &item{Want: 7}, Revision: 5}
 	first := c.beginWrite("a")
 	c.endWrite("a", first, a, false, nil)
@@ -121,10 +115,7 @@ func TestARecycledWriteRecordStartsEmpty(t *testing.T) {
 // have brought the records down to an eighth of their peak, the map is
 // rebuilt at its size. The records left still recognise their echoes.
 func TestOwnWriteMapIsRebuiltSmallAfterABurstOfEchoes(t *testing.T) {
-	c, err := New(store.NewMemory[string](), ReconcilerFunc[string](func(context.Context, Request[string]) (Result, error) {
-		return Result{}, nil
-	}), Options[string]{Name: "burst"})
-	require.NoError(t, err)
+	c := idleController[string](t, "burst")
 	const n = 20_000
 	obj := func(i int) store.Object[string] {
 		return store.Object[string]{Key: fmt.Sprintf("k%05d", i), Value: "v", Revision: int64(i + 1)}

@@ -29,10 +29,7 @@ func TestPerKeyRecordsFitAMapSlotUnboxed(t *testing.T) {
 // of keys are forgotten down to an eighth of their peak, the maps are
 // rebuilt at their size (their peak resets), keeping every entry left.
 func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
-	c, err := New(store.NewMemory[string](), ReconcilerFunc[string](func(context.Context, Request[string]) (Result, error) {
-		return Result{}, nil
-	}), Options[string]{Name: "burst"})
-	require.NoError(t, err)
+	c := idleController[string](t, "burst")
 	const n = 20_000
 	c.mu.Lock()
 	defer c.mu.Unlock()
