@@ -105,7 +105,9 @@ func TestHandlerNeverCallsTheHandlerForARefusedRequest(t *testing.T) {
 	g, _ := New(Policy{})
 	called := false
 	h := g.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }),
-		func(w http.ResponseWriter, _ *http.Request, err error) { http.Error(w, err.Error(), http.StatusForbidden) })
+		func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, err.Error(), http.StatusForbidden)
+		})
 	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.Host = "evil.example"
 	w := httptest.NewRecorder()
