@@ -45,24 +45,25 @@ type BatchResult struct {
 var ErrBatchResults = errors.New("reconcile: batch returned no result for the key")
 
 // workBatches is a worker's loop with Options.BatchSize above 1.
-func (c *Controller[T]) workBatches(ctx, reconCtx context.Context, q *queue.Queue[string], w *writer[T]) {
+func (c *Controller[T]) workBatches(ctx context.Context, r *run[T]) {
 	var batch []queue.Handout[string]
 	for {
 		var err error
-		batch, err = q.GetBatch(ctx, c.opts.BatchSize, batch[:0])
+		batch, err = r.q.GetBatch(ctx, c.opts.BatchSize, batch[:0])
 		if err != nil {
 			return
 		}
-		c.processBatch(reconCtx, q, w, batch)
+		c.processBatch(r, batch)
 		for _, h := range batch {
-			q.Done(h.Key)
+			r.q.Done(h.Key)
 		}
 	}
 }
 
 // processBatch reconciles the keys of one batch and settles each.
-func (c *Controller[T]) processBatch(ctx context.Context, q *queue.Queue[string], w *writer[T], batch []queue.Handout[string]) {
-	ctx, cancel := context.WithCancel(ctx)
+func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
+	q, w := r.q, r.writer
+	ctx, cancel := context.WithCancel(r.reconCtx)
 	defer cancel()
 	reqs := make([]Request[T], 0, len(batch))
 	whys := make([]trigger, 0, len(batch))

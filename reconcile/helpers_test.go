@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -120,3 +121,14 @@ func start[T any](t *testing.T, c *Controller[T]) (stop func()) {
 
 // advance lets fake time pass inside a synctest bubble.
 func advance(d time.Duration) { <-time.After(d) }
+
+// setLast gives key a last reconcile that ended with outcome, for an
+// object at rev, leaving its pending change as it is.
+func setLast[T any](c *Controller[T], key string, outcome Outcome, rev int64) {
+	var err error
+	if outcome.Failed() {
+		err = errors.New("failed")
+	}
+	now := time.Now()
+	c.led.recordLast(c.led.recordOf(key), ending{key: key, revision: rev, outcome: outcome, err: err, start: now}, outcome == Success, now)
+}

@@ -72,194 +72,175 @@ type inspectRow struct {
 // Inspect returns one page of the keys Snapshot would list, filtered and
 // ordered by q: the basis of a debug page over many keys. Under the
 // controller's lock it walks the queue's keys (under the queue's lock,
-// copying nothing) and the per-key records once, keeping the first
-// Offset+Limit keys in a bounded heap, and builds a KeyState for the
-// page's keys only, describing each from the queue again. Like Snapshot,
-// it is not atomic: a page key that left the queue meanwhile shows without
-// its queue details. It records nothing and starts nothing: it costs
-// nothing while nobody calls it.
+// copying nothing), the pending changes and the ledger's records once,
+// keeping the first Offset+Limit keys in a bounded heap, and builds a
+// KeyState for the page's keys only, describing each from the queue
+// again. Like Snapshot, it is not atomic: a page key that left the queue
+// meanwhile shows without its queue details. It records nothing a reader
+// sees and starts nothing: it costs nothing while nobody calls it.
 //
 // Cost: O(n log k) for n keys and k = Offset+Limit. A queued key is looked
-// up once (its pending change says whether it has a record, which is read
-// only for ByOutcome or when nothing is pending); the walk over the
-// reconciled keys hashes only those that enter the selection (and reads
-// their records only for ByOutcome), and is skipped when every key
-// matches and no idle key could enter the page; the rate limiter is asked
-// for the page's keys only, unless the page is ordered ByAttempts.
+// up once in the ledger; the walk over idle records (reconciled, neither
+// queued nor pending) reads them in storage order and is skipped when
+// every key matches and no idle key could enter the page; the rate limiter
+// is asked for the page's keys only, unless the page is ordered
+// ByAttempts.
 func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultKeyLimit
-	}
-	offset := max(q.Offset, 0)
-	var wanted [8]bool // by queue.State; the zero State: not queued
-	for _, s := range q.States {
-		if int(s) < len(wanted) {
-			wanted[s] = true
-		}
-	}
-	keep := func(s queue.State) bool { return len(q.States) == 0 || wanted[s] }
-	order, primary := rowOrder(q.Sort, q.Descending)
-	sel := &pageHeap[inspectRow]{cmp: order, max: satAdd(offset, limit)}
-	page := KeyPage{States: map[queue.State]int{}}
-	var states [8]int // by queue.State, copied into page.States at the end
-	add := func(r inspectRow) {
-		states[r.state&7]++
-		if keep(r.state) {
-			page.Matched++
-			sel.offer(r)
-		}
-	}
-	needOutcome := q.Sort == ByOutcome
-
 	q0 := c.q()
-	// The requeue counts come from the rate limiter, one lock each: only
-	// for every queued key when they order the page, else for the page's.
-	retries := func(key string) int { return c.opts.RateLimiter.NumRequeues(key) }
 	limitStale := time.Now().Add(-c.opts.StaleAfter)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	led := c.led
+	w := newPageWalk(led, q)
+	walk := led.newWalk()
 	// Each key is counted once, in the first of three walks that meets it:
 	// the queued keys, the pending ones not queued, the reconciled ones
-	// neither queued nor pending. A queued key is looked up once in each
-	// record map, while the queue's lock is held (lock order: c.mu, then
-	// the queue's) and nothing is copied; the later walks hash a key only
-	// when it could enter the page or when some pending keys are not
-	// queued.
-	queuedPending, queuedLast := 0, 0 // queued keys with a pending change, a record
+	// neither queued nor pending. The walks mark the records they meet.
 	q0.States(func(key string, st queue.State) {
 		if !strings.HasPrefix(key, q.Prefix) {
 			return
 		}
 		row := inspectRow{key: key, state: st}
 		if q.Sort == ByAttempts {
-			row.retries = retries(key)
+			row.retries = c.opts.RateLimiter.NumRequeues(key)
 		}
-		// A pending change says whether the key has a record: the record
-		// is looked up only for its outcome or when nothing is pending.
-		p, isPending := c.pending[key]
-		if isPending {
-			queuedPending++
-			row.pending = c.timeAt(p.since).UnixNano()
+		if r := led.lookup(key); r != nil {
+			r.walk = walk
+			w.describeRow(&row, r)
 		}
-		if isPending && !needOutcome {
-			if p.reconciled {
-				queuedLast++
-			}
-		} else if r, ok := c.last[key]; ok {
-			queuedLast++
-			row.outcome = r.outcome()
-		}
-		add(row)
+		w.add(row)
 	})
-	// queued is built only when a later walk must tell queued keys apart.
-	var queued map[string]struct{}
-	isQueued := func(key string) bool {
-		if queued == nil {
-			queued = make(map[string]struct{}, queuedPending+queuedLast)
-			q0.States(func(key string, _ queue.State) {
-				if strings.HasPrefix(key, q.Prefix) {
-					queued[key] = struct{}{}
-				}
-			})
+	led.eachPendingRecord(func(r *record) {
+		if r.walk == walk || !strings.HasPrefix(r.key, q.Prefix) {
+			return
 		}
-		_, ok := queued[key]
-		return ok
+		r.walk = walk
+		row := inspectRow{key: r.key}
+		w.describeRow(&row, r)
+		w.add(row)
+	})
+	w.walkIdle(walk)
+	return w.page(c, q0, limitStale)
+}
+
+// pageWalk is the state of one Inspect: the query, the rows selected so
+// far and the counts.
+type pageWalk[T any] struct {
+	led     *ledger[T]
+	q       KeyQuery
+	offset  int
+	limit   int
+	wanted  [8]bool // by queue.State; the zero State: not queued
+	sel     *pageHeap[inspectRow]
+	primary func(a, b inspectRow) int
+	states  [8]int // rows met, by queue.State
+	matched int
+	// metReconciled counts the rows met by the first two walks whose key
+	// has a last reconcile.
+	metReconciled int
+}
+
+func newPageWalk[T any](led *ledger[T], q KeyQuery) *pageWalk[T] {
+	w := &pageWalk[T]{led: led, q: q, limit: q.Limit, offset: max(q.Offset, 0)}
+	if w.limit <= 0 {
+		w.limit = DefaultKeyLimit
 	}
-	pendingHere := len(c.pending)
-	if q.Prefix != "" {
-		pendingHere = 0
-		for key := range c.pending {
-			if strings.HasPrefix(key, q.Prefix) {
-				pendingHere++
-			}
-		}
-	}
-	pendingLast := 0 // pending keys not queued that have a record
-	if pendingHere > queuedPending {
-		for key, p := range c.pending {
-			if !strings.HasPrefix(key, q.Prefix) || isQueued(key) {
-				continue
-			}
-			row := inspectRow{key: key, pending: c.timeAt(p.since).UnixNano()}
-			if p.reconciled {
-				pendingLast++
-				if needOutcome {
-					r := c.last[key]
-					row.outcome = r.outcome()
-				}
-			}
-			add(row)
-		}
-	}
-	// Then every reconciled key, idle with no pending change. Only the
-	// few rows that would enter the selection are asked whether an
-	// earlier walk met them.
-	met := func(key string) bool {
-		if _, ok := c.pending[key]; ok {
-			return true
-		}
-		return queuedLast > 0 && isQueued(key)
-	}
-	reconciled := 0
-	offer := func(row inspectRow) {
-		reconciled++
-		if keep(0) && sel.wants(row) && !met(row.key) {
-			sel.offer(row)
+	for _, s := range q.States {
+		if int(s) < len(w.wanted) {
+			w.wanted[s] = true
 		}
 	}
-	// An idle row differs from another only by its key (unless the page
-	// is ordered by outcome): when the page is full of rows that an idle
-	// row comes after whatever its key, or idle rows are filtered out,
-	// and every key matches, the walk would only count the records.
-	idleLoses := !keep(0) || len(sel.rows) == sel.max && primary(inspectRow{}, sel.rows[0]) > 0
-	if q.Prefix == "" && !needOutcome && idleLoses {
-		reconciled = len(c.last)
-	} else if needOutcome {
-		for key, r := range c.last {
-			if strings.HasPrefix(key, q.Prefix) {
-				offer(inspectRow{key: key, outcome: r.outcome()})
-			}
-		}
+	order, primary := rowOrder(q.Sort, q.Descending)
+	w.sel = &pageHeap[inspectRow]{cmp: order, max: satAdd(w.offset, w.limit)}
+	w.primary = primary
+	return w
+}
+
+// keeps reports whether rows of state s match the query.
+func (w *pageWalk[T]) keeps(s queue.State) bool { return len(w.q.States) == 0 || w.wanted[s] }
+
+// add counts a row and offers it to the selection if it matches.
+func (w *pageWalk[T]) add(row inspectRow) {
+	w.states[row.state&7]++
+	if w.keeps(row.state) {
+		w.matched++
+		w.sel.offer(row)
+	}
+}
+
+// describeRow fills row from its key's record.
+func (w *pageWalk[T]) describeRow(row *inspectRow, r *record) {
+	if p := w.led.pendingOf(r); p != nil {
+		row.pending = w.led.timeAt(p.since).UnixNano()
+	}
+	if r.has(reconciled) {
+		w.metReconciled++
+		row.outcome = r.outcome()
+	}
+}
+
+// walkIdle counts the reconciled keys the first two walks did not meet
+// (marked walk), and offers those that could enter the page. The walk is
+// skipped when every key matches and no idle row could enter the page:
+// an idle row differs from another only by its key (unless the page is
+// ordered by outcome), so when the page is full of rows that an idle row
+// comes after, or idle rows are filtered out, it would only count.
+func (w *pageWalk[T]) walkIdle(walk uint32) {
+	needOutcome := w.q.Sort == ByOutcome
+	idleLoses := !w.keeps(0) || len(w.sel.rows) == w.sel.max && w.primary(inspectRow{}, w.sel.rows[0]) > 0
+	n := 0
+	if w.q.Prefix == "" && !needOutcome && idleLoses {
+		n = w.led.lastCount
 	} else {
-		for key := range c.last { // keys only: a record is a pointer away
-			if strings.HasPrefix(key, q.Prefix) {
-				offer(inspectRow{key: key})
+		w.led.recs.each(func(r *record) {
+			if !r.has(reconciled) || !strings.HasPrefix(r.key, w.q.Prefix) {
+				return
 			}
-		}
+			n++
+			if r.walk == walk {
+				return
+			}
+			row := inspectRow{key: r.key}
+			if needOutcome {
+				row.outcome = r.outcome()
+			}
+			if w.keeps(0) && w.sel.wants(row) {
+				w.sel.offer(row)
+			}
+		})
 	}
-	idle := reconciled - queuedLast - pendingLast
-	states[0] += idle
-	for st, n := range states {
+	idle := n - w.metReconciled
+	w.states[0] += idle
+	if w.keeps(0) {
+		w.matched += idle
+	}
+}
+
+// page returns the page the walks selected, each key described from the
+// queue and the ledger.
+func (w *pageWalk[T]) page(c *Controller[T], q *queue.Queue[string], limitStale time.Time) KeyPage {
+	page := KeyPage{Matched: w.matched, States: map[queue.State]int{}}
+	for st, n := range w.states {
 		if n > 0 || st == 0 {
 			page.States[queue.State(st)] = n
 		}
 	}
-	if keep(0) {
-		page.Matched += idle
-	}
-	rows := sel.sorted()
-	if offset >= len(rows) {
+	rows := w.sel.sorted()
+	if w.offset >= len(rows) {
 		return page
 	}
-	rows = rows[offset:min(len(rows), satAdd(offset, limit))]
+	rows = rows[w.offset:min(len(rows), satAdd(w.offset, w.limit))]
 	page.Keys = make([]KeyState, len(rows))
 	for i, row := range rows {
 		s := &page.Keys[i]
 		s.Key = row.key
 		if row.state != 0 {
-			if it, ok := q0.Describe(row.key); ok {
+			if it, ok := q.Describe(row.key); ok {
 				s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
-				s.Priority, s.Retries, s.Triggers = it.Priority, retries(row.key), c.triggerNamesOf(it.Tags)
+				s.Priority, s.Retries, s.Triggers = it.Priority, c.opts.RateLimiter.NumRequeues(row.key), c.triggerNamesOf(it.Tags)
 			}
 		}
-		if r, ok := c.last[row.key]; ok {
-			c.describeLast(s, &r, limitStale)
-		}
-		if p, ok := c.pending[row.key]; ok {
-			s.PendingSince = c.timeAt(p.since)
-			s.Stale = s.Stale || s.PendingSince.Before(limitStale)
-		}
+		s.LastTriggers = c.triggerNamesOf(w.led.describe(s, limitStale))
 	}
 	return page
 }
@@ -270,14 +251,6 @@ func satAdd(a, b int) int {
 		return s
 	}
 	return int(^uint(0) >> 1)
-}
-
-// Workers returns how many workers the controller runs at once (or will
-// run, before Run): Options.Workers, or the count of the latest SetWorkers.
-func (c *Controller[T]) Workers() int {
-	c.workersMu.Lock()
-	defer c.workersMu.Unlock()
-	return c.wantWorker
 }
 
 // rowOrder returns the comparison of sort s, ending by key, and its
@@ -393,4 +366,81 @@ func (h *pageHeap[R]) offer(r R) {
 func (h *pageHeap[R]) sorted() []R {
 	slices.SortFunc(h.rows, h.cmp)
 	return h.rows
+}
+
+// KeyState joins a key's place in the queue with its latest reconcile.
+type KeyState struct {
+	Key string
+	// State is where the key is in the queue: waiting, delayed or
+	// processing; zero if it is not queued.
+	State queue.State
+	// Dirty: the key is processing and was woken again meanwhile; it is
+	// handed out again when the reconcile ends.
+	Dirty bool
+	// Since is when a processing key's reconcile started.
+	Since time.Time
+	// Until is when a delayed key becomes ready (for a processing key, the
+	// deadline of an add due after it is done).
+	Until time.Time
+	// Priority is the priority of the key's next hand-out.
+	Priority int
+	// Retries counts the key's consecutive backoffs (reset by a success).
+	Retries int
+	// LastOutcome, LastError, LastAt and LastDuration describe the key's
+	// latest reconcile (zero if none since it last converged after deletion).
+	LastOutcome  Outcome
+	LastError    string
+	LastAt       time.Time
+	LastDuration time.Duration
+	// LastRevision is the object revision the latest reconcile saw.
+	LastRevision int64
+	// Triggers says what woke the key for its pending reconcile and
+	// LastTriggers for its latest one: "created", "updated", "deleted"
+	// (the primary store), "listed", "enqueued", "resync", "retry",
+	// "requeue", "held-change", "source NAME". Wake-ups that coalesce
+	// into one reconcile are listed once.
+	Triggers, LastTriggers []string
+	// PendingSince is when the controller observed the oldest change of
+	// the key that no successful reconcile has covered yet (zero if none).
+	PendingSince time.Time
+	// LastSuccess is when the key's latest successful reconcile started,
+	// FailingSince when its current run of failures began (zero if it is
+	// not failing), and LastConvergence the convergence latency of the
+	// latest change that converged.
+	LastSuccess     time.Time
+	FailingSince    time.Time
+	LastConvergence time.Duration
+	// Stale: the key has been out of date for longer than
+	// Options.StaleAfter (see Health.Stale).
+	Stale bool
+}
+
+// Snapshot lists every key that is queued or has been reconciled, sorted
+// by key: the basis of a debug page. It copies the queue's snapshot and the
+// ledger's records, O(n log n) in their number.
+func (c *Controller[T]) Snapshot() []KeyState {
+	limit := time.Now().Add(-c.opts.StaleAfter)
+	states := map[string]*KeyState{}
+	for _, it := range c.q().Snapshot() {
+		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until,
+			Priority: it.Priority, Retries: it.Requeues, Triggers: c.triggerNamesOf(it.Tags)}
+	}
+	c.mu.Lock()
+	c.led.recs.each(func(r *record) {
+		if _, ok := states[r.key]; !ok {
+			states[r.key] = &KeyState{Key: r.key}
+		}
+	})
+	for _, s := range states {
+		s.LastTriggers = c.triggerNamesOf(c.led.describe(s, limit))
+	}
+	c.mu.Unlock()
+	out := make([]KeyState, 0, len(states))
+	for _, s := range states {
+		if s.State != 0 || !s.LastAt.IsZero() || !s.PendingSince.IsZero() || s.LastOutcome != "" {
+			out = append(out, *s)
+		}
+	}
+	slices.SortFunc(out, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
+	return out
 }

@@ -35,15 +35,11 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 				q.AddAfter(key, time.Hour)
 			}
 			if rng.IntN(2) == 0 {
-				c.pending[key] = pendingChange{first: int64(i), latest: int64(i), since: c.mono(base.Add(time.Duration(rng.IntN(5)) * time.Second))}
+				c.led.changed(key, int64(i), c.led.mono(base.Add(time.Duration(rng.IntN(5))*time.Second)))
 			}
 			if rng.IntN(2) == 0 {
-				c.last[key] = lastReconcile{code: codeOf([]Outcome{Success, Failure, Conflict}[rng.IntN(3)]), revision: int64(i)}
+				setLast(c, key, []Outcome{Success, Failure, Conflict}[rng.IntN(3)], int64(i))
 			}
-		}
-		for key, p := range c.pending { // as the controller keeps it
-			_, p.reconciled = c.last[key]
-			c.pending[key] = p
 		}
 		// One key processing: the first waiting key is handed out.
 		q.Add("ab/processing")

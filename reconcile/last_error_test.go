@@ -56,6 +56,6 @@ func TestLastErrorFollowsTheLatestReconcile(t *testing.T) {
 		require.Empty(t, inspected("a").LastError)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		require.Empty(t, c.lastErr, "error text left behind")
+		require.Empty(t, c.led.errs, "error text left behind")
 	})
 }

@@ -95,7 +95,8 @@ const (
 	defaultHeartbeat   = 2 * time.Second
 )
 
-func (o *Options[T]) validate() error {
+// check refuses options out of range, with an error matching ErrInvalid.
+func (o *Options[T]) check() error {
 	switch {
 	case o.Name == "":
 		return fmt.Errorf("%w: Name is required", ErrInvalid)
@@ -131,6 +132,11 @@ func (o *Options[T]) validate() error {
 			return fmt.Errorf("%w: Sources[%d] is nil", ErrInvalid, i)
 		}
 	}
+	return nil
+}
+
+// fillDefaults gives every zero field its default.
+func (o *Options[T]) fillDefaults() {
 	if o.Workers == 0 {
 		o.Workers = 1
 	}
@@ -155,5 +161,4 @@ func (o *Options[T]) validate() error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return nil
 }

@@ -1,6 +1,11 @@
 package reconcile
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
 
 // outcomeCode is an Outcome as an index of outcomes, for per-key records.
 type outcomeCode uint8
@@ -91,4 +96,27 @@ type Metrics interface {
 	// term of leadership (or of a shard's ownership) fails with
 	// store.ErrGuardFailed: a deposed owner's write that the fence stopped.
 	WriteRejected(controller string)
+}
+
+// classify names how a reconcile that returned res and err ended.
+func classify(res Result, err error) Outcome {
+	if err == nil {
+		switch {
+		case res.Requeue:
+			return Requeue
+		case res.RequeueAfter > 0:
+			return RequeueAfter
+		}
+		return Success
+	}
+	var pe *PanicError
+	switch {
+	case errors.As(err, &pe):
+		return Panicked
+	case errors.Is(err, ErrTerminal):
+		return TerminalFailure
+	case errors.Is(err, store.ErrConflict):
+		return Conflict
+	}
+	return Failure
 }

@@ -65,8 +65,8 @@ func TestOwnWriteRecordsAreReusedWithoutCarryingOver(t *testing.T) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		require.NotEmpty(t, c.freeOwn, "no record of writes was kept for reuse")
-		require.LessOrEqual(t, len(c.freeOwn), maxFreeOwn)
+		require.NotEmpty(t, c.led.freeOwn, "no record of writes was kept for reuse")
+		require.LessOrEqual(t, len(c.led.freeOwn), maxFreeOwn)
 	})
 }
 
@@ -92,7 +92,7 @@ func TestARecycledWriteRecordStartsEmpty(t *testing.T) {
 	first := c.beginWrite("a")
 	c.endWrite("a", first, a, false, nil)
 	c.mu.Lock()
-	require.True(t, c.ownChangeLocked(&change[*item]{Cur: a, HasCur: true}, true), "the write's echo was not recognised")
+	require.True(t, c.led.ownChange(&change[*item]{Cur: a, HasCur: true}, true), "the write's echo was not recognised")
 	c.mu.Unlock()
 
 	second := c.beginWrite("b")
@@ -101,9 +101,8 @@ func TestARecycledWriteRecordStartsEmpty(t *testing.T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cached := store.Object[*item]{Key: "b", Value: &item{Want: 1}, Revision: 2}
-	obj, deleted, own := c.ownObjectLocked("b", cached, true)
-	require.False(t, own, "b's reconcile would be handed a's object")
-	require.Equal(t, cached, obj)
+	obj, deleted := c.led.ownObject("b", cached, true)
+	require.Equal(t, cached, obj, "b's reconcile would be handed a's object")
 	require.False(t, deleted)
 	require.Empty(t, second.echoes)
 	require.Empty(t, second.held)
@@ -126,18 +125,18 @@ func TestOwnWriteMapIsRebuiltSmallAfterABurstOfEchoes(t *testing.T) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	require.Len(t, c.own, n, "every write waits for its echo")
-	require.Equal(t, n, c.ownPeak)
+	require.Len(t, c.led.own, n, "every write waits for its echo")
+	require.Equal(t, n, c.led.ownPeak)
 	echo := func(i int) bool {
-		return c.ownChangeLocked(&change[string]{Cur: obj(i), HasCur: true}, true)
+		return c.led.ownChange(&change[string]{Cur: obj(i), HasCur: true}, true)
 	}
 	for i := range n - 100 {
 		require.True(t, echo(i), "echo of write %d", i)
 	}
-	require.Less(t, c.ownPeak, n/8, "the map of writes was not rebuilt")
-	require.Len(t, c.own, 100)
+	require.Less(t, c.led.ownPeak, n/8, "the map of writes was not rebuilt")
+	require.Len(t, c.led.own, 100)
 	for i := n - 100; i < n; i++ {
 		require.True(t, echo(i), "echo of write %d after the rebuild", i)
 	}
-	require.Empty(t, c.own)
+	require.Empty(t, c.led.own)
 }

@@ -16,11 +16,11 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// TestPerKeyRecordsFitAMapSlotUnboxed: a Go map keeps a value larger than
-// 128 bytes behind a pointer of its own, one allocation per key inserted;
-// the controller's per-key records stay within that size.
-func TestPerKeyRecordsFitAMapSlotUnboxed(t *testing.T) {
-	require.LessOrEqual(t, unsafe.Sizeof(lastReconcile{}), uintptr(56), "one per key reconciled: keep it small")
+// TestPerKeyRecordsStaySmall: the ledger keeps one record per key
+// reconciled and one pending change per key with a change not yet
+// reconciled; a field added carelessly would grow every key's cost.
+func TestPerKeyRecordsStaySmall(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(record{}), uintptr(80), "one per key reconciled: keep it small")
 	require.LessOrEqual(t, unsafe.Sizeof(pendingChange{}), uintptr(56), "one per key with a change not yet reconciled: times as monoTime, not time.Time")
 }
 
@@ -33,33 +33,36 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 	const n = 20_000
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	led := c.led
+	now := time.Now()
 	for i := range n {
 		key := fmt.Sprintf("k%05d", i)
-		c.addPendingLocked(key, int64(i+1), time.Now())
-		c.last[key] = lastReconcile{revision: int64(i + 1), failed: true}
-		c.lastPeak = max(c.lastPeak, len(c.last))
-		c.lastErr[key] = "error " + key
-		c.lastErrPeak = max(c.lastErrPeak, len(c.lastErr))
+		led.changed(key, int64(i+1), led.mono(now))
+		led.recordLast(led.recordOf(key), ending{key: key, revision: int64(i + 1), outcome: Failure, err: errors.New("error " + key), start: now}, false, now)
 	}
-	require.Equal(t, n, c.pendingPeak)
-	require.Equal(t, n, c.lastPeak)
+	require.Equal(t, n, led.pendPeak)
+	require.Equal(t, n, led.recs.peak)
+	require.Equal(t, n, led.errsPeak)
 	for i := range n - 100 {
-		key := fmt.Sprintf("k%05d", i)
-		c.forgetPendingLocked(key)
-		c.forgetLastLocked(key)
+		led.dropped(fmt.Sprintf("k%05d", i))
 	}
-	require.Less(t, c.pendingPeak, n/8, "the pending map was not rebuilt")
-	require.Less(t, c.lastPeak, n/8, "the last-reconcile map was not rebuilt")
-	require.Less(t, c.lastErrPeak, n/8, "the last-error map was not rebuilt")
-	require.Len(t, c.lastErr, 100)
-	require.Len(t, c.pending, 100)
-	require.Len(t, c.last, 100)
+	require.Less(t, led.pendPeak, n/8, "the pending changes were not rebuilt")
+	require.Less(t, cap(led.pend), n/8, "the pending changes kept their room")
+	require.Less(t, led.recs.peak, n/8, "the records were not compacted")
+	require.Less(t, len(led.recs.chunks)*recordChunk, n/8+recordChunk, "the records kept their chunks")
+	require.Less(t, led.errsPeak, n/8, "the last-error map was not rebuilt")
+	require.Len(t, led.errs, 100)
+	require.Len(t, led.pend, 100)
+	require.Equal(t, 100, led.keys())
 	for i := n - 100; i < n; i++ {
 		key := fmt.Sprintf("k%05d", i)
-		require.Equal(t, int64(i+1), c.pending[key].first, key)
-		require.Equal(t, int64(i+1), c.last[key].revision, key)
-		require.Equal(t, "error "+key, c.lastErr[key], key)
+		r := led.lookup(key)
+		require.NotNil(t, r, key)
+		require.Equal(t, int64(i+1), led.pendingOf(r).first, key)
+		require.Equal(t, int64(i+1), r.revision, key)
+		require.Equal(t, "error "+key, led.errs[key], key)
 	}
+	requireLedgerConsistent(t, led)
 }
 
 // TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted: once most of
@@ -132,10 +135,10 @@ func TestBurstMapsAreRebuiltSmallOnceTheBurstIsOver(t *testing.T) {
 		mu.Unlock()
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		require.Empty(t, c.failing)
-		require.Empty(t, c.conflicted)
-		require.Less(t, c.failingPeak, n/8, "the failing keys' map was not rebuilt")
-		require.Less(t, c.conflictedPeak, n/8, "the conflicted keys' map was not rebuilt")
+		require.Empty(t, c.led.failing)
+		c.led.recs.each(func(r *record) { require.False(t, r.has(conflicted), r.key) })
+		require.Less(t, c.led.failingPeak, n/8, "the failing keys' map was not rebuilt")
+		requireLedgerConsistent(t, c.led)
 	})
 }
 

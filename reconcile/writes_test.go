@@ -124,7 +124,7 @@ func TestNoReconcileSeesAnObjectOlderThanItsOwnWrite(t *testing.T) {
 		require.Zero(t, stale, "reconciles saw objects older than their controller's own writes")
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		require.LessOrEqual(t, len(c.own), 1, "own-write records pile up")
+		require.LessOrEqual(t, len(c.led.own), 1, "own-write records pile up")
 	})
 }
 

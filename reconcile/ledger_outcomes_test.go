@@ -15,26 +15,23 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// requirePendingMirrorsLast checks that every pending change knows whether
-// its key has a record of its last reconcile (pendingChange.reconciled),
-// which Inspect counts by instead of looking the record up.
-func requirePendingMirrorsLast[T any](t *testing.T, c *Controller[T]) {
+// requireLedgerHolds checks the ledger's invariants under the
+// controller's lock.
+func requireLedgerHolds[T any](t *testing.T, c *Controller[T]) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for key, p := range c.pending {
-		_, has := c.last[key]
-		require.Equal(t, has, p.reconciled, "pending change of %q says reconciled=%v", key, p.reconciled)
-	}
+	requireLedgerConsistent(t, c.led)
 }
 
-// TestPendingChangesKnowWhetherTheirKeyHasARecord: whatever the outcomes
-// (success, failure, conflict, terminal failure, requeue, panic) and
-// whatever changes, deletions and enqueued keys absent from the store
-// arrive while reconciles run, every
-// pending change says whether its key has a last-reconcile record; and
-// Inspect's counts agree with Snapshot's throughout.
-func TestPendingChangesKnowWhetherTheirKeyHasARecord(t *testing.T) {
+// TestTheLedgerHoldsItsInvariantsWhateverTheOutcomes: whatever the
+// outcomes (success, failure, conflict, terminal failure, requeue, panic)
+// and whatever changes, deletions and enqueued keys absent from the store
+// arrive while reconciles run, the ledger's invariants hold after every
+// step (a pending change and its key's record point at each other, error
+// texts and failing keys follow their records, no empty record is kept);
+// and Inspect's counts agree with Snapshot's throughout.
+func TestTheLedgerHoldsItsInvariantsWhateverTheOutcomes(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -85,10 +82,10 @@ func TestPendingChangesKnowWhetherTheirKeyHasARecord(t *testing.T) {
 						put(t, s, key, &item{})
 					}
 					advance(time.Duration(pick(10)) * time.Millisecond)
-					requirePendingMirrorsLast(t, c)
+					requireLedgerHolds(t, c)
 				}
 				synctest.Wait()
-				requirePendingMirrorsLast(t, c)
+				requireLedgerHolds(t, c)
 				page := c.Inspect(KeyQuery{Limit: 1000})
 				snap := c.Snapshot()
 				require.Equal(t, len(snap), page.Matched)

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/converge-go/converge/queue"
 )
 
 // ErrNotSynced is returned by Ready until the initial list is in the cache.
@@ -80,29 +78,9 @@ func (c *Controller[T]) Health() Health {
 // returns the first maxStaleKeys of them in key order. It walks the keys
 // with unconverged changes and the failing ones, not every key.
 func (c *Controller[T]) stale(now time.Time) (int, []string) {
-	limit := now.Add(-c.opts.StaleAfter)
-	first := pageHeap[string]{cmp: strings.Compare, max: maxStaleKeys}
-	n := 0
 	c.mu.Lock()
-	monoLimit := c.mono(limit)
-	for key, p := range c.pending {
-		if p.since < monoLimit {
-			n++
-			first.offer(key)
-		}
-	}
-	for key, since := range c.failing {
-		if !since.Before(limit) {
-			continue
-		}
-		if p, ok := c.pending[key]; ok && p.since < monoLimit {
-			continue // counted above
-		}
-		n++
-		first.offer(key)
-	}
-	c.mu.Unlock()
-	return n, first.sorted()
+	defer c.mu.Unlock()
+	return c.led.stale(now.Add(-c.opts.StaleAfter), maxStaleKeys)
 }
 
 // Ready returns nil once the initial list is in the cache, else ErrNotSynced.
@@ -152,19 +130,8 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	for {
 		cacheRev, advanced := c.cache.revisionChanged() // before c.mu: see complete
 		c.mu.Lock()
-		if c.progress == nil {
-			c.progress = make(chan struct{})
-		}
-		progress := c.progress
-		done := cacheRev >= rev
-		if done {
-			for _, p := range c.pending {
-				if p.first <= rev {
-					done = false
-					break
-				}
-			}
-		}
+		progress := c.led.progressed()
+		done := cacheRev >= rev && !c.led.pendingUpTo(rev)
 		c.mu.Unlock()
 		if done {
 			return nil
@@ -182,88 +149,4 @@ func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// KeyState joins a key's place in the queue with its latest reconcile.
-type KeyState struct {
-	Key string
-	// State is where the key is in the queue: waiting, delayed or
-	// processing; zero if it is not queued.
-	State queue.State
-	// Dirty: the key is processing and was woken again meanwhile; it is
-	// handed out again when the reconcile ends.
-	Dirty bool
-	// Since is when a processing key's reconcile started.
-	Since time.Time
-	// Until is when a delayed key becomes ready (for a processing key, the
-	// deadline of an add due after it is done).
-	Until time.Time
-	// Priority is the priority of the key's next hand-out.
-	Priority int
-	// Retries counts the key's consecutive backoffs (reset by a success).
-	Retries int
-	// LastOutcome, LastError, LastAt and LastDuration describe the key's
-	// latest reconcile (zero if none since it last converged after deletion).
-	LastOutcome  Outcome
-	LastError    string
-	LastAt       time.Time
-	LastDuration time.Duration
-	// LastRevision is the object revision the latest reconcile saw.
-	LastRevision int64
-	// Triggers says what woke the key for its pending reconcile and
-	// LastTriggers for its latest one: "created", "updated", "deleted"
-	// (the primary store), "listed", "enqueued", "resync", "retry",
-	// "requeue", "held-change", "source NAME". Wake-ups that coalesce
-	// into one reconcile are listed once.
-	Triggers, LastTriggers []string
-	// PendingSince is when the controller observed the oldest change of
-	// the key that no successful reconcile has covered yet (zero if none).
-	PendingSince time.Time
-	// LastSuccess is when the key's latest successful reconcile started,
-	// FailingSince when its current run of failures began (zero if it is
-	// not failing), and LastConvergence the convergence latency of the
-	// latest change that converged.
-	LastSuccess     time.Time
-	FailingSince    time.Time
-	LastConvergence time.Duration
-	// Stale: the key has been out of date for longer than
-	// Options.StaleAfter (see Health.Stale).
-	Stale bool
-}
-
-// Snapshot lists every key that is queued or has been reconciled, sorted
-// by key: the basis of a debug page. It copies the queue's snapshot and the
-// per-key records, O(n log n) in their size.
-func (c *Controller[T]) Snapshot() []KeyState {
-	limit := time.Now().Add(-c.opts.StaleAfter)
-	states := map[string]*KeyState{}
-	for _, it := range c.q().Snapshot() {
-		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until,
-			Priority: it.Priority, Retries: it.Requeues, Triggers: c.triggerNamesOf(it.Tags)}
-	}
-	c.mu.Lock()
-	for key, r := range c.last {
-		s, ok := states[key]
-		if !ok {
-			s = &KeyState{Key: key}
-			states[key] = s
-		}
-		c.describeLast(s, &r, limit)
-	}
-	for key, p := range c.pending {
-		s, ok := states[key]
-		if !ok {
-			s = &KeyState{Key: key}
-			states[key] = s
-		}
-		s.PendingSince = c.timeAt(p.since)
-		s.Stale = s.Stale || s.PendingSince.Before(limit)
-	}
-	c.mu.Unlock()
-	out := make([]KeyState, 0, len(states))
-	for _, s := range states {
-		out = append(out, *s)
-	}
-	slices.SortFunc(out, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
-	return out
 }

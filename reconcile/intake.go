@@ -1,0 +1,118 @@
+package reconcile
+
+import (
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// observe is the cache's change callback: it records a batch's changes in
+// the ledger under one lock, then queues their keys. Predicates run before,
+// outside the lock. The cache keeps the tombstone of every removed key, so
+// a Deleted request always carries the last value; a deletion that no
+// predicate lets through and nothing waits for needs none.
+func (c *Controller[T]) observe(changes []change[T]) {
+	verdicts := c.verdicts[:0]
+	kept := 0
+	for i := range changes {
+		v := drop
+		if c.admit(&changes[i]) {
+			v = keep
+			kept++
+		}
+		verdicts = append(verdicts, v)
+	}
+	var unwanted []int // deletions nothing will reconcile: their tombstones can go
+	c.mu.Lock()
+	led := c.led
+	now := led.mono(time.Now()) // when observe saw the batch
+	led.reserve(kept)
+	led.batchObserved(changes)
+	for i := range changes {
+		v, gone := led.changeObserved(&changes[i], verdicts[i] == keep, now)
+		verdicts[i] = v
+		if gone {
+			unwanted = append(unwanted, i)
+		}
+	}
+	// Queue under c.mu, so that a finishing reconcile, which asks the
+	// queue under c.mu whether its key will be handed out again, sees
+	// these adds (lock order: c.mu, then the queue's, then the cache's).
+	q := c.q()
+	c.queueChanges(q, changes, verdicts)
+	for _, i := range unwanted {
+		if key := changes[i].key(); !q.Queued(key) {
+			// Nothing will hand the key out again; if something will, that
+			// request carries the tombstone and its end lets it go.
+			c.cache.forgetTombstone(key, changes[i].revision())
+		}
+	}
+	c.mu.Unlock()
+	c.verdicts = verdicts[:0]
+}
+
+// queueChanges queues the keys of the changes that are not dropped, by
+// AddBatch: one lock of the queue per addChunk keys. c.mu is held.
+func (c *Controller[T]) queueChanges(q *queue.Queue[string], changes []change[T], verdicts []verdict) {
+	adds := c.adds[:0]
+	for i := range changes {
+		if verdicts[i] == drop {
+			continue
+		}
+		prio := queue.PriorityNormal
+		if changes[i].Initial {
+			prio = queue.PriorityLow
+		}
+		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].key(), Options: queue.AddOptions{Priority: prio, Tags: changeTrigger(&changes[i])}})
+		if len(adds) == addChunk {
+			q.AddBatch(adds)
+			adds = adds[:0]
+		}
+	}
+	q.AddBatch(adds)
+	clear(adds[:cap(adds)]) // the buffer outlives the batch: drop its keys
+	c.adds = adds[:0]
+}
+
+// addChunk is how many keys observe queues under one acquisition of the
+// queue's lock: enough to pay the lock once for many keys, few enough that
+// Gets wait only microseconds behind a large list.
+const addChunk = 128
+
+// admit reports whether every predicate lets the change through.
+func (c *Controller[T]) admit(ch *change[T]) bool {
+	if len(c.opts.Predicates) == 0 {
+		return true
+	}
+	old, cur := ch.pointers()
+	for _, p := range c.opts.Predicates {
+		if !p(old, cur) {
+			return false
+		}
+	}
+	return true
+}
+
+// Enqueue asks for key to be reconciled, as a source would.
+func (c *Controller[T]) Enqueue(key string) { c.enqueue(key, trigEnqueued) }
+
+// enqueue queues key, tagged with what woke it.
+func (c *Controller[T]) enqueue(key string, why trigger) {
+	c.q().AddWith(key, queue.AddOptions{Tags: why})
+}
+
+// EnqueueAll asks for every cached key to be reconciled, at low priority,
+// as a resync does.
+//
+// The keys are queued under the cache's read lock, so that no removal
+// slips in between reading a key and queueing it: a key removed after
+// being read would be reconciled again after its deletion was, without
+// the last value.
+func (c *Controller[T]) EnqueueAll() { c.enqueueAll(trigEnqueued) }
+
+func (c *Controller[T]) enqueueAll(why trigger) {
+	q := c.q()
+	c.cache.eachKey(func(key string) {
+		q.AddWith(key, queue.AddOptions{Priority: queue.PriorityLow, Tags: why})
+	})
+}

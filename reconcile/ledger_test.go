@@ -1,0 +1,345 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/store"
+)
+
+// requireLedgerConsistent checks the invariants stated in ledger's doc.
+func requireLedgerConsistent[T any](t *testing.T, l *ledger[T]) {
+	t.Helper()
+	seen := 0
+	lastCount := 0
+	l.recs.each(func(r *record) {
+		seen++
+		slot, ok := l.recs.index[r.key]
+		require.True(t, ok, "record of %q not in the index", r.key)
+		require.Same(t, r, l.recs.at(slot), "index of %q points elsewhere", r.key)
+		require.True(t, r.pend != 0 || r.flags != 0, "empty record of %q kept", r.key)
+		if r.pend != 0 {
+			require.LessOrEqual(t, int(r.pend), len(l.pend), "%q points past the pending changes", r.key)
+			p := l.pend[r.pend-1]
+			require.Equal(t, slot, p.slot, "pending change of %q points elsewhere", r.key)
+			require.LessOrEqual(t, p.first, p.latest, "%q: first after latest", r.key)
+			if p.inflight && p.next != 0 {
+				require.Greater(t, p.next, p.covering, "%q: next not newer than covering", r.key)
+			}
+			require.False(t, !p.inflight && p.touched, "%q touched while not in flight", r.key)
+		}
+		_, hasErr := l.errs[r.key]
+		require.Equal(t, r.has(failed), hasErr, "%q: failed flag and error text disagree", r.key)
+		_, isFailing := l.failing[r.key]
+		require.Equal(t, r.has(failingKey), isFailing, "%q: failing flag and set disagree", r.key)
+		if isFailing {
+			require.NotZero(t, r.failingSince, "%q failing since never", r.key)
+		}
+		if r.has(reconciled) {
+			lastCount++
+		}
+		require.False(t, !r.has(reconciled) && (r.has(failed) || r.has(failingKey)), "%q: failure kept without a last reconcile", r.key)
+	})
+	require.Equal(t, len(l.recs.index), seen, "index and records disagree")
+	require.Equal(t, lastCount, l.lastCount, "last reconciles miscounted")
+	for i, p := range l.pend {
+		require.Equal(t, int32(i+1), l.recs.at(p.slot).pend, "pending change %d not pointed at by its record", i)
+	}
+	for _, slot := range l.recs.free {
+		require.Equal(t, record{}, *l.recs.at(slot), "free slot %d not empty", slot)
+	}
+	require.Len(t, l.errs, len(l.errs))
+}
+
+// ledgerModel is what the ledger must keep, as plain maps: the bookkeeping
+// the controller kept before it had a ledger.
+type ledgerModel struct {
+	pending      map[string]*pendingChange
+	last         map[string]*record
+	errs         map[string]string
+	failing      map[string]bool
+	conflicted   map[string]bool
+	coveredAhead map[string]int64
+	observed     int64
+	observedKeys map[string]bool
+}
+
+func newLedgerModel() *ledgerModel {
+	return &ledgerModel{pending: map[string]*pendingChange{}, last: map[string]*record{}, errs: map[string]string{},
+		failing: map[string]bool{}, conflicted: map[string]bool{}, coveredAhead: map[string]int64{}, observedKeys: map[string]bool{}}
+}
+
+func (m *ledgerModel) seen(key string, rev int64) bool {
+	return rev < m.observed || rev == m.observed && m.observedKeys[key]
+}
+
+func (m *ledgerModel) batch(changes []change[string]) {
+	top := m.observed
+	for i := range changes {
+		top = max(top, changes[i].revision())
+	}
+	if top > m.observed {
+		m.observed, m.observedKeys = top, map[string]bool{}
+	}
+	for i := range changes {
+		if changes[i].revision() == top {
+			m.observedKeys[changes[i].key()] = true
+		}
+	}
+}
+
+func (m *ledgerModel) changed(key string, rev int64, now monoTime) {
+	p := m.pending[key]
+	if p == nil {
+		m.pending[key] = &pendingChange{first: rev, latest: rev, since: now}
+		return
+	}
+	p.latest = max(p.latest, rev)
+	if p.inflight {
+		p.touched = true
+		if rev > p.covering && p.next == 0 {
+			p.next, p.nextSince = rev, now
+		}
+	}
+}
+
+// observe is changeObserved without own writes (the fuzz test makes none).
+func (m *ledgerModel) observe(ch *change[string], kept bool, now monoTime) (verdict, bool) {
+	key, rev := ch.key(), ch.revision()
+	if r, ok := m.coveredAhead[key]; ok && rev <= r {
+		if rev == r {
+			delete(m.coveredAhead, key)
+		}
+		return drop, !ch.HasCur
+	}
+	if !kept {
+		if m.conflicted[key] {
+			delete(m.conflicted, key)
+			return wake, false
+		}
+		_, pending := m.pending[key]
+		return drop, !pending && !ch.HasCur
+	}
+	m.changed(key, rev, now)
+	return keep, false
+}
+
+func (m *ledgerModel) begun(key string, rev int64) {
+	if p := m.pending[key]; p != nil {
+		p.inflight, p.covering, p.next, p.touched = true, rev, 0, false
+	}
+}
+
+func (m *ledgerModel) ended(e ending, epoch time.Time) ended {
+	covered := e.outcome.Settled()
+	converged := covered && e.outcome != TerminalFailure
+	now := e.start.Add(e.elapsed)
+	ahead := covered && e.revision > 0 && !m.seen(e.key, e.revision)
+	if ahead {
+		m.coveredAhead[e.key] = max(m.coveredAhead[e.key], e.revision)
+	}
+	var since monoTime
+	sinceOK, touched := false, false
+	if p := m.pending[e.key]; p != nil {
+		switch {
+		case !p.inflight:
+			if covered && p.latest <= e.revision {
+				since, sinceOK = p.since, true
+				delete(m.pending, e.key)
+			}
+		case !covered:
+			touched = p.touched
+			p.inflight, p.touched = false, false
+		case p.latest <= p.covering:
+			since, touched, sinceOK = p.since, p.touched, true
+			delete(m.pending, e.key)
+		default:
+			since, touched, sinceOK = p.since, p.touched, true
+			if p.next == 0 {
+				p.next, p.nextSince = p.latest, monoTime(now.Sub(epoch))
+			}
+			m.pending[e.key] = &pendingChange{first: p.next, latest: p.latest, since: p.nextSince}
+		}
+	}
+	var res ended
+	if converged && sinceOK {
+		res.latency, res.ok = now.Sub(epoch.Add(time.Duration(since))), true
+	}
+	if covered {
+		delete(m.conflicted, e.key)
+		delete(m.failing, e.key)
+	}
+	if covered && e.deleted {
+		delete(m.last, e.key)
+		delete(m.errs, e.key)
+		res.gone = !touched && !ahead
+		return res
+	}
+	r := m.last[e.key]
+	if r == nil {
+		r = &record{}
+		m.last[e.key] = r
+	}
+	r.code, r.at, r.duration, r.revision, r.triggers = codeOf(e.outcome), wallOf(e.start), e.elapsed, e.revision, e.why
+	switch {
+	case converged:
+		r.success, r.failingSince = wallOf(e.start), 0
+	case e.outcome.Failed() && r.failingSince == 0:
+		r.failingSince = wallOf(now)
+	}
+	if e.outcome.Failed() && e.outcome != TerminalFailure {
+		m.failing[e.key] = true
+	}
+	if res.ok {
+		r.converged = res.latency
+	}
+	if e.err != nil {
+		m.errs[e.key] = e.err.Error()
+	} else {
+		delete(m.errs, e.key)
+	}
+	return res
+}
+
+func (m *ledgerModel) dropped(key string) {
+	delete(m.pending, key)
+	delete(m.last, key)
+	delete(m.errs, key)
+	delete(m.failing, key)
+	delete(m.conflicted, key)
+}
+
+// requireMatches checks that l keeps exactly what m does.
+func (m *ledgerModel) requireMatches(t *testing.T, l *ledger[string]) {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range m.pending {
+		keys[k] = true
+	}
+	for k := range m.last {
+		keys[k] = true
+	}
+	for k := range m.conflicted {
+		keys[k] = true
+	}
+	require.Equal(t, len(keys), l.keys(), "keys with a record")
+	for key := range keys {
+		r := l.lookup(key)
+		require.NotNil(t, r, "no record of %q", key)
+		if mp := m.pending[key]; mp != nil {
+			p := l.pendingOf(r)
+			require.NotNil(t, p, "%q not pending", key)
+			want := *mp
+			want.slot = p.slot
+			require.Equal(t, want, *p, "pending change of %q", key)
+		} else {
+			require.Zero(t, r.pend, "%q pending", key)
+		}
+		if ml := m.last[key]; ml != nil {
+			require.True(t, r.has(reconciled), "%q has no last reconcile", key)
+			got := *r
+			got.key, got.pend, got.flags, got.walk = "", 0, 0, 0
+			require.Equal(t, *ml, got, "last reconcile of %q", key)
+		} else {
+			require.False(t, r.has(reconciled), "%q has a last reconcile", key)
+		}
+		require.Equal(t, m.conflicted[key], r.has(conflicted), "conflict mark of %q", key)
+		require.Equal(t, m.failing[key], r.has(failingKey), "failing mark of %q", key)
+	}
+	require.Equal(t, m.errs, l.errs)
+	require.Equal(t, m.coveredAhead, l.coveredAhead)
+	requireLedgerConsistent(t, l)
+}
+
+// FuzzLedger drives the ledger and its model with the same events, read
+// from the input, and checks after every step that the ledger keeps what
+// the model keeps and that its invariants hold: whatever the order of
+// changes, hand-outs, outcomes, conflicts and drops, and across the
+// compaction of its records after a burst.
+func FuzzLedger(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
+	f.Add([]byte{0, 0, 0, 2, 2, 2, 3, 3, 3, 1, 1, 9, 9, 9})
+	f.Add([]byte{7, 0, 3, 14, 3, 255, 2, 3, 7, 7, 1, 6})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		epoch := time.Unix(1_000_000, 0)
+		l := newLedger[string](epoch)
+		m := newLedgerModel()
+		rev := int64(0)
+		clock := epoch
+		given := map[string]int64{} // revision each key's reconcile was given
+		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked}
+		for i := 0; i+1 < len(ops); i += 2 {
+			op, arg := ops[i], int(ops[i+1])
+			key := fmt.Sprintf("k%d", arg%6)
+			clock = clock.Add(time.Millisecond)
+			now := l.mono(clock)
+			switch op % 8 {
+			case 0, 1: // a batch of changes
+				n := 1 + arg%3
+				changes := make([]change[string], n)
+				for j := range changes {
+					k := fmt.Sprintf("k%d", (arg+j*7)%6)
+					if (arg>>j)&1 == 0 {
+						rev++ // several keys may share a revision
+					}
+					obj := store.Object[string]{Key: k, Revision: max(rev, 1)}
+					changes[j] = change[string]{Cur: obj, HasCur: (arg>>(j+3))&1 == 0, Old: obj, HadOld: true, Initial: op == 1}
+				}
+				l.batchObserved(changes)
+				m.batch(changes)
+				for j := range changes {
+					kept := (arg>>(j+5))&1 == 0
+					v, gone := l.changeObserved(&changes[j], kept, now)
+					mv, mgone := m.observe(&changes[j], kept, now)
+					require.Equal(t, mv, v, "verdict")
+					require.Equal(t, mgone, gone, "unwanted")
+				}
+			case 2: // a reconcile begins
+				cached := store.Object[string]{Key: key, Revision: rev - int64(arg%2)}
+				obj, _ := l.reconcileBegun(key, cached, true)
+				require.Equal(t, cached, obj)
+				m.begun(key, obj.Revision)
+				given[key] = obj.Revision
+			case 3, 4: // a reconcile ends
+				e := ending{key: key, revision: given[key], deleted: arg&64 != 0, outcome: outcomes[arg%len(outcomes)],
+					why: trigger(arg), start: clock, elapsed: time.Duration(arg) * time.Microsecond}
+				if e.outcome.Failed() {
+					e.err = errors.New("failed " + key)
+				}
+				res := l.reconcileEnded(e)
+				require.Equal(t, m.ended(e, epoch), res, "what the end of %q reports", key)
+			case 5:
+				l.writeConflicted(key)
+				m.conflicted[key] = true
+			case 6:
+				if arg%2 == 0 {
+					l.conflictResolved(key)
+					delete(m.conflicted, key)
+				} else {
+					l.dropped(key)
+					m.dropped(key)
+				}
+			case 7: // a burst of keys, mostly dropped again: the records compact
+				if arg%16 != 0 {
+					continue
+				}
+				for j := range 5000 {
+					rev++
+					k := fmt.Sprintf("burst%04d", j)
+					l.changed(k, rev, now)
+					m.changed(k, rev, now)
+				}
+				for j := range 4990 {
+					k := fmt.Sprintf("burst%04d", j)
+					l.dropped(k)
+					m.dropped(k)
+				}
+			}
+			m.requireMatches(t, l)
+		}
+	})
+}

@@ -1,0 +1,223 @@
+package reconcile
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+)
+
+// conflictRetry is how long a key whose status write conflicted waits for
+// the newer object to reach the cache before it is reconciled anyway; the
+// watch event that brings the newer object wakes it sooner.
+const conflictRetry = time.Second
+
+// SetWorkers changes how many workers reconcile at once (at least 1). Extra
+// workers stop after their current reconcile. Before Run it sets the count
+// Run starts with.
+func (c *Controller[T]) SetWorkers(n int) {
+	c.workersMu.Lock()
+	defer c.workersMu.Unlock()
+	c.wantWorkers = max(n, 1)
+	if c.current != nil {
+		c.scaleLocked()
+	}
+}
+
+// Workers returns how many workers the controller runs at once (or will
+// run, before Run): Options.Workers, or the count of the latest SetWorkers.
+func (c *Controller[T]) Workers() int {
+	c.workersMu.Lock()
+	defer c.workersMu.Unlock()
+	return c.wantWorkers
+}
+
+// scaleLocked starts or stops the current run's workers to match
+// wantWorkers. workersMu is held and a run is current.
+func (c *Controller[T]) scaleLocked() {
+	r := c.current
+	for len(r.workers) < c.wantWorkers {
+		ctx, cancel := context.WithCancel(r.ctx)
+		r.workers = append(r.workers, cancel)
+		r.wg.Go(func() { c.work(ctx, r) })
+	}
+	for len(r.workers) > c.wantWorkers {
+		n := len(r.workers) - 1
+		r.workers[n]()
+		r.workers = r.workers[:n]
+	}
+}
+
+// work takes keys until ctx ends or the queue shuts down.
+func (c *Controller[T]) work(ctx context.Context, r *run[T]) {
+	if c.batch != nil {
+		c.workBatches(ctx, r)
+		return
+	}
+	var ctxs contextChunk
+	for {
+		key, why, err := r.q.GetTagged(ctx)
+		if err != nil {
+			return
+		}
+		c.process(r, &ctxs, key, why)
+		r.q.Done(key)
+	}
+}
+
+// process reconciles one key and decides what happens to it next.
+func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why trigger) {
+	ctx := r.reconCtx
+	var claim Claim
+	if c.opts.Shard != nil {
+		var owned bool
+		if claim, owned = c.opts.Shard.Claim(key); !owned {
+			c.disown(key, r.q)
+			return
+		}
+	}
+	req := c.request(key)
+	req.Store = r.writer
+	if claim.Owned != nil {
+		req.Store = guardedWriter[T]{writer: r.writer, guards: claim.Guards}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(claim.Owned, cancel)
+		defer stop()
+	}
+	rc := ctxs.next()
+	*rc = reconcileContext{Context: ctx, info: info{
+		controller: c.opts.Name, key: key, revision: req.Object.Revision,
+		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
+	}}
+	ctx = rc
+	if c.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	res, err := c.call(ctx, req)
+	c.settle(ctx, r.q, req, why, res, err, start, time.Since(start))
+}
+
+// request builds the Request for key from the cache (a deleted key's
+// tombstone, read under the same lock as the cache, so a Deleted request
+// for a key the cache held always carries its last value), and marks the
+// key's pending changes up to the object's revision as in flight.
+func (c *Controller[T]) request(key string) Request[T] {
+	req := Request[T]{Key: key, Attempt: c.opts.RateLimiter.NumRequeues(key)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Read the cache under c.mu (lock order: c.mu, then the cache's), so
+	// that observe cannot retire an own write between the two reads.
+	obj, present, _ := c.cache.lookup(key)
+	// Never older than the controller's own last write of the key.
+	req.Object, req.Deleted = c.led.reconcileBegun(key, obj, present)
+	return req
+}
+
+// call runs the reconciler, turning a panic into a *PanicError.
+func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return c.rec.Reconcile(ctx, req)
+}
+
+// settle decides what happens to a reconciled key next, from how its
+// reconcile (started at start, elapsed long) ended, and records it.
+func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
+	key := req.Key
+	outcome := classify(res, err)
+	switch outcome {
+	case Success:
+		q.Forget(key)
+	case Requeue:
+		// Not done yet, and not failing: back off on the key's limiter
+		// without forgetting it.
+		q.AddWith(key, queue.AddOptions{RateLimited: true, Tags: trigRequeue})
+	case RequeueAfter:
+		q.Forget(key)
+		q.AddWith(key, queue.AddOptions{After: res.RequeueAfter, Tags: trigRequeue})
+	case TerminalFailure:
+		q.Forget(key)
+		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
+	case Conflict:
+		c.retryConflict(q, req)
+		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
+	default: // Failure, Panicked
+		delay := c.opts.RateLimiter.When(key)
+		if res.RequeueAfter > 0 {
+			delay = min(delay, res.RequeueAfter)
+		}
+		q.AddWith(key, queue.AddOptions{After: delay, Tags: trigRetry})
+		level := slog.LevelWarn
+		if outcome == Panicked {
+			level = slog.LevelError
+		}
+		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
+	}
+	latency, converged := c.finish(q, ending{
+		key: key, revision: req.Object.Revision, deleted: req.Deleted,
+		outcome: outcome, why: why, err: err, start: start, elapsed: elapsed,
+	})
+	if c.opts.Metrics != nil {
+		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
+		if converged {
+			c.opts.Metrics.Converged(c.opts.Name, latency)
+		}
+	}
+}
+
+// retryConflict reconciles a key whose write conflicted again at once if
+// the cache already holds a newer object; otherwise that object's arrival
+// will, even if a predicate filters it (the mark is set before the cache
+// is read, so an arrival in between is not missed).
+func (c *Controller[T]) retryConflict(q *queue.Queue[string], req Request[T]) {
+	c.mu.Lock()
+	c.led.writeConflicted(req.Key)
+	c.mu.Unlock()
+	if cur, present, _ := c.cache.lookup(req.Key); present && cur.Revision != req.Object.Revision || !present && !req.Deleted {
+		c.mu.Lock()
+		c.led.conflictResolved(req.Key)
+		c.mu.Unlock()
+		q.AddWith(req.Key, queue.AddOptions{Tags: trigRetry})
+		return
+	}
+	q.AddWith(req.Key, queue.AddOptions{After: conflictRetry, Tags: trigRetry})
+}
+
+// finish records a reconcile's end in the ledger, under one lock with
+// the queue's answer whether the key will be handed out again: a deletion
+// dealt with lets its tombstone go unless it will (that request needs it).
+// It returns the convergence latency of the changes a successful reconcile
+// covered (ok false if it covered none).
+func (c *Controller[T]) finish(q *queue.Queue[string], e ending) (latency time.Duration, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res := c.led.reconcileEnded(e)
+	if res.gone && !q.Queued(e.key) {
+		c.cache.forgetTombstone(e.key, e.revision)
+	}
+	return res.latency, res.ok
+}
+
+// disown forgets a key this replica does not own: its owner reconciles it,
+// so nothing here waits for it (WaitForRevision), retries it or keeps its
+// tombstone.
+func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
+	q.Forget(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.led.dropped(key)
+	if !q.Queued(key) {
+		c.cache.forgetTombstone(key, math.MaxInt64)
+	}
+}
