@@ -117,7 +117,7 @@ func (r *record) outcome() Outcome { return outcomes[r.code] }
 type pendingChange struct {
 	slot     int32 // the key's record
 	inflight bool
-	touched  bool // a change arrived while in flight (the key will be handed out again)
+	touched  bool  // a change arrived while in flight (the key will be handed out again)
 	first    int64 // revision of the oldest change not yet covered
 	latest   int64 // revision of the newest change
 	covering int64 // revision the in-flight reconcile was given
