@@ -105,6 +105,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	}
 	c.queue.Store(c.newQueue())
 	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
+	c.cache.onListing = c.listing
 	c.cache.keepTombstones()
 	for name, fn := range opts.Indexes {
 		c.cache.indexes[name] = newIndex(fn)
@@ -131,3 +132,11 @@ func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 
 // Revision returns the store revision the controller's cache reflects.
 func (c *Controller[T]) Revision() int64 { return c.cache.currentRevision() }
+
+// listing makes room in the ledger for a list of n changes about to be
+// observed.
+func (c *Controller[T]) listing(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.led.reserve(n)
+}

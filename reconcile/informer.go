@@ -36,6 +36,10 @@ type informer[T any] struct {
 	// lock held. See change for what each carries. The slice is reused
 	// once onChange returns.
 	onChange func(changes []change[T])
+	// onListing, if set, is told the number of changes a large list is
+	// about to report (in chunks of reportChunk), so that their
+	// consumer can make room for them at once.
+	onListing func(n int)
 
 	minBackoff, maxBackoff time.Duration
 	// heartbeat is how often a quiet watch is asked for progress; a request
@@ -67,7 +71,8 @@ type informer[T any] struct {
 
 	changes []change[T] // reused buffer of the changes of one batch
 	listed  bool
-	synced  chan struct{} // closed after the first successful list
+	synced  chan struct{} // closed after the first successful list is reported
+	filled  chan struct{} // closed once the first list is in the cache, before it is reported
 	fresh   chan struct{} // closed after the list that follows relist
 	down    error         // why the cache is not following the store, or nil
 }
@@ -123,6 +128,7 @@ func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, heart
 		indexes:      make(map[string]*index[T]),
 		revKeys:      make(map[string]struct{}),
 		synced:       make(chan struct{}),
+		filled:       make(chan struct{}),
 		down:         errors.New("not listed yet"),
 	}
 }
@@ -183,6 +189,9 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	in.resetRevKeys()
 	in.listed = true
 	complete := in.complete
+	if initial {
+		close(in.filled)
+	}
 	in.mu.Unlock()
 
 	in.report(changes, complete)
@@ -262,8 +271,15 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 // report passes changes to onChange, then publishes rev. Only the
 // informer's goroutine calls it, so changes reach onChange in store order.
 func (in *informer[T]) report(changes []change[T], rev int64) {
-	if len(changes) > 0 {
-		in.onChange(changes)
+	if in.onListing != nil && len(changes) > reportChunk {
+		in.onListing(len(changes))
+	}
+	// A list reaches onChange in chunks, so that the keys of its first
+	// objects are queued (and reconciled) before the last are recorded.
+	for rest := changes; len(rest) > 0; {
+		n := min(len(rest), reportChunk)
+		in.onChange(rest[:n])
+		rest = rest[n:]
 	}
 	clear(changes)
 	if cap(changes) > 4*maxBatch {
@@ -465,3 +481,8 @@ func (in *informer[T]) resetRevKeys() {
 	}
 	clear(in.revKeys)
 }
+
+// reportChunk is how many changes of a list reach onChange at once: the
+// keys of a large list's first objects are queued, and reconciled, while
+// the rest are still being recorded.
+const reportChunk = 1024

@@ -13,12 +13,10 @@ import (
 // predicate lets through and nothing waits for needs none.
 func (c *Controller[T]) observe(changes []change[T]) {
 	verdicts := c.verdicts[:0]
-	kept := 0
 	for i := range changes {
 		v := drop
 		if c.admit(&changes[i]) {
 			v = keep
-			kept++
 		}
 		verdicts = append(verdicts, v)
 	}
@@ -26,7 +24,6 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	c.mu.Lock()
 	led := c.led
 	now := led.mono(time.Now()) // when observe saw the batch
-	led.reserve(kept)
 	led.batchObserved(changes)
 	for i := range changes {
 		v, gone := led.changeObserved(&changes[i], verdicts[i] == keep, now)

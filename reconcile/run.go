@@ -25,7 +25,8 @@ type run[T any] struct {
 }
 
 // Run runs the controller until ctx ends: it starts the cache and the
-// sources, waits for the initial list, then runs the workers. When ctx ends
+// sources, waits for the initial list to be in the cache, then runs the
+// workers (the list's keys are queued as they are recorded, in chunks). When ctx ends
 // it stops intake, lets in-flight reconciles finish for up to GracePeriod,
 // then cancels their contexts and waits for them, and returns nil. It leaves
 // no goroutine behind.
@@ -41,7 +42,11 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		return ErrAlreadyRunning
 	}
 	defer c.running.Store(false)
-	var synced <-chan struct{} = c.cache.synced
+	// The first run's workers start once the initial list is in the cache,
+	// while its keys are still being recorded and queued in chunks: the
+	// first reconcile need not wait for the whole list, and every
+	// reconcile still sees the whole list in the cache (Lister).
+	var ready <-chan struct{} = c.cache.filled
 	again := c.runs.Add(1) > 1
 	var carried []queue.Item[string]
 	if again {
@@ -50,7 +55,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		carried = c.q().Snapshot()
 		// Act on nothing older than this run: wait for a fresh list.
 		c.queue.Store(c.newQueue())
-		synced = c.cache.relist()
+		ready = c.cache.relist()
 	}
 	intake, stopIntake := context.WithCancel(ctx)
 	var sources sync.WaitGroup
@@ -59,7 +64,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	defer stopIntake()
 
 	select {
-	case <-synced:
+	case <-ready:
 	case <-ctx.Done():
 		c.q().ShutDown()
 		return nil
@@ -67,7 +72,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	if again {
 		c.requeueAfterRelist(carried)
 	}
-	c.opts.Logger.Info("cache synced; starting workers", "workers", c.opts.Workers, "revision", c.cache.currentRevision())
+	c.opts.Logger.Info("initial list cached; starting workers", "workers", c.opts.Workers)
 	if c.opts.Shard != nil {
 		cancel := c.opts.Shard.Subscribe(func(owns func(string) bool, rev int64) {
 			sources.Go(func() { c.takeOver(intake, owns, rev) })
