@@ -66,6 +66,11 @@
 //	    base·2^(n-1) (the controller's queue.Exponential limiter, stored so
 //	    that the delay survives a restart; the key is requeued with
 //	    Result.RequeueAfter), or Failed when 1+Retries attempts have failed.
+//	  - An attempt whose process cannot be started (the command not found or
+//	    not executable, its argument list too long) is a failed attempt with
+//	    exit code -1 whose message says why, recorded by the shim, or by the
+//	    daemon when the shim itself cannot be started: with no retry left the
+//	    job is Failed, and "jobs wait" returns.
 //
 // A daemon that starts (after a crash, a SIGKILL, a reboot of the daemon
 // alone) finds each job in Starting or Running and settles it before
@@ -83,8 +88,8 @@
 // attempt stopped. A new generation of a final job's spec runs it again
 // from attempt 1. On SIGINT or SIGTERM the daemon stops taking work, gives
 // running attempts -grace to end, stops the others (each counts as a failed
-// attempt: give jobs retries if they must survive that) and exits once every
-// process it started has been reaped.
+// attempt, recorded as stopped by the daemon: give jobs retries if they must
+// survive that) and exits once every process it started has been reaped.
 //
 // The daemon's HTTP server (reconcile/manager) serves the store at /store,
 // and /healthz and /readyz. Linux only: processes are found through /proc.
