@@ -127,7 +127,9 @@ func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.V
 	if err != nil {
 		return nil, fmt.Errorf("%w: request: %v", ErrInvalid, err)
 	}
-	if body != nil {
+	if method == http.MethodPost {
+		// Every POST says JSON, with a body or without (delete, progress):
+		// the server refuses any other, as a web page could send it.
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")

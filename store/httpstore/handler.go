@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/converge-go/converge/internal/httpguard"
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/store"
 )
@@ -21,6 +22,7 @@ type Handler[T any] struct {
 	codec   store.Codec[T]
 	enc     valueEncoder[T]
 	cfg     handlerConfig
+	guard   *httpguard.Guard
 	watches chan struct{} // one token per watch being served
 	streams registry
 	routes  map[string]route[T]
@@ -42,11 +44,11 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 	if nilness.Is(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
 	}
-	codec, cfg, err := newHandlerConfig[T](opts)
+	codec, guard, cfg, err := newHandlerConfig[T](opts)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, watches: make(chan struct{}, cfg.maxWatches)}
+	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, guard: guard, watches: make(chan struct{}, cfg.maxWatches)}
 	h.routes = map[string]route[T]{
 		pathGet:      {http.MethodGet, false, (*Handler[T]).get},
 		pathList:     {http.MethodGet, false, (*Handler[T]).list},
@@ -62,16 +64,27 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 
 // ServeHTTP serves one request. Every refusal is a JSON error body with a
 // 4xx status, decided before the store is called, so a refused request
-// changes nothing.
+// changes nothing. What a web page could make a browser send is refused
+// before credentials are looked at: a Host the handler does not answer to
+// or a POST from another origin (403, ErrForbidden), a POST whose
+// Content-Type is not application/json (415, store.ErrInvalid).
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
 		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/create, /v1/update, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
+	if err := h.guard.Check(r); err != nil {
+		writeError(w, fmt.Errorf("%w: %w", ErrForbidden, err), http.StatusForbidden)
+		return
+	}
 	if r.Method != rt.method {
 		w.Header().Set("Allow", rt.method)
 		writeError(w, fmt.Errorf("%w: %s wants method %s, not %s", store.ErrInvalid, r.URL.Path, rt.method, r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	if err := httpguard.RequireJSON(r); err != nil {
+		writeError(w, fmt.Errorf("%w: %w", store.ErrInvalid, err), http.StatusUnsupportedMediaType)
 		return
 	}
 	acc, err := authorize(h.cfg.tokens, r)
