@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/converge-go/converge/internal/syncbuf"
 
 	"github.com/stretchr/testify/require"
 )
@@ -66,4 +69,20 @@ func TestAttemptThatCannotStartIsRetriedWhileRetriesLeft(t *testing.T) {
 	require.Equal(t, Backoff, st.Phase, st.Message)
 	require.Contains(t, st.Message, "could not start")
 	require.Positive(t, res.RequeueAfter)
+}
+
+func TestJobsWaitExitsOneForAJobWhoseCommandCannotStart(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var logs syncbuf.Buffer
+	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute)
+	require.NoError(t, err)
+	defer d.kill()
+	_, err = dirClient(t, dir, d.url).Create(t.Context(), KeyPrefix+"e2big", &Job{Generation: 1, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
+	require.NoError(t, err)
+	out, code := jobsCmd(t, nil, "wait", "-dir", dir, "e2big")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "e2big: Failed: attempt 1 of 1 failed: could not start")
+	require.Contains(t, out, "argument list too long")
 }

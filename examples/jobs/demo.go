@@ -59,8 +59,11 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	say := newNarrator(cfg.Out)
 	var logs syncbuf.Buffer
 	args := []string{"-workers", "3", "-backoff", "500ms", "-grace", "1s"}
+	// The daemon generates its token into its directory, whatever
+	// $JOBS_TOKEN says; the demo reads it from there, as "jobs" does.
+	env := append([]string{"JOBS_TOKEN="}, cfg.Env...)
 	start := func() (*daemonProc, error) {
-		d, err := startDaemon(ctx, cfg.Executable, cfg.Env, cfg.Dir, &logs, time.Minute, args...)
+		d, err := startDaemon(ctx, cfg.Executable, env, cfg.Dir, &logs, time.Minute, args...)
 		if err != nil {
 			return nil, fmt.Errorf("%w\n%s", err, logs.String())
 		}
@@ -77,9 +80,13 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 			d.kill()
 		}
 	}()
-	watch := say.follow(ctx, d.url, 0)
+	token, _, err := readTokenFile(filepath.Join(cfg.Dir, TokenFile))
+	if err != nil {
+		return err
+	}
+	watch := say.follow(ctx, d.url, token, 0)
 
-	c, err := httpstore.New[*Job](d.url)
+	c, err := httpstore.New[*Job](d.url, httpstore.WithToken(token))
 	if err != nil {
 		return err
 	}
@@ -113,7 +120,7 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 		return err
 	}
 	say.say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
-	watch = say.follow(ctx, d.url, rev)
+	watch = say.follow(ctx, d.url, token, rev)
 
 	err = until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
 		for name := range jobs {
@@ -129,7 +136,7 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	watch.stop()
 	say.say("── every job is final; jobs list says:")
 	var table strings.Builder
-	if err := cmdList(ctx, []string{"-server", d.url}, &table); err != nil {
+	if err := cmdList(ctx, []string{"-server", d.url, "-token", token}, &table); err != nil {
 		return err
 	}
 	fmt.Fprint(cfg.Out, indent(table.String()))

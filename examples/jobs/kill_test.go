@@ -16,7 +16,6 @@ import (
 
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/store/httpstore"
 )
 
 // killJob is a job of the kill test and what it must end as.
@@ -140,11 +139,7 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 	if err != nil {
 		t.Fatalf("start daemon: %v\n%s", err, logs.String())
 	}
-	c, err := httpstore.New[*Job](d.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dirClient(t, dir, d.url)
 	final := make(map[string]*Job)
 	err = until(ctx, 5*time.Minute, 100*time.Millisecond, "every job final", func() (bool, error) {
 		objs, _, err := c.List(ctx, KeyPrefix)

@@ -32,11 +32,25 @@
 //
 // The client commands find the daemon by -server (or $JOBS_SERVER), else by
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
-// .jobs); -token (or $JOBS_TOKEN) is sent as a bearer token. Exit codes: 0
-// done (for run and wait: every job succeeded), 1 an error or a failed job, 2
-// a command line that cannot be read. The store is a plain converge store
-// served by store/httpstore, so any of its clients (convergectl) reads and
-// writes the same jobs under the prefix "jobs/".
+// .jobs). Exit codes: 0 done (for run and wait: every job succeeded), 1 an
+// error or a failed job, 2 a command line that cannot be read. The store is
+// a plain converge store served by store/httpstore, so any of its clients
+// (convergectl) reads and writes the same jobs under the prefix "jobs/".
+//
+// # Tokens
+//
+// Whoever can add a job runs a command as the daemon's user, so the daemon
+// never serves its store without credentials unless told to. Its bearer
+// token is -token, else $JOBS_TOKEN (read after the flags: -h never shows
+// it), else one it generates the first time (32 bytes from crypto/rand, in
+// hex) into the file token in its directory, created with mode 0600 and
+// kept across restarts; a token file that others may read or change, or
+// that another user owns, is refused, by the daemon and by the clients.
+// The client commands send -token, else $JOBS_TOKEN, else the token file
+// beside daemon.url when they found the daemon there (never to a -server
+// named on the command line). -insecure-no-token serves without a token,
+// with a warning in the log: every program that reaches the address can
+// then run commands. The token is never printed or logged.
 //
 // # A job's life
 //
@@ -120,7 +134,8 @@ const usage = `Usage:
   jobs wait NAME...
   jobs list [-json]
   jobs delete NAME...
-Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER), -token T ($JOBS_TOKEN).
+Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER) and
+-token T ($JOBS_TOKEN; default: the daemon's token file in DIR, when -server is not given).
 `
 
 // run runs the command line and returns the exit code.
@@ -169,13 +184,21 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg := DaemonConfig{}
 	fs.StringVar(&cfg.Dir, "dir", envOr("JOBS_DIR", ".jobs"), "directory of the store, the attempts' files and daemon.url ($JOBS_DIR)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store on (port 0: any; daemon.url says which)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("JOBS_TOKEN"), "bearer token the store API requires ($JOBS_TOKEN; empty: none)")
+	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must send (default $JOBS_TOKEN, else the one generated once into DIR/"+TokenFile+"; prefer $JOBS_TOKEN: others can see command lines)")
+	fs.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve without a token: every program that reaches -addr can run commands as you")
 	fs.IntVar(&cfg.Workers, "workers", 4, "attempts running at once")
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
 	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", 5*time.Minute, "longest delay between attempts")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || cfg.Workers < 1 || cfg.Grace <= 0 || cfg.BackoffBase <= 0 || cfg.BackoffMax < cfg.BackoffBase {
+		return errUsage
+	}
+	// Read after parsing, so that -h never shows it.
+	if cfg.Token == "" && !cfg.InsecureNoToken {
+		cfg.Token = os.Getenv("JOBS_TOKEN")
+	}
+	if cfg.Token != "" && cfg.InsecureNoToken {
 		return errUsage
 	}
 	level := slog.LevelInfo
