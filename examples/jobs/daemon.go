@@ -41,6 +41,11 @@ type DaemonConfig struct {
 	// reaches Addr may add jobs, and so run commands as this user. It is
 	// logged as a warning; it and Token are exclusive.
 	InsecureNoToken bool
+	// AllowedHosts are host names, besides IP literals and localhost, that
+	// requests may name in their Host header (the machine's name, when
+	// clients reach the daemon by it); any other is refused, so that no web
+	// page can rebind its own name to the daemon.
+	AllowedHosts []string
 	// Workers is how many attempts run at once.
 	Workers int
 	// Grace is how long a stopped attempt gets between SIGTERM and SIGKILL,
@@ -71,8 +76,11 @@ const (
 )
 
 // RunDaemon runs the daemon until ctx ends: a controller running the jobs
-// of a bbolt store, which it serves over HTTP at StorePath (with /healthz
-// and /readyz beside it), behind its token (see DaemonConfig.Token). When
+// of a bbolt store, which it serves over HTTP at StorePath, with the debug
+// page, the metrics, /healthz and /readyz beside it. Everything it serves
+// requires its token (see DaemonConfig.Token), except the bare status of
+// the probes; a request naming another host, or a write from a web page,
+// is refused whatever its token (reconcile/manager, store/httpstore). When
 // ctx ends it stops taking work, gives running attempts Grace to finish,
 // stops the others (each counts as a failed attempt) and returns once every
 // attempt it started has been reaped.
@@ -154,13 +162,15 @@ func newController(s store.Store[*Job], l *launcher, cfg DaemonConfig) (*reconci
 	return c, reg, nil
 }
 
-// newServer returns the manager running c and serving s (behind token, if
-// set), the debug page and the metrics of reg, and the store's URL, which
-// it has written to daemon.url.
+// newServer returns the manager running c and serving s, the debug page
+// and the metrics of reg, all behind token if set, and the store's URL,
+// which it has written to daemon.url.
 func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *prometheus.Registry, token string, cfg DaemonConfig) (*manager.Manager, string, error) {
-	var hopts []httpstore.HandlerOption
+	hopts := []httpstore.HandlerOption{httpstore.WithAllowedHosts(cfg.AllowedHosts...)}
+	var tokens []string
 	if token != "" {
 		hopts = append(hopts, httpstore.WithReadWriteToken(token))
+		tokens = []string{token}
 	}
 	h, err := httpstore.NewHandler[*Job](s, hopts...)
 	if err != nil {
@@ -173,7 +183,7 @@ func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *promethe
 	m, err := manager.New(manager.Options{
 		Logger:          cfg.Logger,
 		ShutdownTimeout: cfg.Grace + 30*time.Second,
-		Server:          &manager.ServerOptions{Listener: ln},
+		Server:          &manager.ServerOptions{Listener: ln, Tokens: tokens, AllowedHosts: cfg.AllowedHosts},
 	})
 	if err != nil {
 		ln.Close()

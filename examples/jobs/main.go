@@ -28,7 +28,11 @@
 // The daemon's HTTP server also serves converge's debug page at
 // /debug/converge/ (why a job is not converging: its attempts, last error,
 // next retry) and Prometheus metrics at /metrics, under controller-runtime's
-// names.
+// names, both behind the daemon's token (see Tokens):
+//
+//	curl -H "Authorization: Bearer $(cat .jobs/token)" http://127.0.0.1:7007/debug/converge/
+//
+// and, for Prometheus, authorization.credentials_file: .jobs/token.
 //
 // The client commands find the daemon by -server (or $JOBS_SERVER), else by
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
@@ -51,6 +55,15 @@
 // named on the command line). -insecure-no-token serves without a token,
 // with a warning in the log: every program that reaches the address can
 // then run commands. The token is never printed or logged.
+//
+// The token guards everything the daemon serves: the store, the debug page
+// and the metrics; the probes answer without it, with their bare status
+// only. Whatever the token, a request whose Host header names a host other
+// than an IP address, localhost or one given with -allow-host NAME
+// (repeatable) is refused, and so is a write from a web page of another
+// origin or a file://, or one whose body is not JSON (store/httpstore and
+// reconcile/manager): no page open in a browser on this machine can add a
+// job, even to a daemon started with -insecure-no-token.
 //
 // # A job's life
 //
@@ -186,6 +199,10 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store on (port 0: any; daemon.url says which)")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must send (default $JOBS_TOKEN, else the one generated once into DIR/"+TokenFile+"; prefer $JOBS_TOKEN: others can see command lines)")
 	fs.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve without a token: every program that reaches -addr can run commands as you")
+	fs.Func("allow-host", "a host name clients may reach the daemon by, besides IP addresses and localhost (repeatable)", func(name string) error {
+		cfg.AllowedHosts = append(cfg.AllowedHosts, name)
+		return nil
+	})
 	fs.IntVar(&cfg.Workers, "workers", 4, "attempts running at once")
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
 	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")

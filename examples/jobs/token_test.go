@@ -20,11 +20,7 @@ import (
 // token the daemon generated there.
 func dirClient(t *testing.T, dir, url string) *httpstore.Client[*Job] {
 	t.Helper()
-	tok, ok, err := readTokenFile(filepath.Join(dir, TokenFile))
-	if err != nil || !ok {
-		t.Fatalf("the daemon's token file: %v (found: %v)", err, ok)
-	}
-	c, err := httpstore.New[*Job](url, httpstore.WithToken(tok))
+	c, err := httpstore.New[*Job](url, httpstore.WithToken(daemonTokenOf(t, dir)))
 	if err != nil {
 		t.Fatal(err)
 	}
