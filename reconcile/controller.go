@@ -38,6 +38,11 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // cache catches up (resuming its watch, or re-listing if the history it
 // needs was compacted) and wakes exactly the keys that changed meanwhile.
 //
+// The controller's view is the valid store keys under Options.Prefix. A
+// key outside it, handed in by a Source, a FromStore mapper or Enqueue, is
+// refused where it enters and never reconciled (see Health.Refused); a key
+// of the view that the cache does not hold is reconciled as Deleted.
+//
 // Every key of a multi-key transaction (several keys at one revision)
 // reaches the cache and is reconciled; a watch resumed in the middle of a
 // revision neither skips nor repeats a key of it. A Deleted request for a
@@ -52,6 +57,8 @@ type Controller[T any] struct {
 	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
 	cache *informer[T]       // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
+	// refused counts the keys refused as outside the view (see inView).
+	refused refusals
 
 	// queue is the current run's workqueue; each Run after the first gets a
 	// fresh one, since a run ends by shutting its queue down.
@@ -502,12 +509,16 @@ func (c *Controller[T]) admit(ch *change[T]) bool {
 	return true
 }
 
-// Enqueue asks for key to be reconciled, as a source would.
-func (c *Controller[T]) Enqueue(key string) { c.enqueue(key, trigEnqueued) }
+// Enqueue asks for key to be reconciled, as a source would. A key outside
+// the controller's view (not a valid store key, or not under
+// Options.Prefix) is refused, as one from a source is (see Health.Refused),
+// with an error matching ErrInvalid; it is never reconciled.
+func (c *Controller[T]) Enqueue(key string) error { return c.enqueue(key, trigEnqueued) }
 
-// enqueue queues key, tagged with what woke it.
-func (c *Controller[T]) enqueue(key string, why trigger) {
-	c.q().AddWith(key, queue.AddOptions{Tags: why})
+// enqueue queues key from outside the cache, tagged with what woke it, or
+// refuses it if it is outside the view.
+func (c *Controller[T]) enqueue(key string, why trigger) error {
+	return c.admitKey(key, queue.AddOptions{Tags: why})
 }
 
 // EnqueueAll asks for every cached key to be reconciled, at low priority,
@@ -587,8 +598,9 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 			unfinished = append(unfinished, key)
 		}
 		c.mu.Unlock()
+		q := c.q()
 		for _, key := range unfinished {
-			c.enqueue(key, trigListed)
+			q.AddWith(key, queue.AddOptions{Tags: trigListed})
 		}
 		c.carryOver(carried)
 	}
@@ -685,7 +697,7 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 // runSource runs one source until intake ends, restarting it after errors.
 func (c *Controller[T]) runSource(ctx context.Context, src Source, tag trigger) {
 	failures := 0
-	enqueue := func(key string) { c.enqueue(key, tag) }
+	enqueue := func(key string) { _ = c.enqueue(key, tag) } // a refusal is logged and counted
 	for {
 		var err error
 		if cs, ok := src.(controllerSource); ok {

@@ -22,6 +22,7 @@ type latencies struct {
 
 func (l *latencies) Reconciled(string, Outcome, time.Duration) {}
 func (l *latencies) WriteRejected(string)                      {}
+func (l *latencies) KeyRefused(string)                         {}
 func (l *latencies) Converged(_ string, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

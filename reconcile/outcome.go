@@ -91,4 +91,9 @@ type Metrics interface {
 	// term of leadership (or of a shard's ownership) fails with
 	// store.ErrGuardFailed: a deposed owner's write that the fence stopped.
 	WriteRejected(controller string)
+	// KeyRefused is called for each key refused because it is outside the
+	// controller's view (see Health.Refused): a source, a FromStore mapper
+	// or Enqueue handed in a key that is not a valid store key or not
+	// under Options.Prefix. It is never reconciled.
+	KeyRefused(controller string)
 }

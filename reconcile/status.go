@@ -33,6 +33,15 @@ type Health struct {
 	// maxStaleKeys of them in key order.
 	Stale     int
 	StaleKeys []string
+	// Refused counts the keys refused since New because they are outside
+	// the controller's view (not a valid store key, or not under
+	// Options.Prefix), each time one was handed in by a Source, a
+	// FromStore mapper or Enqueue: such a key is never queued or
+	// reconciled, and the code that handed it in has a bug. RefusedKeys
+	// names up to 16 of them in key order, from the first 256 distinct
+	// keys refused (a key over 128 bytes cut short).
+	Refused     int
+	RefusedKeys []string
 	// Ownerless lists the buckets of keys no replica reconciles now, when
 	// Options.Shard reports them (OwnerlessReporter): their keys wait for
 	// an owner. It is empty in a healthy deployment except while a crashed
@@ -66,6 +75,7 @@ func (c *Controller[T]) Health() Health {
 	}
 	now := time.Now()
 	h.Stale, h.StaleKeys = c.stale(now)
+	h.Refused, h.RefusedKeys = c.refused.report()
 	h.Ownerless = c.ownerless()
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
