@@ -29,6 +29,9 @@
 //     FromStore mapper, Enqueue): never queued, never reconciled, logged
 //     once and counted (Health.Refused, Metrics.KeyRefused). A Deleted
 //     request is for a key of the view that the store does not hold.
+//   - Ready fails with ErrDegraded while the primary store is reported
+//     degraded and succeeds again once it serves; Healthy does not fail
+//     for it, since a restart would lose the cache the loop heals from.
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

@@ -14,6 +14,10 @@ import (
 // ErrNotSynced is returned by Ready until the initial list is in the cache.
 var ErrNotSynced = errors.New("reconcile: cache not synced")
 
+// ErrDegraded matches the error Ready returns while the controller cannot
+// follow its primary store.
+var ErrDegraded = errors.New("reconcile: store degraded")
+
 // ErrStuck matches the error Healthy returns while a reconcile has run past
 // Options.StuckAfter.
 var ErrStuck = errors.New("reconcile: reconcile stuck")
@@ -24,7 +28,8 @@ type Health struct {
 	Synced bool
 	// Degraded says why the controller cannot follow its store (or another
 	// source's store) right now; empty when it can. A degraded controller
-	// keeps reconciling from its cache.
+	// keeps reconciling from its cache. While an entry is for the primary
+	// store ("store: ..."), Ready fails with ErrDegraded; Healthy does not.
 	Degraded []string
 	// Stuck lists reconciles running longer than Options.StuckAfter.
 	Stuck []StuckReconcile
@@ -60,7 +65,8 @@ type StuckReconcile struct {
 
 // Health reports the controller's state. It walks the queue's keys once
 // without copying them (for the processing ones), and the pending and
-// failing keys (for the stale ones).
+// failing keys (for the stale ones). A degraded store makes the controller
+// unready (Ready), not unhealthy (Healthy).
 func (c *Controller[T]) Health() Health {
 	h := Health{Synced: c.cache.isSynced()}
 	if err := c.cache.health(); err != nil {
@@ -115,17 +121,27 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	return n, first.sorted()
 }
 
-// Ready returns nil once the initial list is in the cache, else ErrNotSynced.
+// Ready returns nil while the controller follows its store: ErrNotSynced
+// until the initial list is in the cache, then an error matching
+// ErrDegraded, and naming why, while Health reports the primary store
+// degraded (within two Options.HeartbeatInterval of the store becoming
+// unreachable), and nil again once it serves. The controller keeps
+// reconciling from its cache meanwhile. Another source's store being
+// degraded does not make it unready. It takes one read lock.
 func (c *Controller[T]) Ready() error {
 	if !c.cache.isSynced() {
 		return ErrNotSynced
+	}
+	if err := c.cache.health(); err != nil {
+		return fmt.Errorf("%w: %w", ErrDegraded, err)
 	}
 	return nil
 }
 
 // Healthy returns an error matching ErrStuck while a reconcile has run past
-// Options.StuckAfter. Being degraded is not unhealthy: restarting would lose
-// the cache the controller keeps healing from.
+// Options.StuckAfter. Being degraded is not unhealthy (only unready, see
+// Ready): restarting would lose the cache the controller keeps healing
+// from.
 func (c *Controller[T]) Healthy() error {
 	h := c.Health()
 	if len(h.Stuck) == 0 {
