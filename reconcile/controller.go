@@ -103,8 +103,9 @@ type Controller[T any] struct {
 	// were last rebuilt (see setKey and forgetKey).
 	pendingPeak, lastPeak, lastErrPeak                     int
 	ownPeak, failingPeak, coveredAheadPeak, conflictedPeak int
-	// failing holds the keys whose latest reconciles failed, with when the
-	// first of those failures ended, for the stale alarm.
+	// failing holds the keys whose latest reconciles failed (transiently
+	// or terminally), with when the first of those failures ended, for
+	// the stale alarm.
 	failing map[string]time.Time
 	// progress is closed when pending shrinks; nil while no one waits.
 	progress chan struct{}

@@ -287,7 +287,9 @@ func (c *Controller[T]) finish(req Request[T], outcome Outcome, why trigger, err
 	case outcome.Failed() && r.failingSince == 0:
 		r.failingSince = wallOf(now)
 	}
-	if outcome.Failed() && outcome != TerminalFailure {
+	if outcome.Failed() {
+		// A terminal failure is not retried, but its key is out of date
+		// until a change reconciles it: it fails, for the stale alarm.
 		setKey(c.failing, &c.failingPeak, req.Key, r.failingSince.time())
 	}
 	if ok {

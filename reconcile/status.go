@@ -34,8 +34,9 @@ type Health struct {
 	// Stuck lists reconciles running longer than Options.StuckAfter.
 	Stuck []StuckReconcile
 	// Stale counts the keys out of date for longer than Options.StaleAfter
-	// (a change not converged, or failing), and StaleKeys names the first
-	// maxStaleKeys of them in key order.
+	// (a change not converged, or failing: retrying, or failed terminally
+	// and waiting for a change), and StaleKeys names the first
+	// maxStaleKeys (16) of them in key order.
 	Stale     int
 	StaleKeys []string
 	// Refused counts the keys refused since New because they are outside
