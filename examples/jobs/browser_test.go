@@ -132,12 +132,7 @@ func storeClient(t *testing.T, dir, url string) *httpstore.Client[*Job] {
 	if _, err := os.Stat(filepath.Join(dir, TokenFile)); err == nil {
 		return dirClient(t, dir, url)
 	}
-	c, err := httpstore.New[*Job](url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return tokenClient(t, url, "")
 }
 
 // browser starts headless Chromium for the test, or skips it when there

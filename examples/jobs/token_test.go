@@ -20,12 +20,7 @@ import (
 // token the daemon generated there.
 func dirClient(t *testing.T, dir, url string) *httpstore.Client[*Job] {
 	t.Helper()
-	c, err := httpstore.New[*Job](url, httpstore.WithToken(daemonTokenOf(t, dir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	return tokenClient(t, url, daemonTokenOf(t, dir))
 }
 
 // jobsCmd runs "jobs args..." (a copy of the test binary) with env added
