@@ -61,8 +61,8 @@
 // only. Whatever the token, a request whose Host header names a host other
 // than an IP address, localhost or one given with -allow-host NAME
 // (repeatable) is refused, and so is a write from a web page of another
-// origin or a file://, or one whose body is not JSON (store/httpstore and
-// reconcile/manager): no page open in a browser on this machine can add a
+// origin or a file://, or one not sent as application/json (store/httpstore
+// and reconcile/manager): no page open in a browser on this machine can add a
 // job, even to a daemon started with -insecure-no-token.
 //
 // # A job's life
