@@ -66,6 +66,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <span>revision: {{.Revision}}</span>
 <span>workers: <span class="workers">{{.Workers}}</span></span>
 <span>stale: {{if .Stale}}<b class="bad">{{.Stale}}</b>{{range .StaleKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
+<span class="refused">refused keys: {{if .Refused}}<b class="bad">{{.Refused}}</b>{{range .RefusedKeys}} <code>{{printf "%q" .}}</code>{{end}}{{else}}0{{end}}</span>
 </div>
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
 {{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
