@@ -20,7 +20,21 @@
 // A refused request changes nothing: the Host, the origin and the content
 // type (see below), authentication, authorization, the query, the body
 // size and the value are all checked before the store is called, and the
-// store checks keys and guards before it writes. Bad input
+// store checks keys and guards before it writes. No value is changed
+// silently: the handler decodes a written value with the codec and encodes
+// it again, and refuses the write (400, code "invalid", store.ErrInvalid
+// on the client) unless the body and that encoding are the same JSON
+// value, so that what Get returns is what was sent. The same JSON value
+// means no duplicate member name, no escaped lone surrogate, numbers equal
+// as exact decimals (1e2 is 100; 9007199254740993, which a float64 reads
+// as 9007199254740992, is refused for a map[string]any), equal strings,
+// arrays element by element and objects member by member in any order. A
+// member of the body the encoding lacks (an unknown field, a name matched
+// without regard to case) is refused unless its value is null, false, 0,
+// "", [] or {}; a member the body lacks may be added by the encoding only
+// as such a zero (or an object of zeros); a member null in the body may be
+// stored as a zero. So "90s" for a field that the type writes back as
+// "1m30s" is refused: send it as the type writes it. Bad input
 // gets a 4xx answer with a JSON body naming the problem, never a panic.
 //
 // Watches: the stream carries a heartbeat every WithHeartbeat (default

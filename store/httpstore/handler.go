@@ -212,30 +212,17 @@ type writeArgs[T any] struct {
 	revision int64
 	guards   []store.Guard
 	value    T
-	encoded  []byte // nil if trusted: see written
+	encoded  []byte // the value as the store keeps it, which answers the write
 }
 
 // written is the wire object answering a write of a that the store
 // accepted as obj.
-func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) (wireObject, error) {
-	wo := wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
-	if a.encoded != nil {
-		return wo, nil
-	}
-	var err error
-	if wo.Value, err = h.enc.marshal(a.value); err != nil {
-		return wireObject{}, fmt.Errorf("httpstore: encode the value written at %q: %w", obj.Key, err)
-	}
-	return wo, nil
+func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) wireObject {
+	return wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
 }
 
-// parseWrite reads a write's query and, if withValue, its body. The value
-// must be valid UTF-8 (encoding/json would otherwise read a different
-// string than was sent), decode with the codec, and encode again (the
-// encoding answers the request, and byte backends refuse what cannot be
-// encoded). A store that checks values with the wire codec itself
-// (valueEncoder.trusted) is left to refuse them, and the answer encoded
-// once it has accepted one.
+// parseWrite reads a write's query and, if withValue, its body (see
+// decodeValue).
 func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool) (writeArgs[T], error) {
 	var a writeArgs[T]
 	allowed := []string{paramKey, paramGuard}
@@ -268,22 +255,43 @@ func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevi
 		return a, fmt.Errorf("%w: %s takes no request body", store.ErrInvalid, r.URL.Path)
 	case !withValue:
 		return a, nil
-	case !utf8.Valid(body):
-		return a, fmt.Errorf("%w: the request body is not valid UTF-8", store.ErrInvalid)
 	}
-	if a.value, err = h.codec.Unmarshal(body); err != nil {
-		return a, fmt.Errorf("%w: malformed value: %v", store.ErrInvalid, err)
+	a.value, a.encoded, err = h.decodeValue(body)
+	return a, err
+}
+
+// decodeValue decodes a written value and returns it with its encoding,
+// refusing, with an error matching store.ErrInvalid, what the store would
+// not give back exactly: the body must be valid UTF-8 (encoding/json
+// would otherwise read a different string than was sent), decode with the
+// codec, and encode again as the same JSON value (sameValue). A store that
+// checks values with the wire codec itself (valueEncoder.trusted) is left
+// to refuse what store.JSON refuses; its encoding is then plain
+// encoding/json's, as that store's is.
+func (h *Handler[T]) decodeValue(body []byte) (T, []byte, error) {
+	var zero T
+	if !utf8.Valid(body) {
+		return zero, nil, fmt.Errorf("%w: the request body is not valid UTF-8", store.ErrInvalid)
 	}
-	if err := store.ValidateValue(a.value); err != nil {
-		return a, err
+	v, err := h.codec.Unmarshal(body)
+	if err != nil {
+		return zero, nil, fmt.Errorf("%w: malformed value: %v", store.ErrInvalid, err)
 	}
+	if err := store.ValidateValue(v); err != nil {
+		return zero, nil, err
+	}
+	var again []byte
 	if h.enc.trusted {
-		return a, nil
+		if again, err = json.Marshal(v); err != nil {
+			return zero, nil, fmt.Errorf("%w: encode value: %v", store.ErrInvalid, err)
+		}
+	} else if again, err = h.codec.Marshal(v); err != nil {
+		return zero, nil, err
 	}
-	if a.encoded, err = h.codec.Marshal(a.value); err != nil {
-		return a, err
+	if err := sameValue(body, again); err != nil {
+		return zero, nil, err
 	}
-	return a, nil
+	return v, again, nil
 }
 
 // statusError is an error answered with a status other than its code's.
@@ -304,10 +312,7 @@ func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
+	wo := h.written(a, obj)
 	return writeObject(w, http.StatusCreated, &wo, h.enc.trusted)
 }
 
@@ -320,10 +325,7 @@ func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
+	wo := h.written(a, obj)
 	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
 }
 
