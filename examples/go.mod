@@ -11,6 +11,7 @@ replace github.com/converge-go/converge/reconcile/prometheus => ../reconcile/pro
 replace github.com/converge-go/converge/store/etcdstore => ../store/etcdstore
 
 require (
+	github.com/chromedp/chromedp v0.23.0
 	github.com/converge-go/converge v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/reconcile/prometheus v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/boltstore v0.0.0-00010101000000-000000000000
@@ -29,9 +30,11 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect

@@ -33,6 +33,11 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // cache catches up (resuming its watch, or re-listing if the history it
 // needs was compacted) and wakes exactly the keys that changed meanwhile.
 //
+// The controller's view is the valid store keys under Options.Prefix. A
+// key outside it, handed in by a Source, a FromStore mapper or Enqueue, is
+// refused where it enters and never reconciled (see Health.Refused); a key
+// of the view that the cache does not hold is reconciled as Deleted.
+//
 // Every key of a multi-key transaction (several keys at one revision)
 // reaches the cache and is reconciled; a watch resumed in the middle of a
 // revision neither skips nor repeats a key of it. A Deleted request for a
@@ -53,6 +58,8 @@ type Controller[T any] struct {
 	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
 	cache *informer[T]       // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
+	// refused counts the keys refused as outside the view (see inView).
+	refused refusals
 
 	// queue is the current run's workqueue; each Run after the first gets a
 	// fresh one, since a run ends by shutting its queue down.

@@ -348,6 +348,9 @@ func (m *countingMetrics) Converged(string, time.Duration) { m.inc("converged") 
 // WriteRejected counts fenced writes rejected.
 func (m *countingMetrics) WriteRejected(string) { m.inc("rejected") }
 
+// KeyRefused counts keys refused as outside the view.
+func (m *countingMetrics) KeyRefused(string) { m.inc("refused") }
+
 func (m *countingMetrics) get(name string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

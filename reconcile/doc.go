@@ -24,6 +24,14 @@
 //     converging the world toward the last desired state it saw (other
 //     sources, resyncs and retries still fire), reports itself degraded, and
 //     catches up when the store returns. No desired state is lost or invented.
+//   - A key outside the controller's view (not a valid store key, or not
+//     under Options.Prefix) is refused wherever it enters (a Source, a
+//     FromStore mapper, Enqueue): never queued, never reconciled, logged
+//     once and counted (Health.Refused, Metrics.KeyRefused). A Deleted
+//     request is for a key of the view that the store does not hold.
+//   - Ready fails with ErrDegraded while the primary store is reported
+//     degraded and succeeds again once it serves; Healthy does not fail
+//     for it, since a restart would lose the cache the loop heals from.
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

@@ -12,6 +12,10 @@ import (
 // ErrNotSynced is returned by Ready until the initial list is in the cache.
 var ErrNotSynced = errors.New("reconcile: cache not synced")
 
+// ErrDegraded matches the error Ready returns while the controller cannot
+// follow its primary store.
+var ErrDegraded = errors.New("reconcile: store degraded")
+
 // ErrStuck matches the error Healthy returns while a reconcile has run past
 // Options.StuckAfter.
 var ErrStuck = errors.New("reconcile: reconcile stuck")
@@ -22,15 +26,26 @@ type Health struct {
 	Synced bool
 	// Degraded says why the controller cannot follow its store (or another
 	// source's store) right now; empty when it can. A degraded controller
-	// keeps reconciling from its cache.
+	// keeps reconciling from its cache. While an entry is for the primary
+	// store ("store: ..."), Ready fails with ErrDegraded; Healthy does not.
 	Degraded []string
 	// Stuck lists reconciles running longer than Options.StuckAfter.
 	Stuck []StuckReconcile
 	// Stale counts the keys out of date for longer than Options.StaleAfter
-	// (a change not converged, or failing), and StaleKeys names the first
-	// maxStaleKeys of them in key order.
+	// (a change not converged, or failing: retrying, or failed terminally
+	// and waiting for a change), and StaleKeys names the first
+	// maxStaleKeys (16) of them in key order.
 	Stale     int
 	StaleKeys []string
+	// Refused counts the keys refused since New because they are outside
+	// the controller's view (not a valid store key, or not under
+	// Options.Prefix), each time one was handed in by a Source, a
+	// FromStore mapper or Enqueue: such a key is never queued or
+	// reconciled, and the code that handed it in has a bug. RefusedKeys
+	// names up to 16 of them in key order, from the first 256 distinct
+	// keys refused (a key over 128 bytes cut short).
+	Refused     int
+	RefusedKeys []string
 	// Ownerless lists the buckets of keys no replica reconciles now, when
 	// Options.Shard reports them (OwnerlessReporter): their keys wait for
 	// an owner. It is empty in a healthy deployment except while a crashed
@@ -49,7 +64,8 @@ type StuckReconcile struct {
 
 // Health reports the controller's state. It walks the queue's keys once
 // without copying them (for the processing ones), and the pending and
-// failing keys (for the stale ones).
+// failing keys (for the stale ones). A degraded store makes the controller
+// unready (Ready), not unhealthy (Healthy).
 func (c *Controller[T]) Health() Health {
 	h := Health{Synced: c.cache.isSynced()}
 	if err := c.cache.health(); err != nil {
@@ -64,6 +80,7 @@ func (c *Controller[T]) Health() Health {
 	}
 	now := time.Now()
 	h.Stale, h.StaleKeys = c.stale(now)
+	h.Refused, h.RefusedKeys = c.refused.report()
 	h.Ownerless = c.ownerless()
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
@@ -83,17 +100,27 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	return c.led.stale(now.Add(-c.opts.StaleAfter), maxStaleKeys)
 }
 
-// Ready returns nil once the initial list is in the cache, else ErrNotSynced.
+// Ready returns nil while the controller follows its store: ErrNotSynced
+// until the initial list is in the cache, then an error matching
+// ErrDegraded, and naming why, while Health reports the primary store
+// degraded (within two Options.HeartbeatInterval of the store becoming
+// unreachable), and nil again once it serves. The controller keeps
+// reconciling from its cache meanwhile. Another source's store being
+// degraded does not make it unready. It takes one read lock.
 func (c *Controller[T]) Ready() error {
 	if !c.cache.isSynced() {
 		return ErrNotSynced
+	}
+	if err := c.cache.health(); err != nil {
+		return fmt.Errorf("%w: %w", ErrDegraded, err)
 	}
 	return nil
 }
 
 // Healthy returns an error matching ErrStuck while a reconcile has run past
-// Options.StuckAfter. Being degraded is not unhealthy: restarting would lose
-// the cache the controller keeps healing from.
+// Options.StuckAfter. Being degraded is not unhealthy (only unready, see
+// Ready): restarting would lose the cache the controller keeps healing
+// from.
 func (c *Controller[T]) Healthy() error {
 	h := c.Health()
 	if len(h.Stuck) == 0 {

@@ -22,8 +22,9 @@ const (
 	ByKey KeySort = iota
 	// ByState: processing, then waiting, then delayed, then not queued.
 	ByState
-	// ByOutcome: by the name of the latest reconcile's outcome, keys
-	// never reconciled last.
+	// ByOutcome: by how much the latest reconcile's outcome needs a
+	// person: panic, error, terminal, conflict, then requeue and
+	// requeue_after, then success, then keys never reconciled.
 	ByOutcome
 	// ByAttempts: most retries first.
 	ByAttempts
@@ -63,7 +64,9 @@ type inspectRow struct {
 	key     string
 	state   queue.State // zero if not queued
 	retries int
-	outcome Outcome
+	// need ranks the latest reconcile's outcome for ByOutcome (see
+	// outcomeNeed); 0: never reconciled.
+	need uint8
 	// pending is when the key's oldest pending change was seen, in Unix
 	// nanoseconds (0: none), so that ordering by it compares integers.
 	pending int64
@@ -175,7 +178,7 @@ func (w *pageWalk[T]) describeRow(row *inspectRow, r *record) {
 	}
 	if r.has(reconciled) {
 		w.metReconciled++
-		row.outcome = r.outcome()
+		row.need = outcomeNeed[r.code]
 	}
 }
 
@@ -202,7 +205,7 @@ func (w *pageWalk[T]) walkIdle(walk uint32) {
 			}
 			row := inspectRow{key: r.key}
 			if needOutcome {
-				row.outcome = r.outcome()
+				row.need = outcomeNeed[r.code]
 			}
 			if w.keeps(0) && w.sel.wants(row) {
 				w.sel.offer(row)
@@ -261,9 +264,7 @@ func rowOrder(s KeySort, desc bool) (order, primary func(a, b inspectRow) int) {
 	case ByState:
 		first = func(a, b inspectRow) int { return cmp.Compare(stateRank(a.state), stateRank(b.state)) }
 	case ByOutcome:
-		first = func(a, b inspectRow) int {
-			return cmp.Or(compareLast(a.outcome == "", b.outcome == ""), strings.Compare(string(a.outcome), string(b.outcome)))
-		}
+		first = func(a, b inspectRow) int { return cmp.Compare(b.need, a.need) }
 	case ByAttempts:
 		first = func(a, b inspectRow) int { return cmp.Compare(b.retries, a.retries) }
 	case ByPendingSince:

@@ -90,12 +90,16 @@ func (c *Controller[T]) admit(ch *change[T]) bool {
 	return true
 }
 
-// Enqueue asks for key to be reconciled, as a source would.
-func (c *Controller[T]) Enqueue(key string) { c.enqueue(key, trigEnqueued) }
+// Enqueue asks for key to be reconciled, as a source would. A key outside
+// the controller's view (not a valid store key, or not under
+// Options.Prefix) is refused, as one from a source is (see Health.Refused),
+// with an error matching ErrInvalid; it is never reconciled.
+func (c *Controller[T]) Enqueue(key string) error { return c.enqueue(key, trigEnqueued) }
 
-// enqueue queues key, tagged with what woke it.
-func (c *Controller[T]) enqueue(key string, why trigger) {
-	c.q().AddWith(key, queue.AddOptions{Tags: why})
+// enqueue queues key from outside the cache, tagged with what woke it, or
+// refuses it if it is outside the view.
+func (c *Controller[T]) enqueue(key string, why trigger) error {
+	return c.admitKey(key, queue.AddOptions{Tags: why})
 }
 
 // EnqueueAll asks for every cached key to be reconciled, at low priority,

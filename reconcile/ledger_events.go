@@ -240,7 +240,9 @@ func (l *ledger[T]) recordLast(r *record, e ending, converged bool, now time.Tim
 	case e.outcome.Failed() && r.failingSince == 0:
 		r.failingSince = wallOf(now)
 	}
-	if e.outcome.Failed() && e.outcome != TerminalFailure {
+	if e.outcome.Failed() {
+		// A terminal failure is not retried, but its key is out of date
+		// until a change reconciles it: it fails, for the stale alarm.
 		l.setFailing(r, true)
 	}
 	l.setError(r, e.err)

@@ -191,7 +191,7 @@ func (m *ledgerModel) ended(e ending, epoch time.Time) ended {
 	case e.outcome.Failed() && r.failingSince == 0:
 		r.failingSince = wallOf(now)
 	}
-	if e.outcome.Failed() && e.outcome != TerminalFailure {
+	if e.outcome.Failed() {
 		m.failing[e.key] = true
 	}
 	if res.ok {

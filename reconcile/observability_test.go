@@ -22,6 +22,7 @@ type latencies struct {
 
 func (l *latencies) Reconciled(string, Outcome, time.Duration) {}
 func (l *latencies) WriteRejected(string)                      {}
+func (l *latencies) KeyRefused(string)                         {}
 func (l *latencies) Converged(_ string, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -202,4 +203,44 @@ func snapshotOf[T any](c *Controller[T], key string) KeyState {
 		}
 	}
 	return KeyState{Key: key}
+}
+
+// TestATerminallyFailedKeyIsStaleOnceOutOfDateForStaleAfter: a key whose
+// latest reconcile failed terminally is not retried, so it stays out of
+// date: once it has been so for StaleAfter it is stale, alike in Health,
+// Snapshot and Inspect, until a change reconciles it successfully.
+func TestATerminallyFailedKeyIsStaleOnceOutOfDateForStaleAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := store.NewMemory[*item]()
+		rec := &recorder{fn: func(_ context.Context, req Request[*item]) (Result, error) {
+			if req.Key == "bad" && req.Object.Value.Want == 0 {
+				return Result{}, Terminal(errors.New("invalid spec"))
+			}
+			return Result{}, nil
+		}}
+		c, err := New(s, rec, Options[*item]{Name: "stale", StaleAfter: time.Minute})
+		require.NoError(t, err)
+		put(t, s, "good", &item{})
+		put(t, s, "bad", &item{})
+		defer start(t, c)()
+		advance(30 * time.Second)
+		require.Zero(t, c.Health().Stale, "stale before StaleAfter")
+		require.False(t, snapshotOf(c, "bad").Stale)
+
+		advance(time.Minute)
+		require.Equal(t, 1, rec.count("bad"), "a terminal failure was retried")
+		h := c.Health()
+		require.Equal(t, 1, h.Stale)
+		require.Equal(t, []string{"bad"}, h.StaleKeys)
+		require.True(t, snapshotOf(c, "bad").Stale)
+		page := c.Inspect(KeyQuery{Prefix: "bad"})
+		require.Len(t, page.Keys, 1)
+		require.True(t, page.Keys[0].Stale)
+		require.False(t, snapshotOf(c, "good").Stale)
+
+		put(t, s, "bad", &item{Want: 1}) // the spec is fixed
+		synctest.Wait()
+		require.Zero(t, c.Health().Stale)
+		require.False(t, snapshotOf(c, "bad").Stale)
+	})
 }

@@ -51,8 +51,9 @@ type Options[T any] struct {
 	StuckAfter time.Duration
 	// StaleAfter is the stale-status alarm: a key whose change has not
 	// converged (no successful reconcile covered it), or that has kept
-	// failing, for longer than this is listed in Health.Stale and marked in
-	// Snapshot (default 15 minutes). Stale keys do not make the controller
+	// failing (a terminal failure included: it waits for a change), for
+	// longer than this is listed in Health.Stale and marked in Snapshot
+	// (default 15 minutes). Stale keys do not make the controller
 	// unhealthy: restarting would not help them.
 	StaleAfter time.Duration
 	// HeartbeatInterval is how often the controller checks that its store

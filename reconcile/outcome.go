@@ -23,6 +23,36 @@ func codeOf(o Outcome) outcomeCode {
 	return 0
 }
 
+// outcomeNeed ranks each outcome code by how much its key needs a person,
+// for ByOutcome (see need).
+var outcomeNeed = func() (n [len(outcomes)]uint8) {
+	for i, o := range outcomes {
+		n[i] = o.need()
+	}
+	return n
+}()
+
+// need ranks o by how much its key needs a person, most first: a panic, a
+// transient error, a terminal failure, a conflict, a requeue of either
+// kind, a success; 0 for none (never reconciled).
+func (o Outcome) need() uint8 {
+	switch o {
+	case Panicked:
+		return 6
+	case Failure:
+		return 5
+	case TerminalFailure:
+		return 4
+	case Conflict:
+		return 3
+	case Requeue, RequeueAfter:
+		return 2
+	case Success:
+		return 1
+	}
+	return 0
+}
+
 // Outcome is how a reconcile ended. One vocabulary serves logs, metrics
 // (Metrics.Reconciled) and introspection (KeyState.LastOutcome).
 type Outcome string
@@ -96,6 +126,11 @@ type Metrics interface {
 	// term of leadership (or of a shard's ownership) fails with
 	// store.ErrGuardFailed: a deposed owner's write that the fence stopped.
 	WriteRejected(controller string)
+	// KeyRefused is called for each key refused because it is outside the
+	// controller's view (see Health.Refused): a source, a FromStore mapper
+	// or Enqueue handed in a key that is not a valid store key or not
+	// under Options.Prefix. It is never reconciled.
+	KeyRefused(controller string)
 }
 
 // classify names how a reconcile that returned res and err ended.

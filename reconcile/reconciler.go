@@ -14,11 +14,17 @@ import (
 type Request[T any] struct {
 	Key string
 	// Object is the latest cached object. If Deleted, it is the last value
-	// the cache knew for the key (Object.Revision is then the revision of
-	// the delete), so cleanup has what it needs; it is the zero Object if
-	// the key was never seen (a key woken by another source).
+	// if the cache held the key (Object.Revision is then the revision of
+	// the delete), so cleanup has what it needs, and the zero Object
+	// otherwise (a key of the view woken by another source that the store
+	// never held, or whose deletion was already reconciled).
 	Object store.Object[T]
-	// Deleted reports that the key is not in the store.
+	// Deleted reports that the key is inside the controller's view and
+	// that the store does not hold it at the revision the cache reflects.
+	// A key outside the view (not a valid store key, or not under
+	// Options.Prefix) is never reconciled, so it is never reported
+	// deleted: the controller cannot see whether the store holds it, and
+	// refuses it where it enters (see Health.Refused).
 	Deleted bool
 	// Attempt is the key's count on the controller's rate limiter: the
 	// reconciles since its last success that failed or asked for

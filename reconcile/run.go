@@ -109,8 +109,9 @@ func (c *Controller[T]) requeueAfterRelist(carried []queue.Item[string]) {
 	var unfinished []string
 	c.led.eachPending(func(key string, _ *pendingChange) { unfinished = append(unfinished, key) })
 	c.mu.Unlock()
+	q := c.q()
 	for _, key := range unfinished {
-		c.enqueue(key, trigListed)
+		q.AddWith(key, queue.AddOptions{Tags: trigListed})
 	}
 	c.carryOver(carried)
 }
@@ -199,7 +200,7 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 // runSource runs one source until intake ends, restarting it after errors.
 func (c *Controller[T]) runSource(ctx context.Context, src Source, tag trigger) {
 	failures := 0
-	enqueue := func(key string) { c.enqueue(key, tag) }
+	enqueue := func(key string) { _ = c.enqueue(key, tag) } // a refusal is logged and counted
 	for {
 		var err error
 		if cs, ok := src.(controllerSource); ok {

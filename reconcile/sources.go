@@ -15,7 +15,10 @@ import (
 type Source interface {
 	// Start runs until ctx ends, calling enqueue for every key to reconcile.
 	// It returns nil when ctx ends; any other error is logged and the
-	// source is started again after a backoff.
+	// source is started again after a backoff. A key outside the
+	// controller's view (not a valid store key, or not under
+	// Options.Prefix) is refused by enqueue: logged the first time,
+	// counted in Health.Refused, never reconciled.
 	Start(ctx context.Context, enqueue func(key string)) error
 }
 
@@ -49,7 +52,8 @@ func FromChannel(ch <-chan string) Source {
 // MapFunc maps a change of a secondary object to the primary keys it wakes.
 // old is nil for a new object and cur nil for a deleted one (old then holds
 // its last value), so a re-parented child can wake both its old and its new
-// owner.
+// owner. A key returned outside the controller's view is refused, as a
+// source's is (see Source).
 type MapFunc[C any] func(old, cur *store.Object[C]) []string
 
 // FromStore watches another store (under prefix) and wakes the primary keys

@@ -29,7 +29,7 @@ type clientFlags struct {
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dir, "dir", envOr("JOBS_DIR", ".jobs"), "the daemon's directory, whose "+URLFile+" names the server ($JOBS_DIR)")
 	fs.StringVar(&c.server, "server", os.Getenv("JOBS_SERVER"), "the daemon's store URL, such as http://127.0.0.1:7007/store ($JOBS_SERVER; default: read from -dir)")
-	fs.StringVar(&c.token, "token", os.Getenv("JOBS_TOKEN"), "bearer token ($JOBS_TOKEN)")
+	fs.StringVar(&c.token, "token", "", "bearer token (default $JOBS_TOKEN, else the daemon's "+TokenFile+" file in -dir when -server is not given)")
 }
 
 func envOr(name, def string) string {
@@ -39,19 +39,30 @@ func envOr(name, def string) string {
 	return def
 }
 
-// client returns a store client of the daemon.
+// client returns a store client of the daemon. The token is -token, else
+// $JOBS_TOKEN, else, when the URL comes from the daemon's directory, the
+// daemon's TokenFile there (none if there is no such file): a daemon's
+// token is never sent to a server named by -server.
 func (c *clientFlags) client() (*httpstore.Client[*Job], error) {
-	url := c.server
+	url, token := c.server, c.token
+	if token == "" {
+		token = os.Getenv("JOBS_TOKEN")
+	}
 	if url == "" {
 		b, err := os.ReadFile(filepath.Join(c.dir, URLFile))
 		if err != nil {
 			return nil, fmt.Errorf("no -server, and no daemon found in %s: %w", c.dir, err)
 		}
 		url = strings.TrimSpace(string(b))
+		if token == "" {
+			if token, _, err = readTokenFile(filepath.Join(c.dir, TokenFile)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	var opts []httpstore.ClientOption
-	if c.token != "" {
-		opts = append(opts, httpstore.WithToken(c.token))
+	if token != "" {
+		opts = append(opts, httpstore.WithToken(token))
 	}
 	return httpstore.New[*Job](url, opts...)
 }

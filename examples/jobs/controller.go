@@ -111,16 +111,39 @@ func runID(obj store.Object[*Job], attempt int) string {
 	return fmt.Sprintf("%s-c%d-g%d-a%d", name, obj.CreateRevision, obj.Value.Generation, attempt)
 }
 
-// launch starts the recorded attempt, records its process, and waits for it.
+// launch starts the recorded attempt, records its process, and waits for
+// it. An attempt whose process cannot be started (its argument list too
+// long, the program gone) is a failed attempt that says why.
 func (r *Reconciler) launch(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
 	c, err := r.launcher.launch(obj.Value.Status.RunID, obj.Value.Spec)
+	var notStarted *startError
+	if errors.As(err, &notStarted) {
+		return r.notStarted(ctx, req, obj, notStarted.err)
+	}
 	if err != nil {
 		return reconcile.Result{}, err // the intent stays: the retry launches it
 	}
 	return r.recordRunning(ctx, req, obj, c.pid, c.ticks)
 }
 
-// recordRunning records the attempt's process before waiting for it.
+// notStarted records an attempt whose shim could not be started, as its
+// shim records a command that cannot start: in its result file (which a
+// restarted daemon judges it by), then in status.
+func (r *Reconciler) notStarted(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job], cause error) (reconcile.Result, error) {
+	res := runResult{ExitCode: -1, Error: cause.Error(), Ended: time.Now()}
+	runID := obj.Value.Status.RunID
+	if err := (runFiles{dir: r.launcher.runsDir, id: runID}).writeResult(res); err != nil {
+		// The status below records it all the same; failing that, the
+		// retry launches the run again, which fails again.
+		reconcile.LoggerFrom(ctx).Warn("could not write the result of an attempt that could not start", "run", runID, "err", err)
+	}
+	return r.finish(ctx, req, obj, res)
+}
+
+// recordRunning records the attempt's process before waiting for it. The
+// record is written even if ctx has ended (a shutdown): a process this
+// daemon knows of is then stopped and judged by await, not left behind
+// unrecorded.
 func (r *Reconciler) recordRunning(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job], pid int, ticks uint64) (reconcile.Result, error) {
 	st := obj.Value.Status
 	st.Phase, st.PID, st.StartTicks = Running, pid, ticks
@@ -128,13 +151,19 @@ func (r *Reconciler) recordRunning(ctx context.Context, req reconcile.Request[*J
 		st.StartedAt = time.Now()
 	}
 	st.Message = fmt.Sprintf("attempt %d of %d running as pid %d", st.Attempts, 1+obj.Value.Spec.Retries, pid)
-	obj, err := resource.WriteStatus(ctx, req.Store, obj, st)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	obj, err := resource.WriteStatus(wctx, req.Store, obj, st)
 	if err != nil {
 		// The process runs on; the retry finds it (settle).
 		return reconcile.Result{}, err
 	}
 	return r.await(ctx, req, obj)
 }
+
+// recordTimeout bounds a status write that must happen although the
+// reconcile's context has ended (an attempt's process or outcome).
+const recordTimeout = 5 * time.Second
 
 // settle deals with a recorded attempt: it waits for its process if it
 // runs (adopting one an earlier daemon started), judges it by its result
@@ -202,6 +231,7 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 	}
 	tick := time.NewTicker(r.poll)
 	defer tick.Stop()
+	stopped := false // the daemon stopped the attempt
 	for ended := false; !ended; {
 		if done == nil && !alive(st.PID, st.StartTicks) {
 			break
@@ -216,7 +246,7 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 			ended = true
 		case <-tick.C:
 		case <-ctx.Done():
-			r.stop(context.WithoutCancel(ctx), st.PID, st.StartTicks, done)
+			stopped = r.stop(context.WithoutCancel(ctx), st.PID, st.StartTicks, done)
 			ended = true
 		}
 	}
@@ -225,9 +255,12 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 	if err != nil || !ok {
 		res = runResult{ExitCode: -1, Lost: true, Ended: time.Now()}
 	}
+	// The daemon's own knowledge, whatever the shim managed to record
+	// (it may have died of the signal before recording anything).
+	res.Stopped = res.Stopped || stopped
 	if ctx.Err() != nil {
 		// Shutting down: record the outcome all the same.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 		defer cancel()
 		return r.finish(wctx, req, obj, res)
 	}
@@ -244,12 +277,13 @@ func (r *Reconciler) gone(ctx context.Context, req reconcile.Request[*Job], obj 
 	return errors.Is(err, store.ErrNotFound) || (err == nil && cur.CreateRevision != obj.CreateRevision)
 }
 
-// stop ends an attempt: SIGTERM to its group (its shim records it as
-// stopped), SIGKILL after the grace period and a margin; it returns once the
-// process has ended.
-func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-chan struct{}) {
-	if !signalGroup(pid, ticks, syscall.SIGTERM) {
-		return
+// stop ends an attempt: SIGTERM to its shim, which records the attempt as
+// stopped before it passes the signal on to its group, SIGKILL to the group
+// after the grace period and a margin. It returns once the process has
+// ended, and reports whether it signalled it (false: it had ended already).
+func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-chan struct{}) bool {
+	if !signalProcess(pid, ticks, syscall.SIGTERM) {
+		return false
 	}
 	kill := time.NewTimer(r.launcher.grace + 2*time.Second)
 	defer kill.Stop()
@@ -258,7 +292,7 @@ func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-cha
 	for alive(pid, ticks) {
 		select {
 		case <-done:
-			return
+			return true
 		case <-kill.C:
 			signalGroup(pid, ticks, syscall.SIGKILL)
 		case <-tick.C:
@@ -269,6 +303,7 @@ func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-cha
 	if done != nil {
 		<-done
 	}
+	return true
 }
 
 // finish records the outcome of the attempt and decides what follows:

@@ -221,4 +221,44 @@ func TestShutdownStopsARunningAttemptAndRecordsIt(t *testing.T) {
 	require.Equal(t, Backoff, st.Phase, st.Message)
 	require.True(t, strings.Contains(st.Message, "stopped by the daemon"), st.Message)
 	require.Empty(t, groupMembers(st.PID))
+	// The shim's own record says so too: a restarted daemon judging the
+	// attempt by its result file tells the same story.
+	res, ok, err := runFiles{dir: e.runs, id: st.RunID}.readResult()
+	require.NoError(t, err)
+	require.True(t, ok, "no result file")
+	require.True(t, res.Stopped, "the shim recorded %+v", res)
+}
+
+// A shim that dies of the daemon's SIGTERM before recording anything (this
+// one is a shell script that records nothing) still leaves an attempt
+// recorded as stopped by the daemon: the daemon knows it stopped it.
+func TestAttemptTheDaemonStoppedIsRecordedAsStoppedEvenIfItsShimRecordedNothing(t *testing.T) {
+	e := newRecoveryEnv(t)
+	fakeShim := filepath.Join(t.TempDir(), "shim")
+	require.NoError(t, os.WriteFile(fakeShim, []byte("#!/bin/sh\nexec sleep 600\n"), 0o700))
+	e.rec.launcher.exe = fakeShim
+	obj := e.job("h", "ok", 1, Status{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.rec.Reconcile(ctx, reconcile.Request[*Job]{Key: obj.Key, Object: obj, Store: e.s})
+		done <- err
+	}()
+	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+		o, err := e.s.Get(t.Context(), obj.Key)
+		return err == nil && o.Value.Status.Phase == Running, err
+	}))
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("the reconcile did not return after its context ended")
+	}
+	got, err := e.s.Get(t.Context(), obj.Key)
+	require.NoError(t, err)
+	st := got.Value.Status
+	require.Equal(t, Backoff, st.Phase, st.Message)
+	require.Contains(t, st.Message, "stopped by the daemon")
+	require.Equal(t, -1, *st.ExitCode)
 }

@@ -26,14 +26,26 @@ import (
 
 // DaemonConfig configures RunDaemon.
 type DaemonConfig struct {
-	// Dir holds the store (jobs.db), the attempts' files (runs/) and the
-	// file daemon.url, written once the daemon serves.
+	// Dir holds the store (jobs.db), the attempts' files (runs/), the file
+	// daemon.url, written once the daemon serves, and TokenFile.
 	Dir string
 	// Addr is the address to serve the store on ("127.0.0.1:0" picks a port;
 	// daemon.url says which).
 	Addr string
-	// Token, if set, is required (as a bearer token) by the store API.
+	// Token is the bearer token the store API requires. If empty, the
+	// daemon requires the one in Dir's TokenFile, generated (crypto/rand)
+	// the first time, unless InsecureNoToken is set. A TokenFile that others
+	// may read, or another user's, is refused: RunDaemon returns an error.
 	Token string
+	// InsecureNoToken serves the store without a token: every program that
+	// reaches Addr may add jobs, and so run commands as this user. It is
+	// logged as a warning; it and Token are exclusive.
+	InsecureNoToken bool
+	// AllowedHosts are host names, besides IP literals and localhost, that
+	// requests may name in their Host header (the machine's name, when
+	// clients reach the daemon by it); any other is refused, so that no web
+	// page can rebind its own name to the daemon.
+	AllowedHosts []string
 	// Workers is how many attempts run at once.
 	Workers int
 	// Grace is how long a stopped attempt gets between SIGTERM and SIGKILL,
@@ -44,7 +56,9 @@ type DaemonConfig struct {
 	BackoffBase, BackoffMax time.Duration
 	// Executable is this program, run as the shim of every attempt.
 	Executable string
-	Logger     *slog.Logger
+	// Logger receives the daemon's logs (default: discarded). The token is
+	// never logged.
+	Logger *slog.Logger
 }
 
 // URLFile is the file in the daemon's directory that holds the URL the
@@ -62,11 +76,18 @@ const (
 )
 
 // RunDaemon runs the daemon until ctx ends: a controller running the jobs
-// of a bbolt store, which it serves over HTTP at StorePath (with /healthz
-// and /readyz beside it). When ctx ends it stops taking work, gives running
-// attempts Grace to finish, stops the others (each counts as a failed
-// attempt) and returns once every attempt it started has been reaped.
+// of a bbolt store, which it serves over HTTP at StorePath, with the debug
+// page, the metrics, /healthz and /readyz beside it. Everything it serves
+// requires its token (see DaemonConfig.Token), except the bare status of
+// the probes; a request naming another host, or a write from a web page,
+// is refused whatever its token (reconcile/manager, store/httpstore). When
+// ctx ends it stops taking work, gives running attempts Grace to finish,
+// stops the others (each counts as a failed attempt) and returns once every
+// attempt it started has been reaped.
 func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	runs := filepath.Join(cfg.Dir, "runs")
 	if err := os.MkdirAll(runs, 0o700); err != nil {
 		return err
@@ -76,10 +97,44 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
+	// After the store's lock: one daemon per directory makes the token.
+	token, err := daemonToken(cfg)
+	if err != nil {
+		return err
+	}
 
-	backoff := queue.NewExponential[string](cfg.BackoffBase, cfg.BackoffMax, 0)
 	l := newLauncher(cfg.Executable, runs, cfg.Grace)
 	defer l.wait()
+	c, reg, err := newController(s, l, cfg)
+	if err != nil {
+		return err
+	}
+	m, url, err := newServer(s, c, reg, token, cfg)
+	if err != nil {
+		return err
+	}
+	if token == "" {
+		cfg.Logger.Warn("serving without a token (-insecure-no-token): every program that can reach the daemon can run commands as this user", "url", url)
+	}
+	cfg.Logger.Info("serving", "url", url, "workers", cfg.Workers, "auth", authSource(cfg))
+	return m.Run(ctx)
+}
+
+// authSource says, for the daemon's log, where its token comes from.
+func authSource(cfg DaemonConfig) string {
+	switch {
+	case cfg.InsecureNoToken:
+		return "none"
+	case cfg.Token != "":
+		return "the token given"
+	}
+	return "the token in " + filepath.Join(cfg.Dir, TokenFile)
+}
+
+// newController returns the jobs controller over s, its attempts started
+// by l, and the Prometheus registry of its metrics.
+func newController(s store.Store[*Job], l *launcher, cfg DaemonConfig) (*reconcile.Controller[*Job], *prometheus.Registry, error) {
+	backoff := queue.NewExponential[string](cfg.BackoffBase, cfg.BackoffMax, 0)
 	rec := &Reconciler{launcher: l, backoff: backoff, poll: 50 * time.Millisecond}
 	opts := reconcile.Options[*Job]{
 		Name:        "jobs",
@@ -95,37 +150,46 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	reg := prometheus.NewRegistry()
 	metrics, err := convergeprom.New(reg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	instrumented := convergeprom.Instrument(metrics, &opts)
 	c, err := reconcile.New[*Job](s, rec, opts)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	instrumented.Watch(c)
 	rec.cached = c.Lister().Get
+	return c, reg, nil
+}
 
-	var hopts []httpstore.HandlerOption
-	if cfg.Token != "" {
-		hopts = append(hopts, httpstore.WithReadWriteToken(cfg.Token))
+// newServer returns the manager running c and serving s, the debug page
+// and the metrics of reg, all behind token if set, and the store's URL,
+// which it has written to daemon.url.
+func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *prometheus.Registry, token string, cfg DaemonConfig) (*manager.Manager, string, error) {
+	hopts := []httpstore.HandlerOption{httpstore.WithAllowedHosts(cfg.AllowedHosts...)}
+	var tokens []string
+	if token != "" {
+		hopts = append(hopts, httpstore.WithReadWriteToken(token))
+		tokens = []string{token}
 	}
 	h, err := httpstore.NewHandler[*Job](s, hopts...)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	m, err := manager.New(manager.Options{
 		Logger:          cfg.Logger,
 		ShutdownTimeout: cfg.Grace + 30*time.Second,
-		Server:          &manager.ServerOptions{Listener: ln},
+		Server:          &manager.ServerOptions{Listener: ln, Tokens: tokens, AllowedHosts: cfg.AllowedHosts},
 	})
 	if err != nil {
 		ln.Close()
-		return err
+		return nil, "", err
 	}
+	url := fmt.Sprintf("http://%s%s", ln.Addr(), StorePath)
 	if err := errors.Join(
 		m.Handle(StorePath+"/", http.StripPrefix(StorePath, h)),
 		m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c)),
@@ -133,15 +197,13 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 		m.Add(c),
 	); err != nil {
 		ln.Close()
-		return err
+		return nil, "", err
 	}
-	url := fmt.Sprintf("http://%s%s", ln.Addr(), StorePath)
 	if err := writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(url+"\n")); err != nil {
 		ln.Close()
-		return err
+		return nil, "", err
 	}
-	cfg.Logger.Info("serving", "url", url, "workers", cfg.Workers)
-	return m.Run(ctx)
+	return m, url, nil
 }
 
 // writeFileAtomic replaces path with b: readers see the old or the new

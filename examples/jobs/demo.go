@@ -56,19 +56,8 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 		}
 		defer os.RemoveAll(cfg.Dir)
 	}
-	say := newNarrator(cfg.Out)
-	var logs syncbuf.Buffer
-	args := []string{"-workers", "3", "-backoff", "500ms", "-grace", "1s"}
-	start := func() (*daemonProc, error) {
-		d, err := startDaemon(ctx, cfg.Executable, cfg.Env, cfg.Dir, &logs, time.Minute, args...)
-		if err != nil {
-			return nil, fmt.Errorf("%w\n%s", err, logs.String())
-		}
-		say.say("daemon %d serves the jobs store at %s (3 workers)", d.pid(), d.url)
-		return d, nil
-	}
-
-	d, err := start()
+	dm := &demo{cfg: cfg, say: newNarrator(cfg.Out), jobs: demoJobs(cfg.Dir)}
+	d, err := dm.start(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,80 +66,128 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 			d.kill()
 		}
 	}()
-	watch := say.follow(ctx, d.url, 0)
+	// The daemon generated its token into its directory; the demo reads it
+	// from there, as "jobs" does.
+	if dm.token, _, err = readTokenFile(filepath.Join(cfg.Dir, TokenFile)); err != nil {
+		return err
+	}
+	watch := dm.say.follow(ctx, d.url, dm.token, 0)
+	if err := dm.addJobs(ctx, d.url); err != nil {
+		return err
+	}
+	if d, watch, err = dm.crash(ctx, d, watch); err != nil {
+		return err
+	}
+	err = dm.end(ctx, d, watch)
+	d = nil // stopped by end
+	return err
+}
 
-	c, err := httpstore.New[*Job](d.url)
+// demo is the state of one narrated demo.
+type demo struct {
+	cfg   DemoConfig
+	say   *narrator
+	logs  syncbuf.Buffer
+	jobs  map[string]Spec
+	token string
+}
+
+// start starts a daemon in the demo's directory. It generates its token
+// there whatever $JOBS_TOKEN says.
+func (dm *demo) start(ctx context.Context) (*daemonProc, error) {
+	env := append([]string{"JOBS_TOKEN="}, dm.cfg.Env...)
+	args := []string{"-workers", "3", "-backoff", "500ms", "-grace", "1s"}
+	d, err := startDaemon(ctx, dm.cfg.Executable, env, dm.cfg.Dir, &dm.logs, time.Minute, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, dm.logs.String())
+	}
+	dm.say.say("daemon %d serves the jobs store at %s (3 workers)", d.pid(), d.url)
+	return d, nil
+}
+
+// addJobs adds the demo's jobs through the store at url.
+func (dm *demo) addJobs(ctx context.Context, url string) error {
+	c, err := httpstore.New[*Job](url, httpstore.WithToken(dm.token))
 	if err != nil {
 		return err
 	}
-	jobs := demoJobs(cfg.Dir)
+	defer c.Close()
 	for _, name := range []string{"hello", "backup", "flaky", "broken", "stuck"} {
-		if _, _, err := addJob(ctx, c, name, jobs[name]); err != nil {
+		if _, _, err := addJob(ctx, c, name, dm.jobs[name]); err != nil {
 			return err
 		}
 	}
-	c.Close()
+	return nil
+}
 
-	// The crash: SIGKILL while backup runs.
+// crash kills daemon d with SIGKILL while backup runs, and starts the next
+// one, which adopts backup's attempt. It returns the new daemon and the
+// watch that narrates it.
+func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*daemonProc, *following, error) {
 	var backup *Job
-	err = until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
-		for name := range jobs {
-			if say.last(name) == nil {
+	err := until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
+		for name := range dm.jobs {
+			if dm.say.last(name) == nil {
 				return false, nil
 			}
 		}
-		backup = say.last("backup")
+		backup = dm.say.last("backup")
 		return backup.Status.Phase == Running, nil
 	})
 	if err != nil {
-		return err
+		return d, watch, err
 	}
 	d.kill()
 	rev := watch.stop()
 	pid := backup.Status.PID
-	say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, alive(pid, backup.Status.StartTicks))
-	if d, err = start(); err != nil {
-		return err
+	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, alive(pid, backup.Status.StartTicks))
+	if d, err = dm.start(ctx); err != nil {
+		return nil, nil, err
 	}
-	say.say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
-	watch = say.follow(ctx, d.url, rev)
+	dm.say.say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
+	return d, dm.say.follow(ctx, d.url, dm.token, rev), nil
+}
 
-	err = until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
-		for name := range jobs {
-			if j := say.last(name); j == nil || !j.Status.Phase.Final() {
+// end waits until every job is final, lists them, stops daemon d with
+// SIGTERM and checks that no process of an attempt is left.
+func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error {
+	err := until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
+		for name := range dm.jobs {
+			if j := dm.say.last(name); j == nil || !j.Status.Phase.Final() {
 				return false, nil
 			}
 		}
 		return true, nil
 	})
-	if err != nil {
-		return err
-	}
 	watch.stop()
-	say.say("── every job is final; jobs list says:")
-	var table strings.Builder
-	if err := cmdList(ctx, []string{"-server", d.url}, &table); err != nil {
+	if err != nil {
+		d.kill()
 		return err
 	}
-	fmt.Fprint(cfg.Out, indent(table.String()))
-	say.say("── SIGTERM: graceful shutdown")
-	err = d.stop(time.Minute)
-	d = nil
-	if err != nil {
-		return fmt.Errorf("daemon: %w\n%s", err, logs.String())
+	dm.say.say("── every job is final; jobs list says:")
+	var table strings.Builder
+	if err := cmdList(ctx, []string{"-server", d.url, "-token", dm.token}, &table); err != nil {
+		d.kill()
+		return err
 	}
-	left, err := leftovers(filepath.Join(cfg.Dir, "runs"))
+	fmt.Fprint(dm.cfg.Out, indent(table.String()))
+	dm.say.say("── SIGTERM: graceful shutdown")
+	if err := d.stop(time.Minute); err != nil {
+		return fmt.Errorf("daemon: %w\n%s", err, dm.logs.String())
+	}
+	runs := filepath.Join(dm.cfg.Dir, "runs")
+	left, err := leftovers(runs)
 	if err != nil {
 		return err
 	}
 	if len(left) > 0 {
 		return fmt.Errorf("processes left behind: %v", left)
 	}
-	n, err := countRuns(filepath.Join(cfg.Dir, "runs"))
+	n, err := countRuns(runs)
 	if err != nil {
 		return err
 	}
-	say.say("daemon stopped; %d attempts ran as %d process groups across 2 daemons, one SIGKILL; no process is left", n, n)
+	dm.say.say("daemon stopped; %d attempts ran as %d process groups across 2 daemons, one SIGKILL; no process is left", n, n)
 	return nil
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/store/httpstore"
 )
 
 // killJob is a job of the kill test and what it must end as.
@@ -73,51 +72,79 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	taskLog := filepath.Join(dir, "tasks.log")
-	env := []string{testMainEnv + "=1"}
-	daemonArgs := []string{"-workers", "4", "-backoff", "200ms", "-backoff-max", "1s", "-grace", "1s"}
-	var logs syncbuf.Buffer
+	k := &killRun{exe: exe, dir: dir, taskLog: filepath.Join(dir, "tasks.log"), env: []string{testMainEnv + "=1"},
+		daemonArgs: []string{"-workers", "4", "-backoff", "200ms", "-backoff-max", "1s", "-grace", "1s"}}
 	start := time.Now()
-
-	// Add the jobs with the jobs command, one after another, while the
-	// daemon is being killed: each add is retried until it succeeds.
 	jobs := killJobs(nJobs)
+	kills := k.addWhileKilling(t, ctx, jobs, nKills)
+	t.Logf("%d jobs added, daemon SIGKILLed %d times in %v", nJobs, kills, time.Since(start).Round(time.Millisecond))
+
+	// A last daemon runs every job to its end, then shuts down gracefully.
+	final := k.runToTheEnd(t, ctx, nJobs)
+	t.Logf("all final %v after the start; %d daemons", time.Since(start).Round(time.Millisecond), kills+1)
+	checkEnds(t, jobs, final)
+	pids := checkTaskLog(t, k.taskLog, jobs)
+
+	// No process is left: no command, no shim, no member of a shim's group.
+	shims := shimPids(t, filepath.Join(dir, "runs"))
+	err = until(ctx, 30*time.Second, 50*time.Millisecond, "no process left", func() (bool, error) {
+		for _, pid := range append(pids, shims...) {
+			if p, ok := readProc(pid); ok && p.state != 'Z' {
+				return false, nil
+			}
+			if len(groupMembers(pid)) > 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	// The kills hit attempts in flight.
+	logs := k.logs.String()
+	adopted := strings.Count(logs, "adopting a running attempt")
+	judged := strings.Count(logs, "judging an attempt that ended unwatched")
+	relaunched := strings.Count(logs, "launching a recorded attempt that never ran")
+	t.Logf("after restarts: %d attempts adopted while running, %d judged by their result file, %d launched from a recorded intent", adopted, judged, relaunched)
+	if adopted == 0 {
+		t.Error("no kill hit a running attempt: the test proved nothing")
+	}
+	if t.Failed() {
+		t.Logf("daemon logs:\n%s", logs)
+	}
+}
+
+// killRun is the setting of the kill test: its daemons' directory, their
+// arguments and logs, and the log the jobs' commands write.
+type killRun struct {
+	exe, dir, taskLog string
+	env, daemonArgs   []string
+	logs              syncbuf.Buffer
+}
+
+// addWhileKilling adds the jobs with the jobs command, one after another,
+// each add retried until it succeeds, while daemons are started and
+// SIGKILLed at random moments, at least nKills times and until every job
+// has been added. It returns how many daemons it killed.
+func (k *killRun) addWhileKilling(t *testing.T, ctx context.Context, jobs []killJob, nKills int) int {
 	var adds sync.WaitGroup
 	addErr := make(chan error, 1)
 	adds.Go(func() {
 		for _, j := range jobs {
-			args := []string{"add", "-dir", dir, "-retries", strconv.Itoa(j.retries), "-timeout", j.timeout.String(), j.name, "--", exe, taskArg, taskLog, j.name, j.mode}
-			if j.arg != "" {
-				args = append(args, j.arg)
-			}
-			err := until(ctx, time.Minute, 50*time.Millisecond, "jobs add "+j.name, func() (bool, error) {
-				cmd := exec.CommandContext(ctx, exe, args...)
-				cmd.Env = append(os.Environ(), env...)
-				out, err := cmd.CombinedOutput()
-				if err == nil {
-					return true, nil
-				}
-				if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && (bytes.Contains(out, []byte("unavailable")) || bytes.Contains(out, []byte("no daemon found"))) {
-					return false, nil // the daemon is down: try again
-				}
-				return false, fmt.Errorf("jobs add: %v: %s", err, out)
-			})
-			if err != nil {
+			if err := k.add(ctx, j); err != nil {
 				addErr <- err
 				return
 			}
 		}
 	})
-
-	// Kill the daemon at random moments, at least nKills times and until
-	// every job has been added.
 	kills := 0
 	addsDone := make(chan struct{})
 	go func() { adds.Wait(); close(addsDone) }()
 	for kills < nKills || !closed(addsDone) {
-		d, err := startDaemon(ctx, exe, env, dir, &logs, time.Minute, daemonArgs...)
+		d, err := startDaemon(ctx, k.exe, k.env, k.dir, &k.logs, time.Minute, k.daemonArgs...)
 		if err != nil {
-			t.Fatalf("start daemon: %v\n%s", err, logs.String())
+			t.Fatalf("start daemon: %v\n%s", err, k.logs.String())
 		}
 		select {
 		case <-time.After(time.Duration(200+rand.IntN(1300)) * time.Millisecond):
@@ -133,18 +160,38 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 		t.Fatal(err)
 	default:
 	}
-	t.Logf("%d jobs added, daemon SIGKILLed %d times in %v", nJobs, kills, time.Since(start).Round(time.Millisecond))
+	return kills
+}
 
-	// A last daemon runs every job to its end, then shuts down gracefully.
-	d, err := startDaemon(ctx, exe, env, dir, &logs, time.Minute, daemonArgs...)
-	if err != nil {
-		t.Fatalf("start daemon: %v\n%s", err, logs.String())
+// add runs "jobs add" for j until it succeeds, trying again while the
+// daemon is down.
+func (k *killRun) add(ctx context.Context, j killJob) error {
+	args := []string{"add", "-dir", k.dir, "-retries", strconv.Itoa(j.retries), "-timeout", j.timeout.String(), j.name, "--", k.exe, taskArg, k.taskLog, j.name, j.mode}
+	if j.arg != "" {
+		args = append(args, j.arg)
 	}
-	c, err := httpstore.New[*Job](d.url)
+	return until(ctx, time.Minute, 50*time.Millisecond, "jobs add "+j.name, func() (bool, error) {
+		cmd := exec.CommandContext(ctx, k.exe, args...)
+		cmd.Env = append(os.Environ(), k.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			return true, nil
+		}
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 && (bytes.Contains(out, []byte("unavailable")) || bytes.Contains(out, []byte("no daemon found"))) {
+			return false, nil // the daemon is down: try again
+		}
+		return false, fmt.Errorf("jobs add: %v: %s", err, out)
+	})
+}
+
+// runToTheEnd starts a last daemon, waits until its nJobs jobs are final,
+// stops it gracefully and returns the jobs by name.
+func (k *killRun) runToTheEnd(t *testing.T, ctx context.Context, nJobs int) map[string]*Job {
+	d, err := startDaemon(ctx, k.exe, k.env, k.dir, &k.logs, time.Minute, k.daemonArgs...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start daemon: %v\n%s", err, k.logs.String())
 	}
-	defer c.Close()
+	c := dirClient(t, k.dir, d.url)
 	final := make(map[string]*Job)
 	err = until(ctx, 5*time.Minute, 100*time.Millisecond, "every job final", func() (bool, error) {
 		objs, _, err := c.List(ctx, KeyPrefix)
@@ -162,14 +209,17 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 		return len(objs) == nJobs, nil
 	})
 	if err != nil {
-		t.Fatalf("%v\n%s", err, logs.String())
+		d.kill()
+		t.Fatalf("%v\n%s", err, k.logs.String())
 	}
 	if err := d.stop(time.Minute); err != nil {
 		t.Errorf("graceful stop: %v", err)
 	}
-	t.Logf("all final %v after the start; %d daemons", time.Since(start).Round(time.Millisecond), kills+1)
+	return final
+}
 
-	// Every job ended as its kind must.
+// checkEnds checks that every job ended as its kind must.
+func checkEnds(t *testing.T, jobs []killJob, final map[string]*Job) {
 	for _, j := range jobs {
 		got := final[j.name]
 		if got == nil {
@@ -186,9 +236,12 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 				j.name, j.mode, j.arg, st.Phase, st.Attempts, exit, st.Message, j.phase, j.attempts, j.exit)
 		}
 	}
+}
 
-	// The commands' own log: per job, one run at a time, none after a
-	// success, as many runs as attempts, and the backoff between them.
+// checkTaskLog checks the commands' own log: per job, one run at a time,
+// none after a success, as many runs as attempts, and the backoff between
+// them. It returns the pids of the runs.
+func checkTaskLog(t *testing.T, taskLog string, jobs []killJob) []int {
 	lines, err := readTaskLog(taskLog)
 	if err != nil {
 		t.Fatal(err)
@@ -238,34 +291,7 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 			t.Errorf("%s: the command ran %d times; want %d", j.name, starts[j.name], j.attempts)
 		}
 	}
-
-	// No process is left: no command, no shim, no member of a shim's group.
-	shims := shimPids(t, filepath.Join(dir, "runs"))
-	err = until(ctx, 30*time.Second, 50*time.Millisecond, "no process left", func() (bool, error) {
-		for _, pid := range append(pids, shims...) {
-			if p, ok := readProc(pid); ok && p.state != 'Z' {
-				return false, nil
-			}
-			if len(groupMembers(pid)) > 0 {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		t.Error(err)
-	}
-	// The kills hit attempts in flight.
-	adopted := strings.Count(logs.String(), "adopting a running attempt")
-	judged := strings.Count(logs.String(), "judging an attempt that ended unwatched")
-	relaunched := strings.Count(logs.String(), "launching a recorded attempt that never ran")
-	t.Logf("after restarts: %d attempts adopted while running, %d judged by their result file, %d launched from a recorded intent", adopted, judged, relaunched)
-	if adopted == 0 {
-		t.Error("no kill hit a running attempt: the test proved nothing")
-	}
-	if t.Failed() {
-		t.Logf("daemon logs:\n%s", logs.String())
-	}
+	return pids
 }
 
 // shimPids returns the pids written in the runs' claim files.

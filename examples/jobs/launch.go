@@ -34,7 +34,8 @@ func newLauncher(exe, runsDir string, grace time.Duration) *launcher {
 }
 
 // launch starts the shim of run runID in a process group of its own. It
-// does not wait for it.
+// does not wait for it. If the shim cannot be started, the error is a
+// *startError.
 func (l *launcher) launch(runID string, spec Spec) (*child, error) {
 	files := runFiles{dir: l.runsDir, id: runID}
 	out, err := os.OpenFile(files.log(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -51,7 +52,7 @@ func (l *launcher) launch(runID string, spec Spec) (*child, error) {
 	// the attempt outlives a killed daemon, and the next one adopts it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("jobs: start the shim of %s: %w", runID, err)
+		return nil, &startError{runID: runID, err: err}
 	}
 	c := &child{pid: cmd.Process.Pid, done: make(chan struct{})}
 	// Not reaped yet, so /proc still describes it.
@@ -69,6 +70,20 @@ func (l *launcher) launch(runID string, spec Spec) (*child, error) {
 	}()
 	return c, nil
 }
+
+// startError is a launch whose shim could not be started (exec failed:
+// its argument list too long, the program gone, ...): nothing of the
+// attempt ran.
+type startError struct {
+	runID string
+	err   error
+}
+
+func (e *startError) Error() string {
+	return fmt.Sprintf("jobs: start the shim of %s: %v", e.runID, e.err)
+}
+
+func (e *startError) Unwrap() error { return e.err }
 
 // child returns the attempt runID if this daemon started it.
 func (l *launcher) child(runID string) *child {

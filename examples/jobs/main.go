@@ -28,15 +28,42 @@
 // The daemon's HTTP server also serves converge's debug page at
 // /debug/converge/ (why a job is not converging: its attempts, last error,
 // next retry) and Prometheus metrics at /metrics, under controller-runtime's
-// names.
+// names, both behind the daemon's token (see Tokens):
+//
+//	curl -H "Authorization: Bearer $(cat .jobs/token)" http://127.0.0.1:7007/debug/converge/
+//
+// and, for Prometheus, authorization.credentials_file: .jobs/token.
 //
 // The client commands find the daemon by -server (or $JOBS_SERVER), else by
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
-// .jobs); -token (or $JOBS_TOKEN) is sent as a bearer token. Exit codes: 0
-// done (for run and wait: every job succeeded), 1 an error or a failed job, 2
-// a command line that cannot be read. The store is a plain converge store
-// served by store/httpstore, so any of its clients (convergectl) reads and
-// writes the same jobs under the prefix "jobs/".
+// .jobs). Exit codes: 0 done (for run and wait: every job succeeded), 1 an
+// error or a failed job, 2 a command line that cannot be read. The store is
+// a plain converge store served by store/httpstore, so any of its clients
+// (convergectl) reads and writes the same jobs under the prefix "jobs/".
+//
+// # Tokens
+//
+// Whoever can add a job runs a command as the daemon's user, so the daemon
+// never serves its store without credentials unless told to. Its bearer
+// token is -token, else $JOBS_TOKEN (read after the flags: -h never shows
+// it), else one it generates the first time (32 bytes from crypto/rand, in
+// hex) into the file token in its directory, created with mode 0600 and
+// kept across restarts; a token file that others may read or change, or
+// that another user owns, is refused, by the daemon and by the clients.
+// The client commands send -token, else $JOBS_TOKEN, else the token file
+// beside daemon.url when they found the daemon there (never to a -server
+// named on the command line). -insecure-no-token serves without a token,
+// with a warning in the log: every program that reaches the address can
+// then run commands. The token is never printed or logged.
+//
+// The token guards everything the daemon serves: the store, the debug page
+// and the metrics; the probes answer without it, with their bare status
+// only. Whatever the token, a request whose Host header names a host other
+// than an IP address, localhost or one given with -allow-host NAME
+// (repeatable) is refused, and so is a write from a web page of another
+// origin or a file://, or one not sent as application/json (store/httpstore
+// and reconcile/manager): no page open in a browser on this machine can add a
+// job, even to a daemon started with -insecure-no-token.
 //
 // # A job's life
 //
@@ -66,6 +93,11 @@
 //	    base·2^(n-1) (the controller's queue.Exponential limiter, stored so
 //	    that the delay survives a restart; the key is requeued with
 //	    Result.RequeueAfter), or Failed when 1+Retries attempts have failed.
+//	  - An attempt whose process cannot be started (the command not found or
+//	    not executable, its argument list too long) is a failed attempt with
+//	    exit code -1 whose message says why, recorded by the shim, or by the
+//	    daemon when the shim itself cannot be started: with no retry left the
+//	    job is Failed, and "jobs wait" returns.
 //
 // A daemon that starts (after a crash, a SIGKILL, a reboot of the daemon
 // alone) finds each job in Starting or Running and settles it before
@@ -83,8 +115,8 @@
 // attempt stopped. A new generation of a final job's spec runs it again
 // from attempt 1. On SIGINT or SIGTERM the daemon stops taking work, gives
 // running attempts -grace to end, stops the others (each counts as a failed
-// attempt: give jobs retries if they must survive that) and exits once every
-// process it started has been reaped.
+// attempt, recorded as stopped by the daemon: give jobs retries if they must
+// survive that) and exits once every process it started has been reaped.
 //
 // The daemon's HTTP server (reconcile/manager) serves the store at /store,
 // and /healthz and /readyz. Linux only: processes are found through /proc.
@@ -115,7 +147,8 @@ const usage = `Usage:
   jobs wait NAME...
   jobs list [-json]
   jobs delete NAME...
-Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER), -token T ($JOBS_TOKEN).
+Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER) and
+-token T ($JOBS_TOKEN; default: the daemon's token file in DIR, when -server is not given).
 `
 
 // run runs the command line and returns the exit code.
@@ -164,13 +197,25 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg := DaemonConfig{}
 	fs.StringVar(&cfg.Dir, "dir", envOr("JOBS_DIR", ".jobs"), "directory of the store, the attempts' files and daemon.url ($JOBS_DIR)")
 	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store on (port 0: any; daemon.url says which)")
-	fs.StringVar(&cfg.Token, "token", os.Getenv("JOBS_TOKEN"), "bearer token the store API requires ($JOBS_TOKEN; empty: none)")
+	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must send (default $JOBS_TOKEN, else the one generated once into DIR/"+TokenFile+"; prefer $JOBS_TOKEN: others can see command lines)")
+	fs.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve without a token: every program that reaches -addr can run commands as you")
+	fs.Func("allow-host", "a host name clients may reach the daemon by, besides IP addresses and localhost (repeatable)", func(name string) error {
+		cfg.AllowedHosts = append(cfg.AllowedHosts, name)
+		return nil
+	})
 	fs.IntVar(&cfg.Workers, "workers", 4, "attempts running at once")
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
 	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", 5*time.Minute, "longest delay between attempts")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || cfg.Workers < 1 || cfg.Grace <= 0 || cfg.BackoffBase <= 0 || cfg.BackoffMax < cfg.BackoffBase {
+		return errUsage
+	}
+	// Read after parsing, so that -h never shows it.
+	if cfg.Token == "" && !cfg.InsecureNoToken {
+		cfg.Token = os.Getenv("JOBS_TOKEN")
+	}
+	if cfg.Token != "" && cfg.InsecureNoToken {
 		return errUsage
 	}
 	level := slog.LevelInfo

@@ -56,13 +56,14 @@ func (f *following) stop() int64 {
 }
 
 // follow narrates every change of the jobs in the store at url after
-// revision after, until stopped. It reads the store as any client does.
-func (n *narrator) follow(ctx context.Context, url string, after int64) *following {
+// revision after, until stopped. It reads the store as any client does,
+// with token.
+func (n *narrator) follow(ctx context.Context, url, token string, after int64) *following {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &following{cancel: cancel, done: make(chan struct{}), rev: after}
 	go func() {
 		defer close(f.done)
-		c, err := httpstore.New[*Job](url)
+		c, err := httpstore.New[*Job](url, httpstore.WithToken(token))
 		if err != nil {
 			n.say("narrator: %v", err)
 			return

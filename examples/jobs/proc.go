@@ -92,6 +92,16 @@ func signalGroup(pid int, ticks uint64, sig syscall.Signal) bool {
 	return err == nil || !errors.Is(err, syscall.ESRCH)
 }
 
+// signalProcess signals the process pid alone if it is still the process
+// started at ticks, and reports whether it did.
+func signalProcess(pid int, ticks uint64, sig syscall.Signal) bool {
+	if !alive(pid, ticks) {
+		return false
+	}
+	err := syscall.Kill(pid, sig)
+	return err == nil || !errors.Is(err, syscall.ESRCH)
+}
+
 // groupMembers returns the pids of the live (not zombie) processes of
 // process group pgid.
 func groupMembers(pgid int) []int {

@@ -38,8 +38,10 @@ type runResult struct {
 	// TimedOut: the attempt ran past its timeout and was stopped.
 	TimedOut bool `json:"timedOut,omitempty"`
 	// Stopped: the daemon asked the attempt to stop (shutdown, deletion).
+	// The daemon sets it too when it stopped the attempt, whatever the
+	// shim recorded.
 	Stopped bool `json:"stopped,omitempty"`
-	// Error: the command could not be started.
+	// Error: the command (or its shim) could not be started, and why.
 	Error string `json:"error,omitempty"`
 	// Lost: the attempt's process ended without recording a result (set by
 	// the daemon, never in a file).
@@ -53,14 +55,16 @@ func (r runResult) ok() bool { return r.ExitCode == 0 && !r.TimedOut && r.Error 
 // describe says what happened, for Status.Message.
 func (r runResult) describe(timeout time.Duration) string {
 	switch {
-	case r.Lost:
-		return "its process ended without recording a result (exit code unknown)"
 	case r.Error != "":
 		return "could not start: " + r.Error
 	case r.TimedOut:
 		return fmt.Sprintf("timed out after %v (exit code %d)", timeout, r.ExitCode)
+	case r.Stopped && r.Lost:
+		return "stopped by the daemon; its process ended without recording a result (exit code unknown)"
 	case r.Stopped:
 		return fmt.Sprintf("stopped by the daemon (exit code %d)", r.ExitCode)
+	case r.Lost:
+		return "its process ended without recording a result (exit code unknown)"
 	case r.ExitCode == 0:
 		return "exit code 0"
 	default:

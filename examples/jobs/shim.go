@@ -15,7 +15,10 @@ import (
 // The shim is this program run with runEnv set: the leader of an attempt's
 // process group, started by the daemon. It claims the run, runs the command
 // in its group, enforces the timeout, records the outcome in the result
-// file and tears the group down. It does not depend on the daemon: an
+// file and tears the group down. The daemon stops an attempt by sending
+// the shim SIGTERM: the shim records the attempt as stopped, then passes
+// the signal on to its group. A command that cannot be started (not found,
+// not executable, its argument list too long) is recorded as such. It does not depend on the daemon: an
 // attempt whose daemon was killed runs to its end and leaves its result for
 // the next daemon.
 //

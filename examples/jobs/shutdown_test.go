@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,23 +39,10 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 		}
 	}()
 	taskLog := filepath.Join(dir, "tasks.log")
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	run := exec.CommandContext(runCtx, exe, "run", "-dir", dir, "-retries", "1", "forever", "--", exe, taskArg, taskLog, "forever", "hang")
-	run.Env = append(os.Environ(), env...)
 	var runOut syncbuf.Buffer
-	run.Stdout, run.Stderr = &runOut, &runOut
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	runDone := make(chan error, 1)
-	go func() { runDone <- run.Wait() }()
+	runDone := startCmd(t, &runOut, env, "run", "-dir", dir, "-retries", "1", "forever", "--", exe, taskArg, taskLog, "forever", "hang")
 
-	c, err := httpstore.New[*Job](d.url, httpstore.WithToken("s3cret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := tokenClient(t, d.url, "s3cret")
 	var pid int
 	err = until(ctx, time.Minute, 20*time.Millisecond, "forever running", func() (bool, error) {
 		obj, err := c.Get(ctx, KeyPrefix+"forever")
@@ -86,12 +73,7 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, err := httpstore.New[*Job](d.url, httpstore.WithToken("s3cret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	obj, err := c2.Get(ctx, KeyPrefix+"forever")
+	obj, err := tokenClient(t, d.url, "s3cret").Get(ctx, KeyPrefix+"forever")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +85,43 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 		t.Errorf("the command ran %d times; want 1", n)
 	}
 	// Without the token the store refuses.
-	anon, err := httpstore.New[*Job](d.url)
+	if _, err := tokenClient(t, d.url, "").Get(ctx, KeyPrefix+"forever"); err == nil {
+		t.Error("the daemon served a request without its token")
+	}
+}
+
+// startCmd starts "jobs args..." (a copy of the test binary) with env
+// added, its output to out, and returns the channel of its Wait's error. It
+// is killed when the test ends.
+func startCmd(t *testing.T, out io.Writer, env []string, args ...string) <-chan error {
+	t.Helper()
+	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer anon.Close()
-	if _, err := anon.Get(ctx, KeyPrefix+"forever"); err == nil {
-		t.Error("the daemon served a request without its token")
+	cmd := exec.CommandContext(t.Context(), exe, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
+}
+
+// tokenClient returns a client of the store at url sending token (none if
+// empty), closed when the test ends.
+func tokenClient(t *testing.T, url, token string) *httpstore.Client[*Job] {
+	t.Helper()
+	var opts []httpstore.ClientOption
+	if token != "" {
+		opts = append(opts, httpstore.WithToken(token))
+	}
+	c, err := httpstore.New[*Job](url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -52,8 +52,9 @@ const procsFaultEvery = 60
 
 // openProcsChaos starts a 3-process cluster and returns its store, gated
 // for the test's own calls, and a gated transaction writer; a goroutine
-// kills and restarts members as the writers progress. The cleanup checks
-// that every fault was injected.
+// kills and restarts members as the writers progress (the chaos test's
+// writers go on until it is done: ownFaults). The cleanup checks that
+// every fault was injected.
 func openProcsChaos(t *testing.T, _ int) (chaosStore, foreignWriter) {
 	cl := startProcCluster(t, 3)
 	client, err := etcdprocs.Client(cl.Endpoints()...)
@@ -63,6 +64,7 @@ func openProcsChaos(t *testing.T, _ int) (chaosStore, foreignWriter) {
 	require.NoError(t, err)
 	g := &gatedStore{chaosStore: s, test: t.Context()}
 	f := &procFaults{t: t, c: cl, g: g, done: make(chan struct{})}
+	g.injected = f.done
 	go f.run()
 	t.Cleanup(f.check)
 	return g, gatedWriter{w: etcdTxnWriter{client: client, prefix: chaosPrefix}, g: g}
@@ -79,7 +81,14 @@ type gatedStore struct {
 	writes atomic.Int64
 	failed atomic.Int64 // calls by the controller that failed
 	flying atomic.Int64 // calls by the controller under way
+	// injected is closed when the process faults are all injected, or
+	// given up (procFaults.done).
+	injected <-chan struct{}
 }
+
+// Injected is closed once the process faults are all injected, or given
+// up (ownFaults).
+func (g *gatedStore) Injected() <-chan struct{} { return g.injected }
 
 func (g *gatedStore) enter(ctx context.Context) func() {
 	if ctx != g.test {

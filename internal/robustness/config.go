@@ -16,9 +16,10 @@ type Config struct {
 	Ops int
 	// Seed seeds the clients' choices and the faults.
 	Seed uint64
-	// FailBeforeCommit and FailAfterCommit are the probabilities that a
-	// write fails before reaching the store, or reaches it and loses its
-	// response (see NewFaults).
+	// FailBeforeCommit and FailAfterCommit are how often, as
+	// probabilities, a write fails before reaching the store, or reaches
+	// it and loses its response; the faults fire at counts drawn from
+	// Seed, one in round(1/p) (see NewFaults).
 	FailBeforeCommit float64
 	FailAfterCommit  float64
 	// DisconnectEvery makes the watcher stop and resume its watch after
@@ -36,8 +37,9 @@ type Config struct {
 }
 
 // DefaultConfig is the run the tests use by default: 8 clients on 4 keys,
-// 2,000 operations, 5% of writes failing before commit and 5% after, the
-// watch disconnected every 50 events, and a silent outage.
+// 2,000 operations, one write in 20 failing before commit and one in 20
+// losing its response, the watch disconnected every 50 events, and a
+// silent outage.
 func DefaultConfig(seed uint64) Config {
 	return Config{
 		Clients:          8,

@@ -2,6 +2,7 @@ package robustness_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/converge-go/converge/internal/robustness"
@@ -114,5 +115,53 @@ func TestFaultsFailWritesUnsentOrLoseTheirResponse(t *testing.T) {
 	}
 	if _, err := robustness.NewFaults(m, 1, 0.6, 0.6); !errors.Is(err, robustness.ErrConfig) {
 		t.Errorf("NewFaults with probabilities summing above 1 = %v, want ErrConfig", err)
+	}
+}
+
+// Whatever the seed, NewFaults fails one of the first round(1/before)
+// writes before it reaches the store, and loses the answer of one of the
+// first round(1/after) writes the store applied and of one of the first
+// round(1/after) it refused: a run long enough has each kind of fault by
+// construction, not by chance.
+func TestFaultsFireWithinTheirMeanGapForEverySeed(t *testing.T) {
+	const p, every = 0.05, 20
+	ctx := t.Context()
+	v := robustness.Value{Client: 1, Seq: 1}
+	for seed := range uint64(50) {
+		m := store.NewMemory[robustness.Value]()
+		f, err := robustness.NewFaults(m, seed, p, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Creates of new keys until the store applied every of them, then
+		// of an existing key until it refused every.
+		var writes, unsent int
+		lost := map[bool]int{}     // by refused
+		answered := map[bool]int{} // by refused
+		for _, refused := range []bool{false, true} {
+			for answered[refused] < every {
+				key := "k0"
+				if !refused {
+					key = fmt.Sprintf("k%d", writes)
+				}
+				_, err := f.Create(ctx, key, v)
+				if writes++; writes <= every && errors.Is(err, faultstore.ErrNotSent) {
+					unsent++
+				}
+				l, isLost := errors.AsType[*faultstore.LostResponseError[robustness.Value]](err)
+				if isLost {
+					lost[refused]++
+					err = l.Err
+				}
+				if err == nil || errors.Is(err, store.ErrExists) {
+					answered[refused]++
+				}
+			}
+		}
+		if unsent == 0 || lost[false] == 0 || lost[true] == 0 {
+			t.Errorf("seed %d: %d of the first %d writes unsent; answers lost of %d of the first %d applied and of %d of the first %d refused; want at least one each",
+				seed, unsent, every, lost[false], every, lost[true], every)
+		}
+		_ = m.Close()
 	}
 }

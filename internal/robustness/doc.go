@@ -40,7 +40,7 @@
 //
 // # Faults and ambiguous operations
 //
-// NewFaults (a store/faultstore Store) injects two kinds of failure into
+// NewFaults (Faults, a store/faultstore Store) injects two kinds of failure into
 // writes. A failure before commit does not reach the store: the write is
 // recorded as failed and the model requires that it had no effect. A
 // failure after commit reaches the store
@@ -55,6 +55,15 @@
 // one still pending. The fault store keeps the lost response (the real outcome) for
 // ValidateWatch, which thereby knows whether an ambiguous write must appear
 // in the watch stream or must not; the linearizability check never sees it.
+//
+// Faults fire at counts drawn from the seed (Schedule), not by chance in
+// time: the first within the mean gap between them, each later one 1 to
+// twice the gap after the one before. So how many a run sees depends on
+// the seed and on how many writes, applied writes and refused writes it
+// makes, never on scheduling, and a run long enough has failures before
+// commit and ambiguous writes that committed and that did not. Lost
+// responses are counted among the writes the store applied and among
+// those it refused, separately, for that reason.
 //
 // # Transports, and ambiguous writes whose outcome the server knew
 //

@@ -11,9 +11,11 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// dropping is how often the dropped-connection runs cut a connection: 3%
-// of requests before they are handled, 3% after (a write's answer lost),
-// and a watch stream before 2% of its frames.
+// dropping is how often the dropped-connection runs cut a connection: one
+// request in 33 before it is handled, one in 33 after (a write's answer
+// lost), and a watch stream at one frame in 50, at counts drawn from the
+// seed. 50 is the watcher's DisconnectEvery: the first stream cut comes
+// while the watch still wants events, so it reconnects by itself.
 var dropping = drops{before: 0.03, after: 0.03, watchFrame: 0.02}
 
 // TestRobustnessOverHTTPWithDroppedConnections runs the linearizability,
@@ -114,12 +116,30 @@ func (s compactBehind) Compact(ctx context.Context, rev int64) error { return s.
 func checkHTTPRun(t *testing.T, run *httpRun, r *robustness.Report, p drops) {
 	t.Helper()
 	d, tr := run.served.d, run.served.tr
+	cutWrites, committed := checkCutWrites(t, d, r)
+	streams := tr.streams.Load()
+	reconnects := streams - run.watches.Load()
+	t.Logf("%s seed %d over HTTP: %d requests cut before handling and %d after (%d recorded writes, all ambiguous; %d of them had committed), %d watch streams cut (%d halfway through a frame) over %d frames; %d watch streams opened, %d of them transparent reconnects",
+		r.Backend, r.Config.Seed, d.before.Load(), d.after.Load(), cutWrites, committed, d.cuts.Load(), d.halves.Load(), d.frames.Load(), streams, reconnects)
+	if p == (drops{}) {
+		return
+	}
+	checkCutEverywhere(t, d, r, committed)
+	if reconnects <= 0 {
+		t.Errorf("the watch never reconnected by itself (%d streams opened for %d watches)", streams, run.watches.Load())
+	}
+}
+
+// checkCutWrites checks how the recorder classified the writes the
+// dropper cut, and returns how many it cut and how many of those had
+// committed.
+func checkCutWrites(t *testing.T, d *dropper, r *robustness.Report) (cutWrites, committed int) {
+	t.Helper()
 	byID := make(map[uint64]robustness.Op, len(r.Ops))
 	for _, op := range r.Ops {
 		byID[op.ID] = op
 	}
 	before, after := d.cutCalls()
-	var cutWrites, committed int
 	for _, id := range before {
 		op := byID[id]
 		if !op.Input.Op.IsWrite() {
@@ -144,17 +164,28 @@ func checkHTTPRun(t *testing.T, run *httpRun, r *robustness.Report, p drops) {
 			committed++
 		}
 	}
-	streams := tr.streams.Load()
-	reconnects := streams - run.watches.Load()
-	t.Logf("%s seed %d over HTTP: %d requests cut before handling and %d after (%d recorded writes, all ambiguous; %d of them had committed), %d watch streams cut; %d watch streams opened, %d of them transparent reconnects",
-		r.Backend, r.Config.Seed, d.before.Load(), d.after.Load(), cutWrites, committed, d.cuts.Load(), streams, reconnects)
-	if p == (drops{}) {
-		return
+	return cutWrites, committed
+}
+
+// checkCutEverywhere checks that the dropper cut at every point: its
+// schedules guarantee each kind of cut once the run has made as many
+// requests, applied writes and watch frames as the mean gap of the
+// schedule, which the messages give beside what the run made.
+func checkCutEverywhere(t *testing.T, d *dropper, r *robustness.Report, committed int) {
+	t.Helper()
+	if every := d.cutFrame.Every(); every > r.Config.DisconnectEvery {
+		t.Errorf("the first stream cut may come after the watcher has disconnected: frames cut one in %d, the watcher disconnects every %d events", every, r.Config.DisconnectEvery)
 	}
-	if d.before.Load() == 0 || d.after.Load() == 0 || d.cuts.Load() == 0 || committed == 0 {
-		t.Errorf("connections not cut at every point: %d before handling, %d after (%d writes that committed), %d watch streams", d.before.Load(), d.after.Load(), committed, d.cuts.Load())
+	ops, applied := len(r.Ops), r.Revision-r.Start
+	if d.before.Load() == 0 || d.after.Load() == 0 {
+		t.Errorf("requests not cut before and after handling (%d, %d), though the plan cuts one of the first %d requests and one of the first %d handled; the run made %d operations",
+			d.before.Load(), d.after.Load(), d.cutBefore.Every(), d.cutAfter.Every(), ops)
 	}
-	if reconnects <= 0 {
-		t.Errorf("the watch never reconnected by itself (%d streams opened for %d watches)", streams, run.watches.Load())
+	if committed == 0 {
+		t.Errorf("no cut write had committed, though the plan cuts the answer of one of the first %d writes the store applied; it applied %d", d.cutApplied.Every(), applied)
+	}
+	if d.cuts.Load() == 0 || d.halves.Load() == 0 {
+		t.Errorf("%d watch streams cut (%d halfway through a frame), though the plan cuts one, halfway through a frame, within the first %d frames; the streams carried %d frames and the run %d changes",
+			d.cuts.Load(), d.halves.Load(), d.cutFrame.Every(), d.frames.Load(), applied)
 	}
 }

@@ -61,10 +61,12 @@ type Report struct {
 	Start int64
 	// Revision is the store's revision after the last operation.
 	Revision int64
-	// Restarted reports whether the store was restarted during the run.
+	// Restarted reports whether the store was restarted during the run
+	// (Backend.Restart returned a new store).
 	Restarted bool
-	// Disrupted reports whether Backend.Disrupt was called, and
-	// DisruptedAt when it returned, on the history's clock (Op.Call).
+	// Disrupted reports whether Backend.Disrupt was called and returned
+	// without error, and DisruptedAt when it returned, on the history's
+	// clock (Op.Call).
 	Disrupted   bool
 	DisruptedAt int64
 	// Store is the store after the run, for checks that need it (such as
@@ -140,7 +142,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		wlog, watchEr = watchUntil(watchCtx, front, KeyPrefix, start, cfg.DisconnectEvery, final)
 	}()
 
-	mid, midErr := runClients(ctx, t, b, cfg, h, front, faults, rs)
+	mid := runClients(ctx, t, b, cfg, h, front, faults, rs)
 
 	rev, revErr := rs.Revision(ctx)
 	if revErr == nil {
@@ -151,7 +153,7 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		stopWatch()
 	}
 	<-watched
-	if err := errors.Join(midErr, revErr, watchEr); err != nil {
+	if err := errors.Join(mid.err, revErr, watchEr); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name, err)
 	}
 	var after store.Store[Value] = rs
@@ -167,42 +169,51 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 		Watch:       wlog,
 		Start:       start,
 		Revision:    rev,
-		Restarted:   b.Restart != nil,
-		Disrupted:   b.Disrupt != nil,
-		DisruptedAt: mid,
+		Restarted:   mid.restarted,
+		Disrupted:   mid.disrupted,
+		DisruptedAt: mid.disruptedAt,
 		Store:       after,
 	}, nil
 }
 
+// midway is what happened halfway through a run.
+type midway struct {
+	restarted, disrupted bool
+	// disruptedAt is when the disruption ended, on the history's clock.
+	disruptedAt int64
+	// err is the restart's or the disruption's error, if any.
+	err error
+}
+
 // runClients runs the clients to completion, restarting and disrupting the
-// store halfway if the backend can, and returns when the disruption ended
-// (on the history's clock, 0 if none) and the restart's or the
-// disruption's error, if any.
-func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, front store.Store[Value], faults *faultstore.Store[Value], rs *restartable) (int64, error) {
+// store halfway if the backend can, and returns what happened halfway.
+func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *History, front store.Store[Value], faults *Faults, rs *restartable) midway {
 	var (
-		wg     sync.WaitGroup
-		done   atomic.Int64
-		midErr error
-		mid    int64
-		keys   = h.Keys()
-		start  = make(chan struct{})
+		wg    sync.WaitGroup
+		done  atomic.Int64
+		mid   midway
+		keys  = h.Keys()
+		start = make(chan struct{})
 	)
 	halfway := func() {
 		if b.Restart != nil {
 			rs.restart(func(old store.Store[Value]) store.Store[Value] {
 				s, err := b.Restart(t, old)
 				if err != nil {
-					midErr = fmt.Errorf("restart: %w", err)
+					mid.err = fmt.Errorf("restart: %w", err)
 					return old
 				}
+				mid.restarted = true
 				return s
 			})
 		}
 		if b.Disrupt != nil {
 			if err := b.Disrupt(t); err != nil {
-				midErr = errors.Join(midErr, fmt.Errorf("disrupt: %w", err))
+				mid.err = errors.Join(mid.err, fmt.Errorf("disrupt: %w", err))
+			} else {
+				mid.disrupted = true
 			}
-			mid = h.now()
+			mid.disruptedAt = h.now()
 		}
 	}
 	for i := range cfg.Clients {
@@ -232,7 +243,7 @@ func runClients(ctx context.Context, t testing.TB, b Backend, cfg Config, h *His
 	}
 	close(start)
 	wg.Wait()
-	return mid, midErr
+	return mid
 }
 
 // compactVia is the store the clients of a served backend use, whose

@@ -111,14 +111,27 @@ func TestRobustness(t *testing.T) {
 // checkExercised checks that a run exercised what it claims to check:
 // faults of both kinds, with ambiguous writes that committed and some that
 // did not, watch disconnections, and the backend's restart or disruption.
+// The fault plan fires at counts drawn from the seed (robustness.NewFaults,
+// robustness.Schedule), the watcher disconnects after a count of events,
+// and the restart and disruption come at a count of operations: each
+// holds whatever the scheduling once the run has made that many writes of
+// each kind and changes, and the messages say how many it made.
 func checkExercised(t *testing.T, b robustness.Backend, r *robustness.Report) {
 	t.Helper()
-	s := r.Count()
-	if s.Failed == 0 || s.AmbiguousCommitted == 0 || s.Ambiguous == s.AmbiguousCommitted {
-		t.Errorf("faults not exercised: %d writes failed before commit, %d ambiguous of which %d committed", s.Failed, s.Ambiguous, s.AmbiguousCommitted)
+	s, cfg := r.Count(), r.Config
+	within := func(p float64) int { return robustness.ScheduleFor(p, 0, 0).Every() }
+	applied, refused := appliedAndRefused(r.Ops)
+	if s.FailedWrites == 0 {
+		t.Errorf("no write failed before reaching the store: the plan fails one of the first %d writes; the run made %d", within(cfg.FailBeforeCommit), s.Writes)
+	}
+	if s.AmbiguousCommitted == 0 {
+		t.Errorf("no ambiguous write committed: the plan loses the answer of one of the first %d writes the store applied; it applied %d", within(cfg.FailAfterCommit), applied)
+	}
+	if s.AmbiguousNotCommitted == 0 {
+		t.Errorf("every ambiguous write committed: the plan loses the answer of one of the first %d writes the store refused; it refused %d", within(cfg.FailAfterCommit), refused)
 	}
 	if s.Disconnects == 0 {
-		t.Errorf("the watch was never disconnected and resumed")
+		t.Errorf("the watch was never disconnected and resumed: the watcher disconnects after %d events of a watch; it received %d", cfg.DisconnectEvery, s.Events)
 	}
 	if b.Restart != nil && !r.Restarted {
 		t.Errorf("the store was not restarted")
@@ -126,4 +139,23 @@ func checkExercised(t *testing.T, b robustness.Backend, r *robustness.Report) {
 	if b.Disrupt != nil && !r.Disrupted {
 		t.Errorf("the store was not disrupted")
 	}
+}
+
+// appliedAndRefused counts the writes the store applied and those it
+// refused on their precondition, lost answers included.
+func appliedAndRefused(ops []robustness.Op) (applied, refused int) {
+	for _, op := range ops {
+		out := op.Output
+		if out.Result == robustness.ResultUnknown && op.Actual != nil {
+			out = *op.Actual
+		}
+		switch {
+		case !op.Input.Op.IsWrite():
+		case out.Result == robustness.ResultOK:
+			applied++
+		case out.Result == robustness.ResultExists, out.Result == robustness.ResultConflict, out.Result == robustness.ResultNotFound:
+			refused++
+		}
+	}
+	return applied, refused
 }

@@ -20,8 +20,13 @@ const checkGrace = time.Minute
 type Stats struct {
 	Ops, Writes, Failed, Ambiguous, Events, Disconnects, Resumes int
 	// AmbiguousCommitted counts the ambiguous writes whose lost response
-	// says they took effect.
-	AmbiguousCommitted int
+	// says they took effect, AmbiguousNotCommitted those whose lost
+	// response says they did not (refused, or never sent to the store).
+	AmbiguousCommitted, AmbiguousNotCommitted int
+	// FailedWrites counts the writes that failed before they reached the
+	// store: recorded as failed, or ambiguous with that outcome known
+	// (Op.Actual).
+	FailedWrites int
 	// Known counts the ambiguous writes whose outcome the store side knew
 	// (Op.Known), which Resolve replaces by that outcome before the check;
 	// Ambiguous-Known stay ambiguous in the check.
@@ -44,15 +49,35 @@ func (r *Report) Count() Stats {
 			s.Failed++
 		case ResultUnknown:
 			s.Ambiguous++
-			if op.Actual != nil && op.Actual.Result == ResultOK {
-				s.AmbiguousCommitted++
-			}
 			if op.Known {
 				s.Known++
 			}
 		}
+		s.countWrite(op)
 	}
 	return s
+}
+
+// countWrite counts op in the Stats that describe writes.
+func (s *Stats) countWrite(op Op) {
+	if !op.Input.Op.IsWrite() {
+		return
+	}
+	actual := op.Output.Result
+	if actual == ResultUnknown {
+		if op.Actual == nil {
+			return
+		}
+		actual = op.Actual.Result
+		if actual == ResultOK {
+			s.AmbiguousCommitted++
+		} else {
+			s.AmbiguousNotCommitted++
+		}
+	}
+	if actual == ResultFailed {
+		s.FailedWrites++
+	}
 }
 
 // Verify records a run of cfg on backend b and checks it: the history is
@@ -66,8 +91,8 @@ func Verify(ctx context.Context, t testing.TB, b Backend, cfg Config) *Report {
 		t.Fatalf("record: %v", err)
 	}
 	s := r.Count()
-	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed before commit, %d ambiguous of which %d committed and %d resolved by the store side's answer), %d watch events, %d disconnects, %d resumes, restarted %v, disrupted %v, revisions %d to %d",
-		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.Ambiguous, s.AmbiguousCommitted, s.Known, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Disrupted, r.Start, r.Revision)
+	t.Logf("%s seed %d: %d ops (%d overlapping another client's, %d writes, %d failed, %d writes known to have failed before commit, %d ambiguous of which %d committed, %d did not and %d were resolved by the store side's answer), %d watch events, %d disconnects, %d resumes, restarted %v, disrupted %v, revisions %d to %d",
+		b.Name, cfg.Seed, s.Ops, s.Overlapping, s.Writes, s.Failed, s.FailedWrites, s.Ambiguous, s.AmbiguousCommitted, s.AmbiguousNotCommitted, s.Known, s.Events, s.Disconnects, s.Resumes, r.Restarted, r.Disrupted, r.Start, r.Revision)
 	CheckLinearizable(t, r)
 	if err := ValidateWatch(r.Ops, r.Watch.Events, r.Start, r.Revision, Keys(cfg.Keys)); err != nil {
 		t.Errorf("watch: %v", err)

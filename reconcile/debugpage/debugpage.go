@@ -2,16 +2,18 @@
 // converging?" for people (HTML) and tools (JSON), from one handler.
 //
 // The page lists every controller given to New: its health (synced,
-// degraded reasons, stuck reconciles, stale keys), the leadership of the
-// process and the term's fencing token when the caller provides them, its
-// store's status, cache revision and workers; then its keys, one page at a
-// time: queue state by name, retries and next retry time, the latest
-// reconcile's outcome, error, duration and revision, what triggered the
-// pending and the latest reconcile, how long a change has been pending,
-// the time since the last success, the last convergence latency, the stale
-// mark, and the log attributes to search the controller's logs for
-// (controller=… key=… revision=…, as every log line of a reconcile
-// carries them).
+// degraded reasons, stuck reconciles, stale keys, keys refused as outside
+// its view, quoted so that an empty or unprintable key shows), the
+// leadership of the process and the term's fencing token when the caller
+// provides them, its store's status, cache revision and workers; then its
+// keys, one page at a time: queue state by name, retries and next retry
+// time, the latest reconcile's outcome, error (wrapped at word
+// boundaries in a column of readable width), duration and revision, what
+// triggered the pending and the latest reconcile, how long a change has
+// been pending, the time since the last success, the last convergence
+// latency, the stale mark, and the log attributes to search the
+// controller's logs for (controller=… key=… revision=…, as every log line
+// of a reconcile carries them).
 //
 // A sharded controller (reconcile.Options.Shard) whose Sharder has a
 // Status method (ShardStatus: reconcile/shard's Replica) gets a shard
@@ -39,8 +41,10 @@
 //     separated): keys in those states; idle is a key not queued.
 //   - prefix=P: keys starting with P.
 //   - sort=key|state|outcome|attempts|pending, desc=true: the order
-//     (attempts: most retries first; pending: the oldest pending change
-//     first); ties are broken by key.
+//     (outcome: the keys that most need a person first — panic, error,
+//     terminal, conflict, then requeue and requeue_after, then success,
+//     then never reconciled; attempts: most retries first; pending: the
+//     oldest pending change first); ties are broken by key.
 //   - page=N (from 1), size=N (default DefaultPageSize, at most
 //     MaxPageSize): pagination, per controller.
 //

@@ -186,6 +186,24 @@ func TestSortsByKeyStateOutcomeAttemptsAndPendingSince(t *testing.T) {
 	})
 }
 
+// sort=outcome lists the keys that need a person first: a transient
+// error, then a terminal failure, then a success, then a key never
+// reconciled.
+func TestSortByOutcomePutsFailuresBeforeSuccesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, "outcomes", 1, map[string]string{"a/ok": "ok", "b/terminal": "terminal:bad spec", "c/fail": "fail:down"})
+		defer w.close()
+		synctest.Wait()
+		w.put(t, map[string]string{"0/block": "block"}) // holds the one worker
+		synctest.Wait()
+		w.put(t, map[string]string{"d/never": "ok"})
+		synctest.Wait()
+		h := debugpage.New(debugpage.Options{}, w.c)
+		assert.Equal(t, []string{"c/fail", "b/terminal", "a/ok", "0/block", "d/never"},
+			keysOf(getJSON(t, h, "/?format=json&sort=outcome")))
+	})
+}
+
 func TestPaginatesWithoutOverlapOrGap(t *testing.T) {
 	scene(t, "x", func(t *testing.T, w *world, h *debugpage.Handler) {
 		var seen []string

@@ -14,8 +14,9 @@ import (
 )
 
 // world is a controller over a memory store whose reconciler does what
-// each value says: "ok" succeeds, "fail:MSG" fails with MSG, "block"
-// blocks until the world is released.
+// each value says: "ok" succeeds, "fail:MSG" fails with MSG,
+// "terminal:MSG" fails terminally with MSG, "block" blocks until the
+// world is released.
 type world struct {
 	s       *store.Memory[string]
 	c       *reconcile.Controller[string]
@@ -41,6 +42,8 @@ func newWorld(tb testing.TB, name string, workers int, values map[string]string)
 			}
 		case strings.HasPrefix(v, "fail:"):
 			return reconcile.Result{}, errors.New(strings.TrimPrefix(v, "fail:"))
+		case strings.HasPrefix(v, "terminal:"):
+			return reconcile.Result{}, reconcile.Terminal(errors.New(strings.TrimPrefix(v, "terminal:")))
 		}
 		return reconcile.Result{}, nil
 	})

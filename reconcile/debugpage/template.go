@@ -23,7 +23,8 @@ form label { margin-right: 1em; }
 table { border-collapse: collapse; width: 100%; margin-top: .4em; }
 th, td { border-bottom: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; position: sticky; top: 0; }
-td.error { color: #b00020; max-width: 28em; overflow-wrap: anywhere; }
+td.error { color: #b00020; }
+td.error div { min-width: 18em; max-width: 40em; overflow-wrap: anywhere; }
 td.key { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 13px; }
 td.log code { overflow-wrap: break-word; }
 tr.stale td.key::after { content: " ⚠ stale"; color: #b36b00; }
@@ -66,6 +67,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <span>revision: {{.Revision}}</span>
 <span>workers: <span class="workers">{{.Workers}}</span></span>
 <span>stale: {{if .Stale}}<b class="bad">{{.Stale}}</b>{{range .StaleKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
+<span class="refused">refused keys: {{if .Refused}}<b class="bad">{{.Refused}}</b>{{range .RefusedKeys}} <code>{{printf "%q" .}}</code>{{end}}{{else}}0{{end}}</span>
 </div>
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
 {{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
@@ -110,7 +112,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <td class="retries">{{.Retries}}</td>
 <td class="next-retry">{{if .NextRetry}}{{.NextRetry}}{{with .NextRetryIn}} ({{.}}){{end}}{{end}}</td>
 <td class="outcome">{{.LastOutcome}}{{with .LastDuration}}<br><small>took {{.}}</small>{{end}}</td>
-<td class="error">{{.LastError}}</td>
+<td class="error">{{with .LastError}}<div>{{.}}</div>{{end}}</td>
 <td class="revision">{{if .LastRevision}}{{.LastRevision}}{{end}}</td>
 <td class="triggers">{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{$t}}{{end}} / {{range $i, $t := .LastTriggers}}{{if $i}}, {{end}}{{$t}}{{end}}</td>
 <td class="pending">{{.PendingFor}}</td>

@@ -45,6 +45,10 @@ type controllerView struct {
 	Stuck     []stuck  `json:"stuck"`
 	Stale     int      `json:"stale"`
 	StaleKeys []string `json:"staleKeys"`
+	// Refused and RefusedKeys are Health's: keys handed in outside the
+	// controller's view, refused and never reconciled.
+	Refused     int      `json:"refused"`
+	RefusedKeys []string `json:"refusedKeys"`
 	// Ownerless is Health.Ownerless: the buckets no replica works on.
 	Ownerless []int `json:"ownerless,omitempty"`
 	// Shard is the controller's shard section, if its Sharder has a
@@ -109,6 +113,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		Name: c.Name(), Synced: health.Synced, Degraded: orEmpty(health.Degraded), Store: "ok",
 		Revision: c.Revision(), Workers: c.Workers(), Stuck: []stuck{},
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
+		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
 		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}

@@ -143,16 +143,12 @@ func (p managerPhase) String() string {
 
 // New returns a Manager with no runnables of the caller's yet (with
 // Options.Server, its HTTP server is the first runnable, named "http"). A
-// negative ShutdownTimeout, or a Server without an address or with a
-// negative limit, returns an error matching ErrInvalid.
+// negative ShutdownTimeout, or a Server without an address, with a
+// negative limit, an unusable token or a malformed host or origin, returns
+// an error matching ErrInvalid.
 func New(opts Options) (*Manager, error) {
 	if opts.ShutdownTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalid, opts.ShutdownTimeout)
-	}
-	if opts.Server != nil {
-		if err := validateServer(opts.Server); err != nil {
-			return nil, err
-		}
 	}
 	m := &Manager{log: opts.Logger, shutdownTimeout: opts.ShutdownTimeout, elector: opts.Elector}
 	if m.log == nil {
@@ -162,8 +158,11 @@ func New(opts Options) (*Manager, error) {
 		m.shutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.Server != nil {
-		m.mux = m.newMux()
-		m.runnables = append(m.runnables, &managed{runnable: &httpServer{m: m, opts: *opts.Server}, name: "http"})
+		srv, err := newHTTPServer(m, *opts.Server)
+		if err != nil {
+			return nil, err
+		}
+		m.runnables = append(m.runnables, &managed{runnable: srv, name: "http"})
 	}
 	return m, nil
 }

@@ -66,32 +66,48 @@ func (m *Manager) Healthy() error {
 // would return nil, else 503 and one line per failed check
 // ("name: error"), or "manager: not running".
 func (m *Manager) Readyz() http.Handler {
-	return m.probe(m.Ready)
+	return m.probe(m.Ready, "")
 }
 
 // Healthz returns an HTTP handler for liveness probes: 200 and "ok" (and,
-// with an elector, the leadership line) when Healthy would return nil, else 503 and one line per failed check
-// ("name: error"), or "manager: not running".
+// with an elector, the leadership line) when Healthy would return nil,
+// else 503 and one line per failed check ("name: error"), or
+// "manager: not running".
 func (m *Manager) Healthz() http.Handler {
-	return m.probe(m.Healthy)
+	return m.probe(m.Healthy, "")
 }
 
-func (m *Manager) probe(check func() error) http.Handler {
+// Summaries of failed probes answered to requests without a token, which
+// are told the status and nothing of what failed.
+const (
+	summaryUnready   = "unready"
+	summaryUnhealthy = "unhealthy"
+)
+
+// probe answers check's result. With an empty summary it answers in full:
+// "ok" and the leadership line, or every failed check. Otherwise it
+// answers "ok" or summary alone, which names no runnable, key or error.
+func (m *Manager) probe(check func() error, summary string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
 		err := check()
-		if err == nil {
+		switch {
+		case err == nil:
 			w.WriteHeader(http.StatusOK)
 			fmt.Fprintln(w, "ok")
-			if m.elector != nil {
+			if m.elector != nil && summary == "" {
 				fmt.Fprintln(w, "leader:", m.elector.IsLeader())
 			}
-			return
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		for line := range strings.SplitSeq(err.Error(), "\n") {
-			fmt.Fprintln(w, line)
+		case summary != "":
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, summary)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			for line := range strings.SplitSeq(err.Error(), "\n") {
+				fmt.Fprintln(w, line)
+			}
 		}
 	})
 }

@@ -5,24 +5,29 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"time"
 )
 
-// Server limits the manager's HTTP server applies unless ServerOptions
-// says otherwise: generous for a probe or an API call, short enough that a
-// client that sends its headers one byte at a time or never reads cannot
-// hold a connection for long.
+// Limits the manager's HTTP server applies unless ServerOptions says
+// otherwise: those httpstore.NewServer sets, generous for a probe, a page
+// or an API call, short enough that a client that sends its request a byte
+// at a time, or never reads its answer, cannot hold a connection for long.
 const (
 	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxHeaderBytes    = 64 << 10
 )
 
 // ServerOptions configure the HTTP server a Manager runs when Options.Server
-// is set. Zero fields take the defaults above.
+// is set. The zero limits take the defaults above; a negative limit, an
+// unusable token or a malformed host or origin makes New fail with
+// ErrInvalid. See the package documentation for what the server protects.
 type ServerOptions struct {
 	// Addr is the TCP address to listen on (":8080", "127.0.0.1:0"). Ignored
 	// when Listener is set.
@@ -33,18 +38,52 @@ type ServerOptions struct {
 	// TLS, if set, serves HTTPS with this configuration (certificates, and
 	// client certificates with ClientAuth). The caller owns its contents.
 	TLS *tls.Config
-	// ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes bound what one
-	// connection may hold (see http.Server). Handlers that stream (a
-	// store watch) set their own write deadlines, so no WriteTimeout is
-	// applied to the whole server.
+
+	// Limits of one connection (see http.Server): ReadHeaderTimeout bounds
+	// the reading of a request's headers and ReadTimeout that of the whole
+	// request, body included, both from its first byte; WriteTimeout
+	// bounds the time from the end of its headers to the end of its
+	// answer; IdleTimeout closes a kept-alive connection idle that long;
+	// MaxHeaderBytes bounds a request's headers. A handler that streams
+	// past them moves its own deadlines with http.ResponseController, as
+	// httpstore's watch does; a handler still serving a request when
+	// ReadTimeout expires, that did not clear its read deadline, has the
+	// request's context cancelled.
 	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
+
+	// Tokens, if any, are the bearer tokens the server accepts: every
+	// request must then carry one ("Authorization: Bearer TOKEN") or is
+	// answered 401 with "WWW-Authenticate: Bearer" and reaches no
+	// handler. GET and HEAD of /healthz and /readyz are answered without
+	// a token, but then only with the status and "ok", "unready" or
+	// "unhealthy". The header reaches the mounted handlers unchanged, so
+	// a handler that checks tokens itself (an httpstore.Handler with its
+	// own read-only and read-write tokens) still decides what each may
+	// do: list here every token its clients use. An empty token, or one
+	// with white space at an end or a control character, is ErrInvalid.
+	// New reads the tokens once; they are never logged or shown in errors.
+	Tokens []string
+	// AllowedHosts are further host names (without scheme or port) that a
+	// request's Host header may name, such as the machine's DNS name when
+	// the server listens beyond loopback. IP literals, "localhost" and
+	// names under ".localhost" are always allowed; "*" allows every name
+	// and gives up the defence against DNS rebinding.
+	AllowedHosts []string
+	// TrustedOrigins are origins ("https://console.example:8443") whose
+	// pages may send state-changing requests; requests from any other
+	// origin but the server's own are refused.
+	TrustedOrigins []string
 }
 
 // Handle mounts h on the manager's HTTP server at pattern (an http.ServeMux
 // pattern, such as "/store/" or "GET /debug/"), beside /healthz and
-// /readyz, which are always served. It fails with ErrStarted once Run has
+// /readyz, which are always served. Every request reaches h only past the
+// server's limits, Host and origin checks and tokens (see the package
+// documentation). It fails with ErrStarted once Run has
 // begun, and with ErrInvalid without Options.Server, for a nil handler, or
 // for a pattern the mux refuses (a duplicate included).
 func (m *Manager) Handle(pattern string, h http.Handler) (err error) {
@@ -79,20 +118,26 @@ func (m *Manager) Addr() net.Addr {
 	return m.listener.Addr()
 }
 
-// newMux returns the mux every server starts with: the probes.
-func (m *Manager) newMux() *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", m.Healthz())
-	mux.Handle("GET /readyz", m.Readyz())
-	return mux
+// httpServer is the runnable that serves the manager's mux behind its
+// front (see access.go). It is added first, so that probes answer while
+// the controllers start, and it is not leader-only: followers serve too.
+type httpServer struct {
+	m     *Manager
+	opts  ServerOptions
+	front *front
 }
 
-// httpServer is the runnable that serves the manager's mux. It is added
-// first, so that probes answer while the controllers start, and it is not
-// leader-only: followers serve too.
-type httpServer struct {
-	m    *Manager
-	opts ServerOptions
+// newHTTPServer checks o and returns the server for m, whose mux starts
+// with the probes.
+func newHTTPServer(m *Manager, o ServerOptions) (*httpServer, error) {
+	if err := validateServer(&o); err != nil {
+		return nil, err
+	}
+	f, err := newFront(m, o)
+	if err != nil {
+		return nil, err
+	}
+	return &httpServer{m: m, opts: o, front: f}, nil
 }
 
 func (s *httpServer) Name() string { return "http" }
@@ -101,7 +146,9 @@ func (s *httpServer) Name() string { return "http" }
 // down gracefully: no new connections; requests in flight (their contexts
 // are not cancelled) and streams get half the manager's shutdown timeout,
 // after which the connections left are closed, so that the server is gone
-// before the manager's own deadline.
+// before the manager's own deadline. Shutdown runs the hooks handlers
+// registered on the http.Server (RegisterOnShutdown), so that a handler
+// that ends its streams then does not wait for that fallback.
 func (s *httpServer) Run(ctx context.Context) error {
 	ln := s.opts.Listener
 	if ln == nil {
@@ -116,15 +163,7 @@ func (s *httpServer) Run(ctx context.Context) error {
 	s.m.mu.Lock()
 	s.m.listener = ln
 	s.m.mu.Unlock()
-	srv := &http.Server{
-		Handler:           s.m.mux,
-		ReadHeaderTimeout: orDefault(s.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
-		IdleTimeout:       orDefault(s.opts.IdleTimeout, DefaultIdleTimeout),
-		MaxHeaderBytes:    orDefault(s.opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
-		// Requests outlive the start of the shutdown (a write in flight
-		// completes); what is still running at its end is closed.
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := s.newServer(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -145,6 +184,23 @@ func (s *httpServer) Run(ctx context.Context) error {
 	return err
 }
 
+// newServer returns the http.Server for one Run: the front, and the
+// limits with their defaults filled in.
+func (s *httpServer) newServer(ctx context.Context) *http.Server {
+	return &http.Server{
+		Handler:           s.front,
+		ReadHeaderTimeout: orDefault(s.opts.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       orDefault(s.opts.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      orDefault(s.opts.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       orDefault(s.opts.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    orDefault(s.opts.MaxHeaderBytes, DefaultMaxHeaderBytes),
+		// Requests outlive the start of the shutdown (a write in flight
+		// completes); what is still running at its end is closed.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:    slog.NewLogLogger(s.m.log.Handler(), slog.LevelWarn),
+	}
+}
+
 func orDefault[V int | time.Duration](v, def V) V {
 	if v == 0 {
 		return def
@@ -152,12 +208,13 @@ func orDefault[V int | time.Duration](v, def V) V {
 	return v
 }
 
-// validateServer checks ServerOptions.
+// validateServer checks the address and limits of ServerOptions; newFront
+// checks its tokens and policy.
 func validateServer(o *ServerOptions) error {
 	switch {
 	case o.Listener == nil && strings.TrimSpace(o.Addr) == "":
 		return fmt.Errorf("%w: Server needs Addr or Listener", ErrInvalid)
-	case o.ReadHeaderTimeout < 0, o.IdleTimeout < 0, o.MaxHeaderBytes < 0:
+	case o.ReadHeaderTimeout < 0, o.ReadTimeout < 0, o.WriteTimeout < 0, o.IdleTimeout < 0, o.MaxHeaderBytes < 0:
 		return fmt.Errorf("%w: negative server limit", ErrInvalid)
 	}
 	return nil

@@ -5,11 +5,13 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/store/httpstore"
 )
 
 // patience bounds waits on real sockets: a safety net, not an assertion
@@ -160,4 +162,69 @@ func TestHandleRefusesWhatCannotBeServed(t *testing.T) {
 	require.ErrorIs(t, err, manager.ErrInvalid, "no address")
 	_, err = manager.New(manager.Options{Server: &manager.ServerOptions{Addr: ":0", IdleTimeout: -1}})
 	require.ErrorIs(t, err, manager.ErrInvalid)
+}
+
+// TestMalformedServerOptionsAreInvalid: a negative limit, a token that
+// could never be presented, a host with a scheme or port, or an origin
+// that is not one make New fail with ErrInvalid, and the error never
+// shows a token.
+func TestMalformedServerOptionsAreInvalid(t *testing.T) {
+	for name, o := range map[string]manager.ServerOptions{
+		"negative ReadHeaderTimeout": {ReadHeaderTimeout: -1},
+		"negative ReadTimeout":       {ReadTimeout: -time.Second},
+		"negative WriteTimeout":      {WriteTimeout: -time.Second},
+		"negative IdleTimeout":       {IdleTimeout: -1},
+		"negative MaxHeaderBytes":    {MaxHeaderBytes: -1},
+		"empty token":                {Tokens: []string{"good-secret", ""}},
+		"token with a space at end":  {Tokens: []string{"spaced-secret "}},
+		"token with a newline":       {Tokens: []string{"line\nsecret"}},
+		"host with a scheme":         {AllowedHosts: []string{"http://ops.example"}},
+		"host with a port":           {AllowedHosts: []string{"ops.example:8080"}},
+		"empty host":                 {AllowedHosts: []string{""}},
+		"origin not a URL":           {TrustedOrigins: []string{"not an origin"}},
+		"origin with a path":         {TrustedOrigins: []string{"https://console.example/app"}},
+	} {
+		o.Addr = "127.0.0.1:0"
+		_, err := manager.New(manager.Options{Server: &o})
+		require.ErrorIs(t, err, manager.ErrInvalid, name)
+		require.NotContains(t, err.Error(), "secret", name)
+	}
+}
+
+// TestTheDefaultLimitsAreThoseHTTPStoreRecommends: a zero ServerOptions
+// limit is the one httpstore.NewServer sets.
+func TestTheDefaultLimitsAreThoseHTTPStoreRecommends(t *testing.T) {
+	require.Equal(t, httpstore.ServerReadHeaderTimeout, manager.DefaultReadHeaderTimeout)
+	require.Equal(t, httpstore.ServerReadTimeout, manager.DefaultReadTimeout)
+	require.Equal(t, httpstore.ServerWriteTimeout, manager.DefaultWriteTimeout)
+	require.Equal(t, httpstore.ServerIdleTimeout, manager.DefaultIdleTimeout)
+	require.Equal(t, httpstore.ServerMaxHeaderBytes, manager.DefaultMaxHeaderBytes)
+}
+
+// TestShutdownRunsTheHooksHandlersRegisterOnTheServer: stopping the
+// manager calls Shutdown on the http.Server that serves its requests, so
+// a handler that ends its stream on RegisterOnShutdown finishes it
+// cleanly, long before the shutdown timeout would close it.
+func TestShutdownRunsTheHooksHandlersRegisterOnTheServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := r.Context().Value(http.ServerContextKey).(*http.Server)
+			ending := make(chan struct{})
+			srv.RegisterOnShutdown(func() { close(ending) })
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-ending
+			io.WriteString(w, "end of stream")
+		})
+		s := servePipe(t, manager.Options{ShutdownTimeout: time.Hour}, manager.ServerOptions{}, map[string]http.Handler{"GET /stream": stream})
+		resp, err := s.client.Do(newRequest(t, http.MethodGet, base+"/stream"))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.stop() }()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err, "the stream was cut instead of ended")
+		require.Equal(t, "end of stream", string(body))
+		require.NoError(t, <-stopped)
+	})
 }

@@ -43,7 +43,7 @@ type Controller struct {
 
 	total                                           map[reconcile.Outcome]prometheus.Counter
 	errors, terminal, panics, timeouts, adds, retry prometheus.Counter
-	fenced                                          prometheus.Counter
+	fenced, refused                                 prometheus.Counter
 	queueDuration, workDuration                     prometheus.Observer
 	// reconcileTime is created at the first reconcile, as
 	// controller-runtime does, so that the series match before it.
@@ -112,6 +112,7 @@ func (m *Metrics) newController(name string) *Controller {
 	c.workDuration = m.workDuration.WithLabelValues(name, name)
 	c.convergence = m.convergence.WithLabelValues(name)
 	c.fenced = m.fenced.WithLabelValues(name)
+	c.refused = m.refused.WithLabelValues(name)
 	return c
 }
 
@@ -175,6 +176,9 @@ func (c *Controller) Converged(controller string, latency time.Duration) {
 
 // WriteRejected implements reconcile.Metrics (see Metrics.WriteRejected).
 func (c *Controller) WriteRejected(controller string) { c.m.WriteRejected(controller) }
+
+// KeyRefused implements reconcile.Metrics (see Metrics.KeyRefused).
+func (c *Controller) KeyRefused(controller string) { c.m.KeyRefused(controller) }
 
 // Added implements queue.Metrics. It counts nothing: workqueue_adds_total
 // counts Due, as controller-runtime counts a key when it becomes ready,

@@ -155,7 +155,11 @@ func runConverge(t *testing.T, name string, reg *prometheus.Registry) {
 	if err := c.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	controllerSequence(t, s, c.Enqueue, reg, name)
+	controllerSequence(t, s, func(key string) {
+		if err := c.Enqueue(key); err != nil {
+			t.Error(err)
+		}
+	}, reg, name)
 }
 
 // runControllerRuntime runs the sequence through controller-runtime's own

@@ -78,6 +78,11 @@
 // Health().Degraded is not empty, read at scrape time from the controller
 // given to Watch. converge_fenced_writes_rejected_total{controller}: writes
 // of a deposed owner that the fence refused (reconcile.Metrics.WriteRejected).
+// converge_refused_keys_total{controller}: keys a source, a FromStore
+// mapper or Enqueue handed in outside the controller's view (not a valid
+// store key, or not under its Prefix), refused and never reconciled
+// (reconcile.Metrics.KeyRefused, Health().Refused); above 0, the code that
+// maps events to keys has a bug.
 //
 // Sharding (reconcile/shard): a Metrics is also a shard.Metrics, for
 // shard.Options.Metrics of any number of replicas:

@@ -35,6 +35,7 @@ type Metrics struct {
 	// converge's own pushed series.
 	convergence *prometheus.HistogramVec
 	fenced      *prometheus.CounterVec
+	refused     *prometheus.CounterVec
 	// converge's sharding series (shard.Metrics).
 	bucketsOwned *prometheus.GaugeVec
 	handover     *prometheus.HistogramVec
@@ -91,6 +92,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		workDuration:    histogram("workqueue_work_duration_seconds", "How long in seconds processing an item from workqueue takes.", queueBuckets, wq...),
 		convergence:     histogram("converge_convergence_latency_seconds", "Time from the controller observing a change of a key to the success of a reconcile covering it, retries included", convergenceBuckets, "controller"),
 		fenced:          counter("converge_fenced_writes_rejected_total", "Writes of a deposed owner (leader or shard) that the fence refused", "controller"),
+		refused:         counter("converge_refused_keys_total", "Keys handed to the controller (by a source, a mapper or Enqueue) outside its view and refused, never reconciled", "controller"),
 		bucketsOwned: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "converge_shard_buckets_owned",
 			Help: "Buckets of keys the shard replica owns"}, []string{"replica"}),
 		handover: histogram("converge_shard_handover_duration_seconds",
@@ -99,7 +101,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		controllers: make(map[string]*Controller),
 	}
 	cs := []prometheus.Collector{m.reconcileTotal, m.reconcileErrors, m.terminalErrors, m.panics, m.timeouts, m.reconcileTime,
-		m.adds, m.retries, m.queueDuration, m.workDuration, m.convergence, m.fenced, m.bucketsOwned, m.handover, scraped{m}}
+		m.adds, m.retries, m.queueDuration, m.workDuration, m.convergence, m.fenced, m.refused, m.bucketsOwned, m.handover, scraped{m}}
 	for i, c := range cs {
 		if err := reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -137,6 +139,12 @@ func (m *Metrics) Converged(controller string, latency time.Duration) {
 // converge_fenced_writes_rejected_total.
 func (m *Metrics) WriteRejected(controller string) {
 	m.Controller(controller, ControllerOptions{}).fenced.Inc()
+}
+
+// KeyRefused implements reconcile.Metrics: it counts in
+// converge_refused_keys_total.
+func (m *Metrics) KeyRefused(controller string) {
+	m.Controller(controller, ControllerOptions{}).refused.Inc()
 }
 
 var _ reconcile.Metrics = (*Metrics)(nil)

@@ -46,6 +46,7 @@ func TestNothingIsRegisteredOnTheDefaultRegisterer(t *testing.T) {
 	m.Reconciled("quiet", reconcile.Success, time.Millisecond)
 	m.Converged("quiet", time.Millisecond)
 	m.WriteRejected("quiet")
+	m.KeyRefused("quiet")
 	ours := familyNames(t, reg)
 	if len(ours) == 0 {
 		t.Fatal("the adapter's registry is empty")

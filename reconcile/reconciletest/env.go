@@ -277,6 +277,9 @@ func (m *Metrics) Converged(string, time.Duration) {}
 // WriteRejected is not recorded.
 func (m *Metrics) WriteRejected(string) {}
 
+// KeyRefused is not recorded.
+func (m *Metrics) KeyRefused(string) {}
+
 func (m *Metrics) counts() Counts {
 	return Counts{Reconciles: m.reconciles.Load(), Errors: m.errors.Load(), Panics: m.panics.Load(), Conflicts: m.conflicts.Load()}
 }

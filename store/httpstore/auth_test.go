@@ -82,6 +82,7 @@ func TestWrongTokenIsRefusedAndWritesNothing(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, url+"/v1/create?key=new", jsonBody(`{"n":2}`))
 		require.NoError(t, err)
 		req.Header["Authorization"] = hdr
+		req.Header.Set("Content-Type", "application/json")
 		status, code := do(t, req)
 		require.Equal(t, http.StatusUnauthorized, status, "Authorization %q", hdr)
 		require.Equal(t, "unauthorized", code)

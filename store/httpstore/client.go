@@ -127,7 +127,9 @@ func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.V
 	if err != nil {
 		return nil, fmt.Errorf("%w: request: %v", ErrInvalid, err)
 	}
-	if body != nil {
+	if method == http.MethodPost {
+		// Every POST says JSON, with a body or without (delete, progress):
+		// the server refuses any other, as a web page could send it.
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
@@ -218,11 +220,20 @@ func lost(ctx context.Context, path string, write bool, err error) error {
 	return fmt.Errorf("httpstore: %s: %w%s: %v", path, store.ErrUnavailable, what, err)
 }
 
-// responseError turns a refusal into the error it names.
+// responseError turns a refusal into the error it names. A 401 or 403
+// answered by what stands in front of the handler (a manager's server
+// checking tokens, a proxy) is ErrUnauthorized or ErrForbidden all the
+// same: nothing was read or written.
 func responseError(resp *http.Response, data []byte) error {
 	var eb errorBody
 	if err := json.Unmarshal(data, &eb); err != nil || eb.Error.Code == "" {
 		snippet := string(data[:min(len(data), 200)])
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return fmt.Errorf("%w: status %s: %q", ErrUnauthorized, resp.Status, snippet)
+		case http.StatusForbidden:
+			return fmt.Errorf("%w: status %s: %q", ErrForbidden, resp.Status, snippet)
+		}
 		return fmt.Errorf("httpstore: %w: %w: status %s: %q", ErrProtocol, store.ErrUnavailable, resp.Status, snippet)
 	}
 	return decodeError(eb.Error.Code, eb.Error.Message)

@@ -17,9 +17,24 @@
 // an error matching store.ErrUnavailable; for a write, the write may or may
 // not have happened, as with any store.
 //
-// A refused request changes nothing: authentication, authorization, the
-// query, the body size and the value are all checked before the store is
-// called, and the store checks keys and guards before it writes. Bad input
+// A refused request changes nothing: the Host, the origin and the content
+// type (see below), authentication, authorization, the query, the body
+// size and the value are all checked before the store is called, and the
+// store checks keys and guards before it writes. No value is changed
+// silently: the handler decodes a written value with the codec and encodes
+// it again, and refuses the write (400, code "invalid", store.ErrInvalid
+// on the client) unless the body and that encoding are the same JSON
+// value, so that what Get returns is what was sent. The same JSON value
+// means no duplicate member name, no escaped lone surrogate, numbers equal
+// as exact decimals (1e2 is 100; 9007199254740993, which a float64 reads
+// as 9007199254740992, is refused for a map[string]any), equal strings,
+// arrays element by element and objects member by member in any order. A
+// member of the body the encoding lacks (an unknown field, a name matched
+// without regard to case) is refused unless its value is null, false, 0,
+// "", [] or {}; a member the body lacks may be added by the encoding only
+// as such a zero (or an object of zeros); a member null in the body may be
+// stored as a zero. So "90s" for a field that the type writes back as
+// "1m30s" is refused: send it as the type writes it. Bad input
 // gets a 4xx answer with a JSON body naming the problem, never a panic.
 //
 // Watches: the stream carries a heartbeat every WithHeartbeat (default
@@ -46,7 +61,8 @@
 //
 // # Protocol (version 1)
 //
-// Reads are GET, writes and progress requests POST; answers are JSON.
+// Reads are GET, writes and progress requests POST with Content-Type:
+// application/json (with a body or without); answers are JSON.
 //
 //	GET  /v1/get?key=K                          → {"key","value","revision","createRevision"}
 //	GET  /v1/list?prefix=P                      → {"objects":[...],"revision":R}
@@ -63,6 +79,8 @@
 // with code one of invalid, not_found, exists, conflict, guard_failed,
 // compacted, lagging, unavailable, unauthorized, forbidden,
 // too_many_watches, internal; clients decide by the code, not the status.
+// A foreign Host or a POST from another origin is "forbidden" (403), a
+// POST without the JSON content type "invalid" (415).
 //
 // A watch stream's frames are {"type":"start","watch":ID,"heartbeatMillis":N},
 // then {"type":"created"|"updated"|"deleted","object":{...}} in revision
@@ -91,11 +109,33 @@
 //
 // # What is protected, and what is not
 //
+//   - Web pages: a page open in a browser on any machine that can reach the
+//     server (this one included, whatever the network) cannot change the
+//     store, nor read it through DNS rebinding. Every request is checked
+//     before its credentials: a Host header naming a host the handler does
+//     not answer to (IP literals, "localhost" and names under ".localhost"
+//     always; others only with WithAllowedHosts) is refused with 403 and
+//     code "forbidden"; so is a POST that the browser marks as coming from
+//     another origin (Sec-Fetch-Site or Origin; a page opened from a file is
+//     another origin) unless WithTrustedOrigins lists it; and a POST whose
+//     Content-Type is not application/json is refused with 415 and code
+//     "invalid", which is what a cross-origin page can send without a CORS
+//     preflight, and the handler answers no preflight. A page of another
+//     origin can still send GET requests (it cannot read their answers: no
+//     CORS header is ever sent), which cost the server a request or, for a
+//     watch, one of its WithMaxWatches slots until the page closes it. Not
+//     covered: pages of an origin listed in WithTrustedOrigins, which may
+//     write; and, with WithAllowedHosts("*"), a page that rebinds its name
+//     to the server, which is then its own origin and may read and write
+//     unless tokens stop it.
 //   - Authentication: bearer tokens (WithReadWriteToken, WithReadOnlyToken),
 //     compared in constant time (SHA-256 of each, crypto/subtle). A
 //     read-only token reads and watches; its writes get 403. Without any
-//     token configured the handler serves everyone: rely then on TLS client
-//     certificates or the network.
+//     token configured the handler serves every program that reaches it:
+//     any process on this machine, and any host that can route to its
+//     address, may read and write. Bind it to loopback, or require TLS
+//     client certificates, or configure tokens; a daemon that acts on what
+//     is written (runs commands) should not serve without tokens.
 //   - There is no per-key authorization: a token reaches every key of the
 //     store. Serve separate stores to separate audiences.
 //   - Tokens live in memory, in the server's configuration and the

@@ -16,8 +16,13 @@ var (
 	// ErrUnauthorized: the request carried no token, or one the server does
 	// not know (HTTP 401). Nothing was read or written.
 	ErrUnauthorized = errors.New("httpstore: unauthorized")
-	// ErrForbidden: the token is valid but only for reading, and the request
-	// writes (HTTP 403). Nothing was written.
+	// ErrForbidden: the request may not do what it asks (HTTP 403), and
+	// nothing was read or written: the token is valid but only for reading
+	// and the request writes; or the request is one a web page could have
+	// made a browser send, whatever its credentials: its Host header names
+	// a host the server does not answer to (WithAllowedHosts), or it writes
+	// from another origin (WithTrustedOrigins). The message names the
+	// cause.
 	ErrForbidden = errors.New("httpstore: forbidden")
 	// ErrTooManyWatches: the server already serves as many watches as it
 	// allows (HTTP 429). The error also matches store.ErrUnavailable, so a

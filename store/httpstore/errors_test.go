@@ -107,12 +107,17 @@ func TestBadOptionsAreInvalid(t *testing.T) {
 	m := store.NewMemory[*item]()
 	t.Cleanup(func() { _ = m.Close() })
 	for name, opt := range map[string]httpstore.HandlerOption{
-		"nil":            nil,
-		"empty token":    httpstore.WithReadWriteToken(""),
-		"heartbeat":      httpstore.WithHeartbeat(0),
-		"max watches":    httpstore.WithMaxWatches(0),
-		"max body":       httpstore.WithMaxBodyBytes(0),
-		"codec mismatch": httpstore.WithHandlerCodec[int](store.JSON[int]{}),
+		"nil":                nil,
+		"empty token":        httpstore.WithReadWriteToken(""),
+		"heartbeat":          httpstore.WithHeartbeat(0),
+		"max watches":        httpstore.WithMaxWatches(0),
+		"max body":           httpstore.WithMaxBodyBytes(0),
+		"codec mismatch":     httpstore.WithHandlerCodec[int](store.JSON[int]{}),
+		"host with scheme":   httpstore.WithAllowedHosts("http://store.example"),
+		"host with port":     httpstore.WithAllowedHosts("store.example:7007"),
+		"empty host":         httpstore.WithAllowedHosts(""),
+		"origin not a URL":   httpstore.WithTrustedOrigins("not a url"),
+		"origin with a path": httpstore.WithTrustedOrigins("https://console.example/admin"),
 	} {
 		_, err := httpstore.NewHandler[*item](m, opt)
 		require.ErrorIs(t, err, store.ErrInvalid, name)

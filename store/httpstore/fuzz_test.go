@@ -15,11 +15,15 @@ import (
 )
 
 // FuzzHandlerRequest sends the handler arbitrary requests (method, path,
-// query, body, credentials) and checks that it never panics, never answers
-// a refusal without a JSON error, never fails with a 5xx on bad input, and
-// that a refused request writes nothing while an accepted write writes
-// exactly the key its query names. Its seed corpus runs as a normal test.
+// query, body, credentials, with or without Content-Type: application/json)
+// and checks that it never panics, never answers a refusal without a JSON
+// error, never fails with a 5xx on bad input, that a POST not saying JSON
+// is refused, and that a refused request writes nothing while an accepted
+// write writes exactly the key its query names. Its seed corpus runs as a
+// normal test.
 func FuzzHandlerRequest(f *testing.F) {
+	// auth's low two bits choose the credentials; notJSON leaves out the
+	// Content-Type.
 	for _, s := range []struct {
 		method, target, body string
 		auth                 uint8
@@ -49,6 +53,8 @@ func FuzzHandlerRequest(f *testing.F) {
 		{"POST", "/v1/update?key=seed&revision=99999999999999999999", `{"n":1}`, 2},
 		{"DELETE", "/v1/delete?key=seed&revision=1", ``, 2},
 		{"POST", "/v1/../v1/create?key=a", `{"n":1}`, 2},
+		{"POST", "/v1/create?key=a", `{"n":1}`, 2 | notJSON},
+		{"POST", "/v1/delete?key=seed&revision=1", ``, 2 | notJSON},
 	} {
 		f.Add(s.method, s.target, []byte(s.body), s.auth)
 	}
@@ -65,8 +71,11 @@ func FuzzHandlerRequest(f *testing.F) {
 			t.Fatal(err)
 		}
 		path, query, _ := strings.Cut(target, "?")
-		r := httptest.NewRequest(http.MethodGet, "/", bytes.NewReader(body))
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7007/", bytes.NewReader(body))
 		r.Method, r.URL.Path, r.URL.RawQuery = method, path, query
+		if auth&notJSON == 0 {
+			r.Header.Set("Content-Type", "application/json")
+		}
 		switch auth % 4 {
 		case 1:
 			r.Header.Set("Authorization", "Bearer "+roToken)
@@ -88,6 +97,12 @@ func FuzzHandlerRequest(f *testing.F) {
 		objs, rev, err := m.List(ctx, "")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if method == http.MethodPost && target == "/v1/create?key=a" && string(body) == `{"n":1}` && auth == 2 && rec.Code != http.StatusCreated {
+			t.Fatalf("a plain create with the read-write token was refused: %d %s", rec.Code, rec.Body)
+		}
+		if method == http.MethodPost && auth&notJSON != 0 && rec.Code < 400 {
+			t.Fatalf("a POST without Content-Type: application/json was served: %d", rec.Code)
 		}
 		if rec.Code >= 400 {
 			var eb struct {
@@ -124,3 +139,7 @@ func FuzzHandlerRequest(f *testing.F) {
 		}
 	})
 }
+
+// notJSON is the bit of FuzzHandlerRequest's auth that sends a request
+// without Content-Type: application/json.
+const notJSON = 4

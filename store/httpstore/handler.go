@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/converge-go/converge/internal/httpguard"
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/store"
 )
@@ -21,6 +22,7 @@ type Handler[T any] struct {
 	codec   store.Codec[T]
 	enc     valueEncoder[T]
 	cfg     handlerConfig
+	guard   *httpguard.Guard
 	watches chan struct{} // one token per watch being served
 	streams registry
 	routes  map[string]route[T]
@@ -42,11 +44,11 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 	if nilness.Is(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
 	}
-	codec, cfg, err := newHandlerConfig[T](opts)
+	codec, guard, cfg, err := newHandlerConfig[T](opts)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, watches: make(chan struct{}, cfg.maxWatches)}
+	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, guard: guard, watches: make(chan struct{}, cfg.maxWatches)}
 	h.routes = map[string]route[T]{
 		pathGet:      {http.MethodGet, false, (*Handler[T]).get},
 		pathList:     {http.MethodGet, false, (*Handler[T]).list},
@@ -62,16 +64,27 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 
 // ServeHTTP serves one request. Every refusal is a JSON error body with a
 // 4xx status, decided before the store is called, so a refused request
-// changes nothing.
+// changes nothing. What a web page could make a browser send is refused
+// before credentials are looked at: a Host the handler does not answer to
+// or a POST from another origin (403, ErrForbidden), a POST whose
+// Content-Type is not application/json (415, store.ErrInvalid).
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
 		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/create, /v1/update, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
+	if err := h.guard.Check(r); err != nil {
+		writeError(w, fmt.Errorf("%w: %w", ErrForbidden, err), http.StatusForbidden)
+		return
+	}
 	if r.Method != rt.method {
 		w.Header().Set("Allow", rt.method)
 		writeError(w, fmt.Errorf("%w: %s wants method %s, not %s", store.ErrInvalid, r.URL.Path, rt.method, r.Method), http.StatusMethodNotAllowed)
+		return
+	}
+	if err := httpguard.RequireJSON(r); err != nil {
+		writeError(w, fmt.Errorf("%w: %w", store.ErrInvalid, err), http.StatusUnsupportedMediaType)
 		return
 	}
 	acc, err := authorize(h.cfg.tokens, r)
@@ -199,30 +212,17 @@ type writeArgs[T any] struct {
 	revision int64
 	guards   []store.Guard
 	value    T
-	encoded  []byte // nil if trusted: see written
+	encoded  []byte // the value as the store keeps it, which answers the write
 }
 
 // written is the wire object answering a write of a that the store
 // accepted as obj.
-func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) (wireObject, error) {
-	wo := wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
-	if a.encoded != nil {
-		return wo, nil
-	}
-	var err error
-	if wo.Value, err = h.enc.marshal(a.value); err != nil {
-		return wireObject{}, fmt.Errorf("httpstore: encode the value written at %q: %w", obj.Key, err)
-	}
-	return wo, nil
+func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) wireObject {
+	return wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
 }
 
-// parseWrite reads a write's query and, if withValue, its body. The value
-// must be valid UTF-8 (encoding/json would otherwise read a different
-// string than was sent), decode with the codec, and encode again (the
-// encoding answers the request, and byte backends refuse what cannot be
-// encoded). A store that checks values with the wire codec itself
-// (valueEncoder.trusted) is left to refuse them, and the answer encoded
-// once it has accepted one.
+// parseWrite reads a write's query and, if withValue, its body (see
+// decodeValue).
 func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool) (writeArgs[T], error) {
 	var a writeArgs[T]
 	allowed := []string{paramKey, paramGuard}
@@ -255,22 +255,43 @@ func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevi
 		return a, fmt.Errorf("%w: %s takes no request body", store.ErrInvalid, r.URL.Path)
 	case !withValue:
 		return a, nil
-	case !utf8.Valid(body):
-		return a, fmt.Errorf("%w: the request body is not valid UTF-8", store.ErrInvalid)
 	}
-	if a.value, err = h.codec.Unmarshal(body); err != nil {
-		return a, fmt.Errorf("%w: malformed value: %v", store.ErrInvalid, err)
+	a.value, a.encoded, err = h.decodeValue(body)
+	return a, err
+}
+
+// decodeValue decodes a written value and returns it with its encoding,
+// refusing, with an error matching store.ErrInvalid, what the store would
+// not give back exactly: the body must be valid UTF-8 (encoding/json
+// would otherwise read a different string than was sent), decode with the
+// codec, and encode again as the same JSON value (sameValue). A store that
+// checks values with the wire codec itself (valueEncoder.trusted) is left
+// to refuse what store.JSON refuses; its encoding is then plain
+// encoding/json's, as that store's is.
+func (h *Handler[T]) decodeValue(body []byte) (T, []byte, error) {
+	var zero T
+	if !utf8.Valid(body) {
+		return zero, nil, fmt.Errorf("%w: the request body is not valid UTF-8", store.ErrInvalid)
 	}
-	if err := store.ValidateValue(a.value); err != nil {
-		return a, err
+	v, err := h.codec.Unmarshal(body)
+	if err != nil {
+		return zero, nil, fmt.Errorf("%w: malformed value: %v", store.ErrInvalid, err)
 	}
+	if err := store.ValidateValue(v); err != nil {
+		return zero, nil, err
+	}
+	var again []byte
 	if h.enc.trusted {
-		return a, nil
+		if again, err = json.Marshal(v); err != nil {
+			return zero, nil, fmt.Errorf("%w: encode value: %v", store.ErrInvalid, err)
+		}
+	} else if again, err = h.codec.Marshal(v); err != nil {
+		return zero, nil, err
 	}
-	if a.encoded, err = h.codec.Marshal(a.value); err != nil {
-		return a, err
+	if err := sameValue(body, again); err != nil {
+		return zero, nil, err
 	}
-	return a, nil
+	return v, again, nil
 }
 
 // statusError is an error answered with a status other than its code's.
@@ -291,10 +312,7 @@ func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
+	wo := h.written(a, obj)
 	return writeObject(w, http.StatusCreated, &wo, h.enc.trusted)
 }
 
@@ -307,10 +325,7 @@ func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
+	wo := h.written(a, obj)
 	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
 }
 

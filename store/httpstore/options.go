@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/converge-go/converge/internal/httpguard"
 	"github.com/converge-go/converge/store"
 )
 
@@ -30,14 +31,41 @@ type handlerConfig struct {
 	heartbeat    time.Duration
 	maxWatches   int
 	maxBodyBytes int64
+	browsers     httpguard.Policy
 	bad          []string
+}
+
+// WithAllowedHosts adds host names (bare names, without scheme or port) that
+// the handler answers to. Whatever the tokens, a request whose Host header
+// names another host is refused with 403 (ErrForbidden on the client) and
+// reaches nothing: that is the defence against DNS rebinding, where a web
+// page makes its own name resolve to this server. IP literals, "localhost"
+// and names under ".localhost" are always served; list the machine's DNS
+// name here when clients reach the store by it. "*" serves every name,
+// giving up that defence. A malformed name makes NewHandler fail with
+// ErrInvalid.
+func WithAllowedHosts(hosts ...string) HandlerOption {
+	return func(c *handlerConfig) { c.browsers.Hosts = append(c.browsers.Hosts, hosts...) }
+}
+
+// WithTrustedOrigins adds web origins ("https://console.example:8443",
+// scheme, host and port only) whose pages may write. A state-changing
+// request (POST) that a browser marks as coming from any other origin
+// (Sec-Fetch-Site, Origin; a page opened from a file has origin "null") is
+// refused with 403 (ErrForbidden on the client) and changes nothing,
+// whatever its credentials. Requests without these headers (Go clients,
+// curl, scripts) are not affected. A malformed origin makes NewHandler fail
+// with ErrInvalid.
+func WithTrustedOrigins(origins ...string) HandlerOption {
+	return func(c *handlerConfig) { c.browsers.Origins = append(c.browsers.Origins, origins...) }
 }
 
 // WithReadWriteToken adds a bearer token that may read and write. Once any
 // token is configured every request must carry one of them
-// ("Authorization: Bearer TOKEN"); with none, the handler serves everyone
-// (protect it with TLS client certificates or a private network). An empty
-// token is refused.
+// ("Authorization: Bearer TOKEN"); with none, the handler serves every
+// program that reaches it (protect it with TLS client certificates or a
+// private network; web pages are refused either way, see WithAllowedHosts
+// and WithTrustedOrigins). An empty token is refused.
 func WithReadWriteToken(tok string) HandlerOption {
 	return func(c *handlerConfig) { c.addToken(tok, true) }
 }
@@ -87,26 +115,30 @@ func WithHandlerCodec[T any](codec store.Codec[T]) HandlerOption {
 	return func(c *handlerConfig) { c.codec = codec }
 }
 
-func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], handlerConfig, error) {
+func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], *httpguard.Guard, handlerConfig, error) {
 	c := handlerConfig{heartbeat: DefaultHeartbeat, maxWatches: DefaultMaxWatches, maxBodyBytes: DefaultMaxBodyBytes}
 	for _, o := range opts {
 		if o == nil {
-			return nil, c, fmt.Errorf("%w: nil option", ErrInvalid)
+			return nil, nil, c, fmt.Errorf("%w: nil option", ErrInvalid)
 		}
 		o(&c)
 	}
 	switch {
 	case len(c.bad) > 0:
-		return nil, c, fmt.Errorf("%w: %s", ErrInvalid, c.bad[0])
+		return nil, nil, c, fmt.Errorf("%w: %s", ErrInvalid, c.bad[0])
 	case c.heartbeat < time.Millisecond:
-		return nil, c, fmt.Errorf("%w: heartbeat %v, want at least 1ms", ErrInvalid, c.heartbeat)
+		return nil, nil, c, fmt.Errorf("%w: heartbeat %v, want at least 1ms", ErrInvalid, c.heartbeat)
 	case c.maxWatches < 1:
-		return nil, c, fmt.Errorf("%w: max watches %d, want at least 1", ErrInvalid, c.maxWatches)
+		return nil, nil, c, fmt.Errorf("%w: max watches %d, want at least 1", ErrInvalid, c.maxWatches)
 	case c.maxBodyBytes < 1:
-		return nil, c, fmt.Errorf("%w: max body bytes %d, want at least 1", ErrInvalid, c.maxBodyBytes)
+		return nil, nil, c, fmt.Errorf("%w: max body bytes %d, want at least 1", ErrInvalid, c.maxBodyBytes)
+	}
+	guard, err := httpguard.New(c.browsers)
+	if err != nil {
+		return nil, nil, c, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	codec, err := codecOf[T](c.codec)
-	return codec, c, err
+	return codec, guard, c, err
 }
 
 // codecOf returns the configured codec, or store.JSON when there is none.

@@ -71,7 +71,7 @@ func servePipe(t *testing.T, h http.Handler) *httpstore.Client[*item] {
 	t.Cleanup(func() { _ = srv.Close() })
 	hc := pn.client()
 	t.Cleanup(hc.CloseIdleConnections)
-	c, err := httpstore.New[*item]("http://pipe", httpstore.WithHTTPClient(hc))
+	c, err := httpstore.New[*item]("http://pipe.localhost", httpstore.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -36,7 +36,8 @@ func do(t *testing.T, req *http.Request) (status int, code string) {
 	return resp.StatusCode, body.Error.Code
 }
 
-// raw sends a request with the read-write token.
+// raw sends a request with the read-write token, saying JSON if it is a
+// POST, as the Client does.
 func raw(t *testing.T, method, url, body string) (status int, code string) {
 	t.Helper()
 	var rd io.Reader
@@ -46,6 +47,9 @@ func raw(t *testing.T, method, url, body string) (status int, code string) {
 	req, err := http.NewRequest(method, url, rd)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+rwToken)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	return do(t, req)
 }
 

@@ -37,7 +37,7 @@ func NewServer(addr string, h http.Handler) *http.Server {
 }
 
 // ApplyServerDefaults sets on srv the timeouts and limits NewServer sets,
-// for servers built elsewhere (httptest, a Manager).
+// for servers built elsewhere (httptest, your own).
 func ApplyServerDefaults(srv *http.Server) {
 	srv.ReadHeaderTimeout = ServerReadHeaderTimeout
 	srv.ReadTimeout = ServerReadTimeout

@@ -61,12 +61,22 @@ func (b *backoff) NumRequeues(key string) int {
 	return b.count[key]
 }
 
-const catalogKeys = 150
+// catalogKeys and shopKeys count the scene's keys under catalog/ and
+// shop/.
+const catalogKeys, shopKeys = 150, 4
+
+// ledgerToken is a token too long for any line of the error column.
+var ledgerToken = strings.Repeat("0123456789abcdef", 16)
+
+// ledgerError is an error of ordinary words, then one very long token.
+var ledgerError = "ledger service rejected the batch because the account currency " +
+	"does not match the currency configured for this merchant; correlation " + ledgerToken
 
 // serve runs a Manager with one controller over a memory store: 150
 // converged catalog/ keys, shop/payments failing (an error with markup in
-// it), shop/refunds asking to be polled in an hour, shop/checkout blocked
-// in its reconcile. It returns the page's URL once the keys are there.
+// it), shop/ledger failed terminally with a long error (ledgerError),
+// shop/refunds asking to be polled in an hour, shop/checkout blocked in
+// its reconcile. It returns the page's URL once the keys are there.
 func serve(t *testing.T) string {
 	release := make(chan struct{})
 	s := store.NewMemory[string]()
@@ -74,12 +84,15 @@ func serve(t *testing.T) string {
 		mustCreate(t, s, fmt.Sprintf("catalog/item-%03d", i), "ok")
 	}
 	mustCreate(t, s, "shop/payments", "fail")
+	mustCreate(t, s, "shop/ledger", "ledger")
 	mustCreate(t, s, "shop/refunds", "poll")
 	mustCreate(t, s, "shop/checkout", "block")
 	rec := reconcile.ReconcilerFunc[string](func(ctx context.Context, req reconcile.Request[string]) (reconcile.Result, error) {
 		switch req.Object.Value {
 		case "fail":
 			return reconcile.Result{}, errors.New("card processor unreachable: <b>502</b>")
+		case "ledger":
+			return reconcile.Result{}, reconcile.Terminal(errors.New(ledgerError))
 		case "poll":
 			return reconcile.Result{RequeueAfter: time.Hour}, nil
 		case "block":
@@ -102,7 +115,7 @@ func serve(t *testing.T) string {
 			return false, err.Error()
 		}
 		want := map[string]string{"shop/payments": fmt.Sprintf("delayed %d", failuresBeforeLongBackoff),
-			"shop/refunds": "delayed 0", "shop/checkout": "processing 0", "catalog/item-149": "idle 0"}
+			"shop/refunds": "delayed 0", "shop/checkout": "processing 0", "catalog/item-149": "idle 0", "shop/ledger": "idle 0"}
 		for k, v := range want {
 			if states[k] != v {
 				return false, fmt.Sprintf("%s is %q, want %q", k, states[k], v)
@@ -300,7 +313,7 @@ func TestAPersonSeesWhyAKeyIsNotConvergingAndFiltersAndPages(t *testing.T) {
 	if !strings.HasPrefix(payments.Log, "controller=shop key=shop/payments revision=") {
 		t.Errorf("shop/payments shows log attributes %q", payments.Log)
 	}
-	if got := text(t, ctx, `.pageinfo`); !strings.Contains(got, fmt.Sprintf("page 1 of 2 · %d keys match", catalogKeys+3)) {
+	if got := text(t, ctx, `.pageinfo`); !strings.Contains(got, fmt.Sprintf("page 1 of 2 · %d keys match", catalogKeys+shopKeys)) {
 		t.Errorf("page info %q", got)
 	}
 
@@ -374,5 +387,76 @@ func checkCatalogPage(t *testing.T, ctx context.Context, page int) {
 	}
 	if info := text(t, ctx, `.pageinfo`); !strings.Contains(info, fmt.Sprintf("page %d of 3 · %d keys match", page, catalogKeys)) {
 		t.Errorf("page info %q", info)
+	}
+}
+
+// errorLayout is how the browser laid out an error cell: its width in
+// ems, how many lines each word of its text spans, and whether the cell
+// or the page overflows sideways.
+type errorLayout struct {
+	Text    string  `json:"text"`
+	WidthEm float64 `json:"widthEm"`
+	Words   []struct {
+		Word  string `json:"word"`
+		Lines int    `json:"lines"`
+	} `json:"words"`
+	CellOverflows bool `json:"cellOverflows"`
+	PageOverflows bool `json:"pageOverflows"`
+}
+
+// layoutJS measures shop/ledger's error cell as errorLayout: the lines of
+// a word are the distinct tops of its text's boxes.
+const layoutJS = `(() => {
+	const td = document.querySelector('tr.key[data-key="shop/ledger"] td.error');
+	const node = document.createTreeWalker(td, NodeFilter.SHOW_TEXT).nextNode();
+	const lines = (start, end) => {
+		const r = document.createRange();
+		r.setStart(node, start);
+		r.setEnd(node, end);
+		return new Set(Array.from(r.getClientRects()).filter(b => b.width > 0).map(b => Math.round(b.top))).size;
+	};
+	const words = [];
+	let at = 0;
+	for (const word of node.data.split(' ')) {
+		words.push({word: word, lines: lines(at, at + word.length)});
+		at += word.length + 1;
+	}
+	const box = td.firstElementChild || td, page = document.documentElement;
+	return {
+		text: node.data, words: words,
+		widthEm: td.getBoundingClientRect().width / parseFloat(getComputedStyle(td).fontSize),
+		cellOverflows: box.scrollWidth > box.clientWidth + 1,
+		pageOverflows: page.scrollWidth > page.clientWidth,
+	};
+})()`
+
+// A long error gets a column a person can read (at least 15 ems, not a
+// sliver beside the other columns) and wraps at word boundaries: no
+// ordinary word is split across lines, while a token longer than a line
+// breaks inside the cell rather than widening the table past the page.
+func TestAnErrorGetsAReadableColumnAndWrapsAtWordBoundaries(t *testing.T) {
+	ctx := browser(t)
+	base := serve(t)
+	do(t, ctx, chromedp.Navigate(base+"?prefix=shop/"), chromedp.WaitVisible(chromedp.CSS(`tr.key[data-key="shop/ledger"]`)))
+	got, err := run(ctx, chromedp.Evaluate[errorLayout](layoutJS))
+	if err != nil {
+		t.Fatalf("measuring the error cell: %v", err)
+	}
+	if got.Text != "terminal: "+ledgerError {
+		t.Fatalf("the error cell reads %q", got.Text)
+	}
+	if got.WidthEm < 15 {
+		t.Errorf("the error column is %.1f ems wide, want at least 15", got.WidthEm)
+	}
+	for _, w := range got.Words {
+		switch {
+		case w.Word == ledgerToken && w.Lines < 2:
+			t.Errorf("the %d-character token spans %d line: it must break to fit", len(w.Word), w.Lines)
+		case w.Word != ledgerToken && w.Lines != 1:
+			t.Errorf("the word %q is split across %d lines", w.Word, w.Lines)
+		}
+	}
+	if got.CellOverflows || got.PageOverflows {
+		t.Errorf("the error overflows sideways: cell %v, page %v", got.CellOverflows, got.PageOverflows)
 	}
 }

@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"strings"
-	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
@@ -18,13 +14,75 @@ import (
 // value is what convergectl stores: any JSON, kept as its bytes.
 type value = json.RawMessage
 
-// cli runs the commands against one server.
+// cli is one run of convergectl: its flags, its server and its streams.
 type cli struct {
-	s       *httpstore.Client[value]
-	timeout time.Duration
-	stdin   io.Reader
-	stdout  io.Writer
-	stderr  io.Writer
+	flags  globalFlags
+	global *flag.FlagSet            // flags before the command, for the usage
+	s      *httpstore.Client[value] // set once the command line is read
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// action is a command whose command line has been read: what is left is
+// to run it against the server.
+type action func(ctx context.Context) error
+
+// command is one of convergectl's commands.
+type command struct {
+	name     string
+	flags    string // the command's flags, as its synopsis writes them
+	args     string // its arguments, as its synopsis writes them
+	min, max int    // how many arguments it takes
+	summary  string
+	// prepare declares the command's flags on fs, calls args to read the
+	// command line, checks what it read and returns the action to run.
+	prepare func(c *cli, fs *flag.FlagSet, args func() ([]string, error)) (action, error)
+}
+
+// commands are convergectl's commands, in the order the usage lists them.
+var commands = []*command{
+	{name: "get", args: "KEY", min: 1, max: 1, prepare: (*cli).get,
+		summary: "print the object as one JSON line"},
+	{name: "list", flags: "[-keys]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).list,
+		summary: "print the objects under PREFIX and the list's revision"},
+	{name: "put", flags: "[-create] [-rev R]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).put,
+		summary: `write the JSON value in FILE (default or "-": stdin)`},
+	{name: "apply", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).apply,
+		summary: "merge a JSON merge patch (RFC 7386) into the value"},
+	{name: "delete", flags: "[-rev R]", args: "KEY", min: 1, max: 1, prepare: (*cli).delete,
+		summary: "delete the key (at its latest revision, or at R)"},
+	{name: "watch", flags: "[-after R]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).watch,
+		summary: "print changes as JSON lines until interrupted"},
+}
+
+// lookup returns the command called name, or nil.
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// read reads the command's part of the command line, args, and returns
+// its action. A usage error it returns names the command.
+func (cmd *command) read(c *cli, args []string) (action, error) {
+	fs := quietFlagSet(cmd.name)
+	act, err := cmd.prepare(c, fs, func() ([]string, error) {
+		if err := fs.Parse(args); err != nil {
+			return nil, flagError(err)
+		}
+		if n := fs.NArg(); n < cmd.min || n > cmd.max {
+			return nil, usagef("want %s, got %s", cmd.args, arguments(n))
+		}
+		return fs.Args(), nil
+	})
+	if ue := (*usageError)(nil); errors.As(err, &ue) {
+		ue.cmd, ue.fs = cmd, fs
+	}
+	return act, err
 }
 
 // object is how objects and events are printed.
@@ -42,211 +100,19 @@ func printed(o store.Object[value]) object {
 
 func (c *cli) print(v any) error { return json.NewEncoder(c.stdout).Encode(v) }
 
-// flags parses a command's flags and checks its argument count.
-func (c *cli) flags(fs *flag.FlagSet, args []string, minArgs, maxArgs int) ([]string, error) {
-	fs.SetOutput(c.stderr)
-	if err := fs.Parse(args); err != nil || fs.NArg() < minArgs || fs.NArg() > maxArgs {
-		return nil, errUsage
-	}
-	return fs.Args(), nil
-}
-
-// call bounds one request by the -timeout.
+// call bounds one request by -timeout (0: by ctx alone).
 func (c *cli) call(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, c.timeout)
+	if c.flags.timeout == 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.flags.timeout)
 }
 
-func (c *cli) get(ctx context.Context, args []string) error {
-	args, err := c.flags(flag.NewFlagSet("get", flag.ContinueOnError), args, 1, 1)
-	if err != nil {
-		return err
+// revisionFlag checks a revision flag the command line gave: at least
+// least (0 where any revision will do, 1 where an object's is required).
+func revisionFlag(fs *flag.FlagSet, name string, rev, least int64) error {
+	if isSet(fs, name) && rev < least {
+		return usagef("-%s %d: want a revision, %d or more", name, rev, least)
 	}
-	ctx, cancel := c.call(ctx)
-	defer cancel()
-	obj, err := c.s.Get(ctx, args[0])
-	if err != nil {
-		return err
-	}
-	return c.print(printed(obj))
-}
-
-func (c *cli) list(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	keys := fs.Bool("keys", false, `print one "KEY REVISION" line per object instead`)
-	args, err := c.flags(fs, args, 0, 1)
-	if err != nil {
-		return err
-	}
-	prefix := ""
-	if len(args) == 1 {
-		prefix = args[0]
-	}
-	ctx, cancel := c.call(ctx)
-	defer cancel()
-	objs, rev, err := c.s.List(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	if *keys {
-		for _, o := range objs {
-			fmt.Fprintf(c.stdout, "%s %d\n", o.Key, o.Revision)
-		}
-		return nil
-	}
-	out := struct {
-		Revision int64    `json:"revision"`
-		Objects  []object `json:"objects"`
-	}{Revision: rev, Objects: make([]object, 0, len(objs))}
-	for _, o := range objs {
-		out.Objects = append(out.Objects, printed(o))
-	}
-	return c.print(out)
-}
-
-// readValue reads the JSON in file ("" or "-": stdin).
-func (c *cli) readValue(file string) (value, error) {
-	var b []byte
-	var err error
-	if file == "" || file == "-" {
-		b, err = io.ReadAll(io.LimitReader(c.stdin, httpstore.DefaultMaxBodyBytes+1))
-	} else {
-		b, err = os.ReadFile(file)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !json.Valid(b) {
-		return nil, fmt.Errorf("%w: the value is not valid JSON", store.ErrInvalid)
-	}
-	return value(strings.TrimSpace(string(b))), nil
-}
-
-func (c *cli) put(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("put", flag.ContinueOnError)
-	create := fs.Bool("create", false, "only create: fail (exit 5) if the key exists")
-	rev := fs.Int64("rev", 0, "only update, and only if the key is at this revision (exit 4 if not)")
-	args, err := c.flags(fs, args, 1, 2)
-	if err != nil || (*create && *rev != 0) || *rev < 0 {
-		return errUsage
-	}
-	v, err := c.readValue(append(args, "")[1])
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.call(ctx)
-	defer cancel()
-	var obj store.Object[value]
-	switch {
-	case *create:
-		obj, err = c.s.Create(ctx, args[0], v)
-	case *rev > 0:
-		obj, err = c.s.Update(ctx, args[0], v, *rev)
-	default:
-		obj, err = store.CreateOrUpdate(ctx, c.s, args[0], func(value, bool) (value, error) { return v, nil })
-	}
-	if err != nil {
-		return err
-	}
-	return c.print(printed(obj))
-}
-
-func (c *cli) apply(ctx context.Context, args []string) error {
-	args, err := c.flags(flag.NewFlagSet("apply", flag.ContinueOnError), args, 1, 2)
-	if err != nil {
-		return err
-	}
-	patch, err := c.readValue(append(args, "")[1])
-	if err != nil {
-		return err
-	}
-	ctx, cancel := c.call(ctx)
-	defer cancel()
-	obj, err := store.Modify(ctx, c.s, args[0], func(cur value) (value, error) { return mergePatch(cur, patch) })
-	if err != nil {
-		return err
-	}
-	return c.print(printed(obj))
-}
-
-func (c *cli) delete(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
-	rev := fs.Int64("rev", 0, "delete only if the key is at this revision (exit 4 if not)")
-	args, err := c.flags(fs, args, 1, 1)
-	if err != nil || *rev < 0 {
-		return errUsage
-	}
-	ctx, cancel := c.call(ctx)
-	defer cancel()
-	key := args[0]
-	var at int64
-	if *rev > 0 {
-		at, err = c.s.Delete(ctx, key, *rev)
-	} else {
-		at, err = c.deleteLatest(ctx, key)
-	}
-	if err != nil {
-		return err
-	}
-	return c.print(object{Key: key, Revision: at})
-}
-
-// deleteLatest deletes key at the revision it reads, reading again if a
-// write slips in between.
-func (c *cli) deleteLatest(ctx context.Context, key string) (int64, error) {
-	for {
-		obj, err := c.s.Get(ctx, key)
-		if err != nil {
-			return 0, err
-		}
-		at, err := c.s.Delete(ctx, key, obj.Revision)
-		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
-			return at, err
-		}
-	}
-}
-
-func (c *cli) watch(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	after := fs.Int64("after", -1, "print the changes after this revision (default: from now on)")
-	args, err := c.flags(fs, args, 0, 1)
-	if err != nil || *after < -1 {
-		return errUsage
-	}
-	prefix := ""
-	if len(args) == 1 {
-		prefix = args[0]
-	}
-	if *after < 0 {
-		rctx, cancel := c.call(ctx)
-		*after, err = c.s.Revision(rctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-	}
-	w, err := c.s.Watch(ctx, prefix, *after)
-	if err != nil {
-		return ignoreInterrupt(ctx, err)
-	}
-	defer w.Stop()
-	for ev := range w.Events() {
-		if ev.Type == store.Progress {
-			continue
-		}
-		o := printed(ev.Object)
-		o.Type = strings.ToLower(ev.Type.String())
-		if err := c.print(o); err != nil {
-			return err
-		}
-	}
-	return ignoreInterrupt(ctx, w.Err())
-}
-
-// ignoreInterrupt drops the error of a watch that ended because the user
-// interrupted it.
-func ignoreInterrupt(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return nil
 }

@@ -1,84 +1,100 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
+	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
-// connFlags say how to reach the server.
-type connFlags struct {
-	server, token, tokenFile  string
-	caFile, certFile, keyFile string
-	timeout                   time.Duration
-}
-
-func (f *connFlags) register(fs *flag.FlagSet) {
-	server := os.Getenv("CONVERGE_SERVER")
-	if server == "" {
-		server = "http://127.0.0.1:7007/store"
+// client returns a client of the server the flags (or the environment)
+// name, with their token and TLS configuration.
+func (f *globalFlags) client() (*httpstore.Client[value], error) {
+	server, err := f.serverURL()
+	if err != nil {
+		return nil, err
 	}
-	fs.StringVar(&f.server, "server", server, "the store's URL, with the path it is served at ($CONVERGE_SERVER)")
-	fs.StringVar(&f.token, "token", os.Getenv("CONVERGE_TOKEN"), "bearer token ($CONVERGE_TOKEN)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "read the bearer token from this file")
-	fs.StringVar(&f.caFile, "cacert", "", "PEM file of the certificates that verify an https server (default: the system's)")
-	fs.StringVar(&f.certFile, "cert", "", "PEM file of a client certificate (with -key)")
-	fs.StringVar(&f.keyFile, "key", "", "PEM file of the client certificate's key (with -cert)")
-	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound on each request (not on watch)")
-}
-
-// client returns a client of the server the flags name.
-func (f *connFlags) client() (*httpstore.Client[value], error) {
-	var opts []httpstore.ClientOption
-	tok := f.token
-	if f.tokenFile != "" {
-		b, err := os.ReadFile(f.tokenFile)
-		if err != nil {
-			return nil, err
-		}
-		tok = strings.TrimSpace(string(b))
+	cfg, err := f.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := []httpstore.ClientOption{httpstore.WithTLSConfig(cfg)}
+	tok, err := f.bearerToken()
+	if err != nil {
+		return nil, err
 	}
 	if tok != "" {
 		opts = append(opts, httpstore.WithToken(tok))
 	}
-	if f.caFile != "" || f.certFile != "" || f.keyFile != "" {
-		cfg, err := f.tlsConfig()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, httpstore.WithTLSConfig(cfg))
-	}
-	return httpstore.New[value](f.server, opts...)
+	return httpstore.New[value](server, opts...)
 }
 
-func (f *connFlags) tlsConfig() (*tls.Config, error) {
+// bearerToken returns the token to send: -token-file's, else -token, else
+// $CONVERGE_TOKEN, else none. No error repeats it.
+func (f *globalFlags) bearerToken() (string, error) {
+	if f.tokenFile == "" {
+		return strings.TrimSpace(cmp.Or(f.token, os.Getenv("CONVERGE_TOKEN"))), nil
+	}
+	b, err := os.ReadFile(f.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("%w: -token-file %s holds no token", errInvalid, f.tokenFile)
+	}
+	return tok, nil
+}
+
+// tlsConfig returns the configuration of https connections: -cacert's
+// roots (else the system's) and -cert's certificate. Without one, it
+// records whether a server asks for a client certificate (explain).
+func (f *globalFlags) tlsConfig() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.caFile != "" {
 		pem, err := os.ReadFile(f.caFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-cacert: %w", err)
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-cacert %s: no PEM certificate in it", f.caFile)
+			return nil, fmt.Errorf("%w: -cacert %s: no PEM certificate in it", errInvalid, f.caFile)
 		}
 	}
-	if (f.certFile == "") != (f.keyFile == "") {
-		return nil, errors.New("-cert and -key go together")
-	}
-	if f.certFile != "" {
-		cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
-		if err != nil {
-			return nil, err
+	if f.certFile == "" {
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			f.certRequested.Store(true)
+			return &tls.Certificate{}, nil // none: the server decides
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		return cfg, nil
 	}
+	cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("-cert, -key: %w", err)
+	}
+	cfg.Certificates = []tls.Certificate{cert}
 	return cfg, nil
+}
+
+// errCertRequired: the server asked for a client certificate, convergectl
+// had none, and the request got no answer. A server that requires one
+// ends the connection (a TLS alert, or a reset that loses the alert).
+var errCertRequired = errors.New("the server requires a client certificate: give -cert and -key")
+
+// explain returns err with what it means for the user, when the flags
+// tell more than the error does.
+func (f *globalFlags) explain(err error) error {
+	noAnswer := errors.Is(err, store.ErrUnavailable) && !errors.Is(err, httpstore.ErrProtocol) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+	if noAnswer && f.certRequested.Load() {
+		return fmt.Errorf("%w (%w)", errCertRequired, err)
+	}
+	return err
 }

@@ -4,15 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"log"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -92,6 +87,25 @@ func ctl(t *testing.T, url, stdin string, args ...string) result {
 		t.Fatalf("run %v: %v", args, err)
 	}
 	return result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String()}
+}
+
+// runIn runs convergectl in this process, as run is called by main, with
+// ctx, args and stdin; the server and the token come from args or from the
+// environment the test sets (t.Setenv).
+func runIn(t *testing.T, ctx context.Context, stdin io.Reader, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(ctx, args, stdin, &out, &errOut)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// runAs runs convergectl in this process against url as the admin, as
+// ctl runs the binary.
+func runAs(t *testing.T, url, stdin string, args ...string) result {
+	t.Helper()
+	t.Setenv("CONVERGE_SERVER", url)
+	t.Setenv("CONVERGE_TOKEN", adminToken)
+	return runIn(t, t.Context(), strings.NewReader(stdin), args...)
 }
 
 func decodeObject(t *testing.T, line string) object {
@@ -270,48 +284,4 @@ func TestWatchPrintsEveryChangeAsAJSONLineUntilInterrupted(t *testing.T) {
 	err = cmd.Wait()
 	require.NoError(t, err, "stderr: %s", stderr.String())
 	require.Empty(t, stderr.String())
-}
-
-// TestTLSFlagsVerifyTheServerAndPresentAClientCertificate: over https,
-// -cacert makes the server's certificate trusted (without it the command
-// fails), and -cert/-key present a client certificate to a server that
-// requires one.
-func TestTLSFlagsVerifyTheServerAndPresentAClientCertificate(t *testing.T) {
-	m := store.NewMemory[value]()
-	t.Cleanup(func() { _ = m.Close() })
-	h, err := httpstore.NewHandler[value](m)
-	require.NoError(t, err)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(r.TLS.PeerCertificates) == 0 {
-			http.Error(w, "no client certificate", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-
-	// The test server's certificate serves as the CA and, with its key, as
-	// the client's certificate.
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srv.TLS.Certificates[0].PrivateKey)
-	require.NoError(t, err)
-	key := filepath.Join(dir, "key.pem")
-	require.NoError(t, os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
-
-	r := ctl(t, srv.URL, `{"v":1}`, "put", "k")
-	require.Equal(t, exitError, r.code, "an unverified server was trusted")
-	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "put", "k")
-	require.Equal(t, exitError, r.code, "no client certificate, yet served: %s", r.stdout)
-	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "-cert", ca, "-key", key, "put", "k")
-	require.Equal(t, 0, r.code, r.stderr)
-	_, err = m.Get(context.Background(), "k")
-	require.NoError(t, err)
-	r = ctl(t, srv.URL, "", "-cacert", ca, "-cert", ca, "get", "k")
-	require.Equal(t, exitError, r.code)
-	require.Contains(t, r.stderr, "-cert and -key go together")
 }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/httpstore"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTLSFlagsVerifyTheServerAndPresentAClientCertificate: over https,
+// -cacert makes the server's certificate trusted (without it the command
+// fails), and -cert/-key present a client certificate to a server that
+// requires one.
+func TestTLSFlagsVerifyTheServerAndPresentAClientCertificate(t *testing.T) {
+	m := store.NewMemory[value]()
+	t.Cleanup(func() { _ = m.Close() })
+	h, err := httpstore.NewHandler[value](m)
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TLS.PeerCertificates) == 0 {
+			http.Error(w, "no client certificate", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	// The test server's certificate serves as the CA and, with its key, as
+	// the client's certificate.
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
+	keyDER, err := x509.MarshalPKCS8PrivateKey(srv.TLS.Certificates[0].PrivateKey)
+	require.NoError(t, err)
+	key := filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+
+	r := ctl(t, srv.URL, `{"v":1}`, "put", "k")
+	require.Equal(t, exitError, r.code, "an unverified server was trusted")
+	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "put", "k")
+	require.Equal(t, exitError, r.code, "no client certificate, yet served: %s", r.stdout)
+	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "-cert", ca, "-key", key, "put", "k")
+	require.Equal(t, 0, r.code, r.stderr)
+	_, err = m.Get(context.Background(), "k")
+	require.NoError(t, err)
+	r = ctl(t, srv.URL, "", "-cacert", ca, "-cert", ca, "get", "k")
+	require.Equal(t, exitUsage, r.code)
+	require.Contains(t, r.stderr, "-cert and -key go together")
+}
+
+// tlsFiles are the PEM files a client of serveMutualTLS needs: the
+// server's certificate (-cacert) and a certificate the server accepts from
+// clients, with its key (-cert, -key).
+type tlsFiles struct{ ca, cert, key string }
+
+// serveMutualTLS serves a memory store over https, on loopback, to clients
+// that present a certificate the server verifies
+// (tls.RequireAndVerifyClientCert), at TLS versions up to maxVersion.
+func serveMutualTLS(t *testing.T, maxVersion uint16) (*store.Memory[value], string, tlsFiles) {
+	t.Helper()
+	m := store.NewMemory[value]()
+	t.Cleanup(func() { _ = m.Close() })
+	h, err := httpstore.NewHandler[value](m)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	clientCert, clientKey := clientCertificate(t)
+	files := tlsFiles{ca: filepath.Join(dir, "ca.pem"), cert: filepath.Join(dir, "cert.pem"), key: filepath.Join(dir, "key.pem")}
+	require.NoError(t, os.WriteFile(files.cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientCert.Raw}), 0o600))
+	require.NoError(t, os.WriteFile(files.key, clientKey, 0o600))
+
+	srv := httptest.NewUnstartedServer(h)
+	clientCAs := x509.NewCertPool()
+	clientCAs.AddCert(clientCert)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs, MinVersion: tls.VersionTLS12, MaxVersion: maxVersion}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	require.NoError(t, os.WriteFile(files.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
+	return m, srv.URL, files
+}
+
+// clientCertificate returns a self-signed certificate for client
+// authentication and its key in PEM.
+func clientCertificate(t *testing.T) (*x509.Certificate, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "convergectl test client"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// TestAMissingClientCertificateIsNamedAsSuchNotAsAReset: a server that
+// requires a client certificate ends the connection of a client without
+// one (a TLS alert, or a reset that loses it); convergectl says that a
+// certificate is required and how to give one, over TLS 1.2 and 1.3, and
+// with -cert and -key the same command succeeds.
+func TestAMissingClientCertificateIsNamedAsSuchNotAsAReset(t *testing.T) {
+	for name, version := range map[string]uint16{"TLS 1.2": tls.VersionTLS12, "TLS 1.3": tls.VersionTLS13} {
+		t.Run(name, func(t *testing.T) {
+			m, url, files := serveMutualTLS(t, version)
+			for _, args := range [][]string{{"put", "k"}, {"get", "k"}, {"watch"}} {
+				r := ctl(t, url, `{"v":1}`, append([]string{"-cacert", files.ca}, args...)...)
+				require.Equal(t, exitError, r.code, "%v: %s", args, r.stderr)
+				require.Contains(t, r.stderr, "convergectl: the server requires a client certificate: give -cert and -key", args)
+			}
+			r := ctl(t, url, `{"v":1}`, "-cacert", files.ca, "-cert", files.cert, "-key", files.key, "put", "k")
+			require.Equal(t, 0, r.code, r.stderr)
+			_, err := m.Get(context.Background(), "k")
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestAnUnverifiedServerIsNotTakenForAMissingClientCertificate: a server
+// whose certificate convergectl cannot verify fails the handshake before
+// any certificate request; the error is not blamed on -cert.
+func TestAnUnverifiedServerIsNotTakenForAMissingClientCertificate(t *testing.T) {
+	_, url, _ := serveMutualTLS(t, tls.VersionTLS13)
+	r := ctl(t, url, `{"v":1}`, "put", "k")
+	require.Equal(t, exitError, r.code)
+	require.Contains(t, r.stderr, "certificate")
+	require.NotContains(t, r.stderr, "client certificate")
+}
