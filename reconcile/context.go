@@ -68,9 +68,10 @@ func (c *reconcileContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// ID returns the reconcile ID carried by a Reconcile call's context (unique
-// within the controller; "" outside a reconcile).
-func ID(ctx context.Context) string {
+// reconcileID returns the reconcile ID carried by a Reconcile call's
+// context (unique within the controller; "" outside a reconcile): the
+// reconcile_id of LoggerFrom's logger.
+func reconcileID(ctx context.Context) string {
 	in, _ := ctx.Value(infoKey{}).(*info)
 	if in == nil {
 		return ""
@@ -89,7 +90,7 @@ func LoggerFrom(ctx context.Context) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	if in.batch > 0 {
-		return in.base.With("batch_size", in.batch, "reconcile_id", ID(ctx))
+		return in.base.With("batch_size", in.batch, "reconcile_id", reconcileID(ctx))
 	}
-	return in.base.With("key", in.key, "revision", in.revision, "attempt", in.attempt, "reconcile_id", ID(ctx))
+	return in.base.With("key", in.key, "revision", in.revision, "attempt", in.attempt, "reconcile_id", reconcileID(ctx))
 }

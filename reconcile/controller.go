@@ -137,9 +137,6 @@ func (c *Controller[T]) Name() string { return c.opts.Name }
 // Lister reads the controller's cache.
 func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 
-// Revision returns the store revision the controller's cache reflects.
-func (c *Controller[T]) Revision() int64 { return c.cache.currentRevision() }
-
 // listing makes room in the ledger for a list of n changes about to be
 // observed.
 func (c *Controller[T]) listing(n int) {

@@ -36,7 +36,7 @@ func TestNewRefusesInvalidOptionsWithErrInvalid(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = New(s, rec, Options[*item]{Name: "x", Sources: []Source{nil}})
 	require.ErrorIs(t, err, ErrInvalid)
-	_, err = New(s, rec, Options[*item]{Name: "x", Indexes: map[string]IndexFunc[*item]{"i": nil}})
+	_, err = New(s, rec, Options[*item]{Name: "x", Indexes: map[string]func(store.Object[*item]) []string{"i": nil}})
 	require.ErrorIs(t, err, ErrInvalid)
 }
 
@@ -329,7 +329,11 @@ func (m *countingMetrics) inc(name string) {
 // Reconciled counts the way a controller-runtime exporter would: the
 // result label, errors, terminal errors, panics and timings.
 func (m *countingMetrics) Reconciled(_ string, o Outcome, _ time.Duration) {
-	m.inc("total/" + o.Result())
+	result := string(o) // the result label of controller-runtime's reconcile_total
+	if o.Failed() {
+		result = string(Failure)
+	}
+	m.inc("total/" + result)
 	if o.Failed() {
 		m.inc("errors")
 	}

@@ -343,7 +343,7 @@ func TestStuckReconcileMarksUnhealthy(t *testing.T) {
 		h := c.Health()
 		require.Len(t, h.Stuck, 1)
 		require.Equal(t, "stuck", h.Stuck[0].Key)
-		require.Equal(t, 90*time.Second, h.Stuck[0].Running)
+		require.Equal(t, 90*time.Second, time.Since(h.Stuck[0].Since))
 		snap := c.Snapshot()
 		require.Equal(t, queue.Processing, snap[0].State)
 		close(release)
@@ -377,8 +377,5 @@ func TestEveryReconcileEndsInExactlyOneOutcome(t *testing.T) {
 		require.Equal(t, tc.want, got, "%+v %v", tc.res, tc.err)
 		require.Equal(t, tc.settled, got.Settled(), "%s", got)
 	}
-	require.Equal(t, "error", TerminalFailure.Result())
-	require.Equal(t, "error", Panicked.Result())
-	require.Equal(t, "requeue_after", RequeueAfter.Result())
 	require.Contains(t, (&PanicError{Value: "boom"}).Error(), "boom")
 }

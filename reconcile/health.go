@@ -29,8 +29,10 @@ type Health struct {
 	// keeps reconciling from its cache. While an entry is for the primary
 	// store ("store: ..."), Ready fails with ErrDegraded; Healthy does not.
 	Degraded []string
-	// Stuck lists reconciles running longer than Options.StuckAfter.
-	Stuck []StuckReconcile
+	// Stuck lists the keys whose reconcile has run longer than
+	// Options.StuckAfter, in key order, each with its queue state (Since is
+	// when the reconcile started).
+	Stuck []KeyState
 	// Stale counts the keys out of date for longer than Options.StaleAfter
 	// (a change not converged, or failing: retrying, or failed terminally
 	// and waiting for a change), and StaleKeys names the first
@@ -46,21 +48,20 @@ type Health struct {
 	// keys refused (a key over 128 bytes cut short).
 	Refused     int
 	RefusedKeys []string
-	// Ownerless lists the buckets of keys no replica reconciles now, when
-	// Options.Shard reports them (OwnerlessReporter): their keys wait for
-	// an owner. It is empty in a healthy deployment except while a crashed
-	// replica's buckets are taken over, and empties when they are owned.
+	// Ownerless lists the buckets of keys no replica reconciles now, with
+	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
+	// is empty in a healthy deployment except while a crashed replica's
+	// buckets are taken over, and empties when they are owned.
 	Ownerless []int
+	// Revision is the store revision the cache reflects, and Workers how
+	// many workers reconcile at once (Options.Workers, or the count of the
+	// latest SetWorkers).
+	Revision int64
+	Workers  int
 }
 
 // maxStaleKeys bounds Health.StaleKeys.
 const maxStaleKeys = 16
-
-// StuckReconcile is a reconcile that has run too long.
-type StuckReconcile struct {
-	Key     string
-	Running time.Duration
-}
 
 // Health reports the controller's state. It walks the queue's keys once
 // without copying them (for the processing ones), and the pending and
@@ -84,10 +85,12 @@ func (c *Controller[T]) Health() Health {
 	h.Ownerless = c.ownerless()
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
-			h.Stuck = append(h.Stuck, StuckReconcile{Key: it.Key, Running: d})
+			h.Stuck = append(h.Stuck, KeyState{Key: it.Key, State: it.State, Since: it.Since, Priority: it.Priority, Triggers: c.triggerNamesOf(it.Tags)})
 		}
 	}
-	slices.SortFunc(h.Stuck, func(a, b StuckReconcile) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(h.Stuck, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
+	h.Revision = c.cache.currentRevision()
+	h.Workers = c.workers()
 	return h
 }
 
@@ -128,7 +131,7 @@ func (c *Controller[T]) Healthy() error {
 	}
 	parts := make([]string, len(h.Stuck))
 	for i, s := range h.Stuck {
-		parts[i] = fmt.Sprintf("%s for %v", s.Key, s.Running)
+		parts[i] = fmt.Sprintf("%s for %v", s.Key, time.Since(s.Since))
 	}
 	return fmt.Errorf("%w: %s", ErrStuck, strings.Join(parts, ", "))
 }

@@ -8,15 +8,11 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// IndexFunc returns the index values of an object (for example the owner
-// of a pod). An object may have several values, or none.
-type IndexFunc[T any] func(obj store.Object[T]) []string
-
 // index maps index values to the keys of the cached objects that have them.
 // Like the controller's per-key maps, its maps are rebuilt small once most
 // of their entries are gone (a mass deletion), and an emptied set goes.
 type index[T any] struct {
-	fn   IndexFunc[T]
+	fn   func(obj store.Object[T]) []string
 	keys map[string]*keySet
 	peak int // the most values held since keys was last rebuilt
 }
@@ -27,7 +23,7 @@ type keySet struct {
 	peak int
 }
 
-func newIndex[T any](fn IndexFunc[T]) *index[T] {
+func newIndex[T any](fn func(obj store.Object[T]) []string) *index[T] {
 	return &index[T]{fn: fn, keys: make(map[string]*keySet)}
 }
 
@@ -102,9 +98,6 @@ func (l Lister[T]) ByIndex(name, value string) []store.Object[T] {
 	sortObjects(out)
 	return out
 }
-
-// Revision returns the store revision the cache reflects.
-func (l Lister[T]) Revision() int64 { return l.in.currentRevision() }
 
 func sortObjects[T any](objs []store.Object[T]) {
 	slices.SortFunc(objs, func(a, b store.Object[T]) int { return strings.Compare(a.Key, b.Key) })

@@ -41,7 +41,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 		var ids []string
 		rec := ReconcilerFunc[*item](func(ctx context.Context, req Request[*item]) (Result, error) {
 			mu.Lock()
-			ids = append(ids, ID(ctx))
+			ids = append(ids, reconcileID(ctx))
 			n := len(ids)
 			mu.Unlock()
 			LoggerFrom(ctx).Info("acting")
@@ -81,7 +81,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 		}
 		require.Equal(t, 2, acting)
 		require.Equal(t, 1, failed)
-		require.Empty(t, ID(context.Background()))
+		require.Empty(t, reconcileID(context.Background()))
 		LoggerFrom(context.Background()).Info("discarded") // outside a reconcile: no panic, no output
 	})
 }

@@ -74,8 +74,10 @@ type Options[T any] struct {
 	QueueMetrics queue.Metrics
 	// Predicates filter changes of primary objects.
 	Predicates []Predicate[T]
-	// Indexes are named index functions over the cache, for Lister.ByIndex.
-	Indexes map[string]IndexFunc[T]
+	// Indexes are named index functions over the cache, for
+	// Lister.ByIndex: each returns an object's values for its index (the
+	// owner of a pod, say); an object may have several, or none.
+	Indexes map[string]func(obj store.Object[T]) []string
 	// Sources wake keys besides the primary store's changes.
 	Sources []Source
 	// WithoutLeaderElection lets the controller run in every replica of a
@@ -113,10 +115,10 @@ func (o *Options[T]) check() error {
 			return fmt.Errorf("%w: Prefix: %w", ErrInvalid, err)
 		}
 	}
-	if r, ok := o.Shard.(RecordPrefixer); ok && strings.HasPrefix(r.RecordPrefix(), o.Prefix) {
+	if o.Shard != nil && o.Shard.RecordPrefix() != "" && strings.HasPrefix(o.Shard.RecordPrefix(), o.Prefix) {
 		// The cache would hold the sharder's records as objects: their
 		// values do not decode as T, and the controller never syncs.
-		return fmt.Errorf("%w: Prefix %q covers the Shard's own records under %q; give the controller its objects' prefix", ErrInvalid, o.Prefix, r.RecordPrefix())
+		return fmt.Errorf("%w: Prefix %q covers the Shard's own records under %q; give the controller its objects' prefix", ErrInvalid, o.Prefix, o.Shard.RecordPrefix())
 	}
 	for i, p := range o.Predicates {
 		if p == nil {

@@ -94,17 +94,6 @@ func (o Outcome) Failed() bool {
 	return o == Failure || o == TerminalFailure || o == Panicked
 }
 
-// Result returns controller-runtime's value of the result label of
-// controller_runtime_reconcile_total for o: "success", "requeue",
-// "requeue_after" or "error" (for Failure, TerminalFailure and Panicked),
-// and "conflict", which converge counts apart from errors.
-func (o Outcome) Result() string {
-	if o.Failed() {
-		return string(Failure)
-	}
-	return string(o)
-}
-
 // Metrics receives a controller's measurements. The workqueue's go to
 // Options.QueueMetrics. With no Metrics configured nothing is called and
 // nothing is allocated. Implementations must be safe for concurrent use.

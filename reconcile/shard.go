@@ -30,6 +30,16 @@ type Sharder interface {
 	// so that the new owner acts on nothing older than the handover).
 	// After cancel returns, gained is not called again.
 	Subscribe(gained func(owns func(key string) bool, revision int64)) (cancel func())
+	// Ownerless returns the buckets of keys with no working owner now, in
+	// increasing order (none when every bucket has one): Health.Ownerless.
+	// It must be fast and safe for concurrent use.
+	Ownerless() []int
+	// RecordPrefix returns the key prefix of the Sharder's own records
+	// when they live in the controller's keyspace (they must, for their
+	// guards to be checked by the store), "" otherwise: New refuses a
+	// controller whose Prefix covers them, since its cache would read them
+	// as objects.
+	RecordPrefix() string
 }
 
 // Claim is the proof of a replica's ownership of a key.

@@ -20,6 +20,11 @@ type fakeSharder struct {
 	subs   []func(func(string) bool, int64)
 }
 
+// Ownerless reports no ownerless bucket, and RecordPrefix no records in the
+// controller's keyspace.
+func (*fakeSharder) Ownerless() []int     { return nil }
+func (*fakeSharder) RecordPrefix() string { return "" }
+
 type ownership struct {
 	rev    int64
 	ctx    context.Context

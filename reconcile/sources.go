@@ -49,26 +49,22 @@ func FromChannel(ch <-chan string) Source {
 	})
 }
 
-// MapFunc maps a change of a secondary object to the primary keys it wakes.
-// old is nil for a new object and cur nil for a deleted one (old then holds
-// its last value), so a re-parented child can wake both its old and its new
-// owner. A key returned outside the controller's view is refused, as a
-// source's is (see Source).
-type MapFunc[C any] func(old, cur *store.Object[C]) []string
-
 // FromStore watches another store (under prefix) and wakes the primary keys
 // that mapper returns for each change, such as a pod's change waking its
-// replica set. It keeps its own cache of that store, with the same list,
+// replica set. mapper's old is nil for a new object and cur nil for a
+// deleted one (old then holds its last value), so a re-parented child can
+// wake both its old and its new owner. A key returned outside the
+// controller's view is refused, as a source's is (see Source). It keeps its own cache of that store, with the same list,
 // watch, resume and re-list behaviour as the primary cache, and reports
 // itself degraded while the store is unreachable.
-func FromStore[C any](s store.Store[C], prefix string, mapper MapFunc[C]) Source {
+func FromStore[C any](s store.Store[C], prefix string, mapper func(old, cur *store.Object[C]) []string) Source {
 	return &storeSource[C]{store: s, prefix: prefix, mapper: mapper}
 }
 
 type storeSource[C any] struct {
 	store  store.Store[C]
 	prefix string
-	mapper MapFunc[C]
+	mapper func(old, cur *store.Object[C]) []string
 	in     atomic.Pointer[informer[C]]
 }
 

@@ -47,7 +47,7 @@ func TestListerAndIndexesReflectEveryChangeUpToTheCachesRevision(t *testing.T) {
 		put(t, s, "p2", &item{Owner: "rs2"})
 		put(t, s, "p3", &item{Owner: "rs1"})
 		byOwner := func(o store.Object[*item]) []string { return []string{o.Value.Owner} }
-		c, err := New(s, &recorder{}, Options[*item]{Name: "test", Indexes: map[string]IndexFunc[*item]{"owner": byOwner}})
+		c, err := New(s, &recorder{}, Options[*item]{Name: "test", Indexes: map[string]func(store.Object[*item]) []string{"owner": byOwner}})
 		require.NoError(t, err)
 		stop := start(t, c)
 		keys := func(objs []store.Object[*item]) []string {
@@ -67,7 +67,7 @@ func TestListerAndIndexesReflectEveryChangeUpToTheCachesRevision(t *testing.T) {
 		require.Equal(t, []string{"p2", "p3"}, keys(l.ByIndex("owner", "rs2")))
 		require.Empty(t, l.ByIndex("missing-index", "x"))
 		require.Equal(t, []string{"p2", "p3", "p4"}, keys(l.List()))
-		require.Equal(t, rev, l.Revision())
+		require.Equal(t, rev, c.Health().Revision)
 		stop()
 	})
 }

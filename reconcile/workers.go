@@ -29,7 +29,7 @@ func (c *Controller[T]) SetWorkers(n int) {
 
 // Workers returns how many workers the controller runs at once (or will
 // run, before Run): Options.Workers, or the count of the latest SetWorkers.
-func (c *Controller[T]) Workers() int {
+func (c *Controller[T]) workers() int {
 	c.workersMu.Lock()
 	defer c.workersMu.Unlock()
 	return c.wantWorkers

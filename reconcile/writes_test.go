@@ -154,7 +154,7 @@ func TestRequeueBacksOffWithoutAFailure(t *testing.T) {
 		require.Equal(t, time.Second, at[1].Sub(at[0]))
 		require.Equal(t, 2*time.Second, at[2].Sub(at[1]))
 		require.Equal(t, 4*time.Second, at[3].Sub(at[2]))
-		require.Equal(t, 3, m.get("total/"+Requeue.Result()))
+		require.Equal(t, 3, m.get("total/"+string(Requeue)))
 		require.Zero(t, m.get("errors"))
 		require.Zero(t, c.opts.RateLimiter.NumRequeues("job"), "the backoff was not forgotten after success")
 	})

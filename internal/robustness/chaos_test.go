@@ -253,7 +253,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	require.NoError(t, err)
 	require.NoError(t, inner.Compact(ctx, compacted))
 	faulty.BreakWatches()
-	waitFor(t, func() bool { return lister.Revision() >= compacted }, "the cache never caught up with the compaction at %d", compacted)
+	waitFor(t, func() bool { return c.Health().Revision >= compacted }, "the cache never caught up with the compaction at %d", compacted)
 	pause.Unlock()
 	opsGrow(20, "the compaction")
 

@@ -143,8 +143,6 @@ import (
 type Controller interface {
 	Name() string
 	Health() reconcile.Health
-	Revision() int64
-	Workers() int
 	Inspect(q reconcile.KeyQuery) reconcile.KeyPage
 }
 

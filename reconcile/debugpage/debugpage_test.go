@@ -104,7 +104,7 @@ func TestJSONNamesStatesAndOutcomesAndWritesTimesAsRFC3339AndDurationsAsText(t *
 		assert.True(t, c.Synced)
 		assert.Equal(t, "ok", c.Store)
 		assert.Equal(t, 1, c.Workers)
-		assert.Equal(t, w.c.Revision(), c.Revision)
+		assert.Equal(t, w.c.Health().Revision, c.Revision)
 		assert.Equal(t, map[string]int{"idle": 2, "delayed": 1, "processing": 1, "waiting": 2}, c.States)
 		require.NotNil(t, p.Leader)
 		assert.True(t, *p.Leader)
@@ -302,12 +302,11 @@ func TestAnswersJSONToAnAcceptHeaderAndHTMLToBrowsers(t *testing.T) {
 // fake is a Controller in a state a live one reaches only through faults.
 type fake struct{ name string }
 
-func (f fake) Name() string    { return f.name }
-func (f fake) Revision() int64 { return 7 }
-func (f fake) Workers() int    { return 3 }
+func (f fake) Name() string { return f.name }
 func (f fake) Health() reconcile.Health {
 	return reconcile.Health{Degraded: []string{"store: etcd: unreachable", "source 0: broken"},
-		Stuck: []reconcile.StuckReconcile{{Key: "k/stuck", Running: 90 * time.Minute}}, Stale: 20, StaleKeys: []string{"k/a"}}
+		Stuck: []reconcile.KeyState{{Key: "k/stuck", State: queue.Processing, Since: time.Now().Add(-90 * time.Minute)}},
+		Stale: 20, StaleKeys: []string{"k/a"}, Revision: 7, Workers: 3}
 }
 func (f fake) Inspect(q reconcile.KeyQuery) reconcile.KeyPage {
 	return reconcile.KeyPage{States: map[queue.State]int{}}

@@ -29,11 +29,17 @@ func (s statusSharder) Subscribe(func(func(string) bool, int64)) func() {
 }
 func (s statusSharder) Status() shard.Status { return s.st }
 func (s statusSharder) Ownerless() []int     { return s.st.Ownerless }
+func (s statusSharder) RecordPrefix() string { return "" }
 
 // ownerlessSharder reports its ownerless buckets but has no Status.
-type ownerlessSharder struct{ reconcile.Sharder }
+type ownerlessSharder struct{ st shard.Status }
 
-func (s ownerlessSharder) Ownerless() []int { return s.Sharder.(statusSharder).st.Ownerless }
+func (s ownerlessSharder) Claim(string) (reconcile.Claim, bool) { return reconcile.Claim{}, false }
+func (s ownerlessSharder) Subscribe(func(func(string) bool, int64)) func() {
+	return func() {}
+}
+func (s ownerlessSharder) Ownerless() []int     { return s.st.Ownerless }
+func (s ownerlessSharder) RecordPrefix() string { return "" }
 
 // withSharder runs f with a page over a controller whose Sharder reports
 // st.
@@ -159,11 +165,11 @@ func TestShardHTMLHighlightsOwnerlessBucketsAndEscapesNames(t *testing.T) {
 }
 
 // TestASharderWithoutStatusStillHasItsOwnerlessBucketsNamed: a Sharder
-// that reports ownerless buckets (reconcile.OwnerlessReporter) but has no
+// that reports ownerless buckets (Sharder.Ownerless) but has no
 // Status gets no shard section, and its ownerless buckets are named in
 // the controller's health, in HTML and JSON.
 func TestASharderWithoutStatusStillHasItsOwnerlessBucketsNamed(t *testing.T) {
-	withSharderOf(t, ownerlessSharder{statusSharder{sixBuckets}}, func(t *testing.T, h *debugpage.Handler) {
+	withSharderOf(t, ownerlessSharder{sixBuckets}, func(t *testing.T, h *debugpage.Handler) {
 		body := get(t, h, "/").Body.String()
 		assert.Contains(t, body, `<div class="bad ownerless">ownerless buckets (2): 3 4</div>`)
 		assert.NotContains(t, body, `class="shard"`)

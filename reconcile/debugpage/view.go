@@ -111,7 +111,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 	page := c.Inspect(q.keyQuery())
 	v := controllerView{
 		Name: c.Name(), Synced: health.Synced, Degraded: orEmpty(health.Degraded), Store: "ok",
-		Revision: c.Revision(), Workers: c.Workers(), Stuck: []stuck{},
+		Revision: health.Revision, Workers: health.Workers, Stuck: []stuck{},
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
 		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
@@ -123,7 +123,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		}
 	}
 	for _, s := range health.Stuck {
-		v.Stuck = append(v.Stuck, stuck{Key: s.Key, Running: duration(s.Running)})
+		v.Stuck = append(v.Stuck, stuck{Key: s.Key, Running: duration(now.Sub(s.Since))})
 	}
 	for _, s := range states {
 		n := page.States[queue.State(stateOf(s))]

@@ -100,7 +100,7 @@ func (m *Metrics) Controller(name string, o ControllerOptions) *Controller {
 func (m *Metrics) newController(name string) *Controller {
 	c := &Controller{m: m, name: name, seen: make(map[int]struct{}), total: make(map[reconcile.Outcome]prometheus.Counter)}
 	for _, o := range []reconcile.Outcome{reconcile.Success, reconcile.Failure, reconcile.Requeue, reconcile.RequeueAfter} {
-		c.total[o] = m.reconcileTotal.WithLabelValues(name, o.Result())
+		c.total[o] = m.reconcileTotal.WithLabelValues(name, resultLabel(o))
 	}
 	c.errors = m.reconcileErrors.WithLabelValues(name)
 	c.terminal = m.terminalErrors.WithLabelValues(name)
@@ -150,7 +150,7 @@ func (c *Controller) Reconciled(controller string, outcome reconcile.Outcome, to
 func (c *Controller) reconciled(outcome reconcile.Outcome, took time.Duration) {
 	total, ok := c.total[outcome]
 	if !ok { // Conflict: a label value controller-runtime does not have
-		total = c.m.reconcileTotal.WithLabelValues(c.name, outcome.Result())
+		total = c.m.reconcileTotal.WithLabelValues(c.name, resultLabel(outcome))
 	}
 	total.Inc()
 	if outcome.Failed() {
@@ -239,3 +239,14 @@ var (
 	_ queue.DueMetrics   = (*Controller)(nil)
 	_ queue.ProbeMetrics = (*Controller)(nil)
 )
+
+// resultLabel returns controller-runtime's value of the result label of
+// controller_runtime_reconcile_total for o: "success", "requeue",
+// "requeue_after" or "error" (for Failure, TerminalFailure and Panicked),
+// and "conflict", which converge counts apart from errors.
+func resultLabel(o reconcile.Outcome) string {
+	if o.Failed() {
+		return string(reconcile.Failure)
+	}
+	return string(o)
+}

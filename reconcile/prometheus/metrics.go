@@ -114,7 +114,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // Reconciled implements reconcile.Metrics: it counts the reconcile the way
-// controller-runtime does. The result label is outcome.Result(): "success",
+// controller-runtime does. The result label is resultLabel(outcome): "success",
 // "requeue", "requeue_after", "error" (transient, terminal and panicked
 // failures alike), or "conflict" for a write that lost against a newer
 // revision, which controller-runtime cannot tell from an error and

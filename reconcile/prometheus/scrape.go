@@ -60,10 +60,10 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 	name := c.name
 	h := c.health.Load()
 	workers := c.workers.Load()
+	var health reconcile.Health
 	if h != nil {
-		if w, ok := h.HealthReporter.(interface{ Workers() int }); ok {
-			workers = int64(w.Workers())
-		}
+		health = h.Health()
+		workers = int64(health.Workers)
 	}
 	gauge(ch, maxConcurrentDesc, float64(workers), name)
 	gauge(ch, activeWorkersDesc, float64(c.active.Load()), name)
@@ -98,7 +98,6 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 	}
 
 	if h != nil {
-		health := h.Health()
 		gauge(ch, staleDesc, float64(health.Stale), name)
 		degraded := 0.0
 		if len(health.Degraded) > 0 {
@@ -111,13 +110,9 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// reportsOwnerless reports whether h is a controller whose Sharder reports
-// its ownerless buckets (reconcile.OwnerlessReporter).
+// reportsOwnerless reports whether h is a sharded controller: its
+// Sharder reports its ownerless buckets (reconcile.Sharder.Ownerless).
 func reportsOwnerless(h HealthReporter) bool {
 	s, ok := h.(interface{ Sharder() reconcile.Sharder })
-	if !ok {
-		return false
-	}
-	_, ok = s.Sharder().(reconcile.OwnerlessReporter)
-	return ok
+	return ok && s.Sharder() != nil
 }

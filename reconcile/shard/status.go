@@ -124,6 +124,6 @@ func (r *Replica) working(o ownerRecord, now time.Time) bool {
 
 // RecordPrefix returns Options.Prefix: where this replica's records live
 // in the keyspace it shares with the controller's objects
-// (reconcile.RecordPrefixer; a controller whose Prefix covers it is
+// (reconcile.Sharder.RecordPrefix; a controller whose Prefix covers it is
 // refused).
 func (r *Replica) RecordPrefix() string { return r.opts.Prefix }
