@@ -25,6 +25,7 @@ type Handler[T any] struct {
 	guard   *httpguard.Guard
 	watches chan struct{} // one token per watch being served
 	streams registry
+	ending  shutdowns
 	routes  map[string]route[T]
 }
 
