@@ -141,7 +141,10 @@
 //     to the server, which is then its own origin and may read and write
 //     unless tokens stop it.
 //   - Authentication: bearer tokens (WithReadWriteToken, WithReadOnlyToken),
-//     compared in constant time (SHA-256 of each, crypto/subtle). A
+//     compared in constant time (SHA-256 of each, crypto/subtle), as the
+//     manager's server compares its own. A token HTTP could not carry
+//     exactly (empty, white space at an end, a control character) makes
+//     NewHandler, or New for WithToken, fail with ErrInvalid. A
 //     read-only token reads and watches; its writes get 403. Without any
 //     token configured the handler serves every program that reaches it:
 //     any process on this machine, and any host that can route to its
