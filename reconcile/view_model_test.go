@@ -40,10 +40,10 @@ type viewModel struct {
 	mu   sync.Mutex
 	step int
 	// last is the latest value of each key of the view the store has
-	// held; held says whether it holds it now; owed marks a deletion no
-	// successful reconcile has seen yet.
-	last       map[string]int
-	held, owed map[string]bool
+	// held (the reconciler asks the store whether it holds it now); owed
+	// marks a deletion no successful reconcile has seen yet.
+	last map[string]int
+	owed map[string]bool
 	// handed is the step of the latest hand-in of each key of the view,
 	// reconciled the step of its latest reconcile.
 	handed, reconciled map[string]int
@@ -57,12 +57,12 @@ type viewModel struct {
 
 func newViewModel(t *testing.T, primary store.Store[*item], seed uint64) *viewModel {
 	return &viewModel{t: t, primary: primary, rng: rand.New(rand.NewPCG(seed, seed^0x5eed)),
-		last: map[string]int{}, held: map[string]bool{}, owed: map[string]bool{},
+		last: map[string]int{}, owed: map[string]bool{},
 		handed: map[string]int{}, reconciled: map[string]int{}, refused: map[string]struct{}{}}
 }
 
-// inView is the view as the model sees it.
-func inView(key string) bool {
+// withinView is the view as the model sees it.
+func withinView(key string) bool {
 	return store.ValidateKey(key) == nil && strings.HasPrefix(key, viewPrefix)
 }
 
@@ -72,7 +72,7 @@ func (m *viewModel) Reconcile(ctx context.Context, req Request[*item]) (Result, 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := req.Key
-	if !inView(key) {
+	if !withinView(key) {
 		m.t.Errorf("step %d: %q, outside the view, was reconciled (deleted %v)", m.step, shownKey(key), req.Deleted)
 		return Result{}, nil
 	}
@@ -112,7 +112,7 @@ func (m *viewModel) Reconcile(ctx context.Context, req Request[*item]) (Result, 
 func (m *viewModel) hand(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if inView(key) {
+	if withinView(key) {
 		m.handed[key] = m.step
 	} else {
 		m.refusals++
@@ -152,13 +152,13 @@ func (m *viewModel) write() {
 	defer m.mu.Unlock()
 	if _, err := m.primary.Get(context.Background(), key); err == nil && m.rng.IntN(2) == 0 {
 		del(m.t, m.primary, key)
-		m.held[key], m.owed[key] = false, inView(key)
+		m.owed[key] = withinView(key)
 		return
 	}
 	m.want++
 	put(m.t, m.primary, key, &item{Want: m.want})
-	if inView(key) {
-		m.last[key], m.held[key], m.owed[key] = m.want, true, false
+	if withinView(key) {
+		m.last[key], m.owed[key] = m.want, false
 	}
 }
 
@@ -197,7 +197,7 @@ func (m *viewModel) handIn(e *viewEntries) {
 	default:
 		m.hand(key)
 		err := e.c.Enqueue(key)
-		if inView(key) != (err == nil) || err != nil && !errors.Is(err, ErrInvalid) {
+		if withinView(key) != (err == nil) || err != nil && !errors.Is(err, ErrInvalid) {
 			m.t.Errorf("Enqueue(%q) = %v", key, err)
 		}
 	}

@@ -19,6 +19,21 @@
 // also carry Guards on other keys (for example a lease record), checked
 // atomically with the write; a failed guard returns ErrGuardFailed.
 //
+// # Identity
+//
+// A store that implements Identifier has an identity made with it and kept
+// for its whole life: the in-memory store one made by NewMemory, a bbolt
+// file one written when the file is created, an etcd store one made of the
+// cluster's ID, its key prefix and a record under that prefix. A client
+// that remembers the identity of the store it synced with tells a store
+// emptied by deletes (same identity) from another, fresh store (another
+// identity): the guard any prune of the world needs. Each backend's tests
+// check that its identity is not empty, stays the same across calls (and
+// reopens or restarts, for a persistent backend) and differs between stores
+// made separately. An identity does not tell copies apart: two processes over one bbolt file see one identity,
+// and a copy of the file is the same store, with the revisions of the
+// moment it was copied (see Identifier and each backend).
+//
 // # Guarantees
 //
 // Every backend (the in-memory store here, store/boltstore,

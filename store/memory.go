@@ -26,7 +26,8 @@ import (
 // *Memory and a Memory not made by NewMemory are refused with an error
 // matching ErrInvalid.
 type Memory[T any] struct {
-	cfg memoryConfig
+	cfg      memoryConfig
+	identity string // made by NewMemory, never changed
 
 	mu       sync.RWMutex
 	objects  map[string]entry[T]
@@ -49,7 +50,8 @@ var _ Store[int] = (*Memory[int])(nil)
 // to be rebuilt after deletions: keeping a small map costs less.
 const shrinkFloor = 4096
 
-// NewMemory returns an empty in-memory store at revision 0. Nil options are
+// NewMemory returns an empty in-memory store at revision 0, with an
+// identity of its own (Identity) made from crypto/rand. Nil options are
 // ignored. An option out of range (a negative size) makes every operation
 // of the store fail with an error matching ErrInvalid, so that NewMemory
 // stays an expression.
@@ -62,6 +64,7 @@ func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
 	}
 	return &Memory[T]{
 		cfg:      cfg,
+		identity: newIdentity(),
 		objects:  make(map[string]entry[T]),
 		hist:     newHistory[T](cfg.history),
 		watchers: make(map[*memoryWatcher[T]]struct{}),

@@ -70,10 +70,13 @@ func TestNilAndZeroInputsAreRefusedWithErrInvalidNeverAPanic(t *testing.T) {
 	requireInvalid(t, "nil *Memory", storeCalls(ctx, store.Store[*item]((*store.Memory[*item])(nil)), &item{}))
 	requireInvalid(t, "zero Memory", storeCalls(ctx, store.Store[*item](new(store.Memory[*item])), &item{}))
 	requireInvalid(t, "Memory extras", map[string]func() error{
-		"Compact with a nil context": func() error { return mem.Compact(nilCtx, 0) },
-		"Compact on a zero Memory":   func() error { return new(store.Memory[int]).Compact(ctx, 0) },
-		"Close on a nil *Memory":     func() error { return (*store.Memory[int])(nil).Close() },
-		"nil value":                  func() error { _, err := mem.Create(ctx, "k", nil); return err },
+		"Compact with a nil context":  func() error { return mem.Compact(nilCtx, 0) },
+		"Compact on a zero Memory":    func() error { return new(store.Memory[int]).Compact(ctx, 0) },
+		"Close on a nil *Memory":      func() error { return (*store.Memory[int])(nil).Close() },
+		"nil value":                   func() error { _, err := mem.Create(ctx, "k", nil); return err },
+		"Identity with a nil context": func() error { _, err := mem.Identity(nilCtx); return err },
+		"Identity on a zero Memory":   func() error { _, err := new(store.Memory[int]).Identity(ctx); return err },
+		"Identity on a nil *Memory":   func() error { _, err := (*store.Memory[int])(nil).Identity(ctx); return err },
 	})
 
 	raw := store.NewMemory[[]byte]()
@@ -85,6 +88,12 @@ func TestNilAndZeroInputsAreRefusedWithErrInvalidNeverAPanic(t *testing.T) {
 	requireInvalid(t, "View with a nil codec pointer", storeCalls(ctx, store.Store[int](store.NewView[int](raw, (*badCodec)(nil))), 1))
 	requireInvalid(t, "zero View", storeCalls(ctx, store.Store[int](new(store.View[int])), 1))
 	requireInvalid(t, "nil *View", storeCalls(ctx, store.Store[int]((*store.View[int])(nil)), 1))
+	requireInvalid(t, "View extras", map[string]func() error{
+		"Identity with a nil context": func() error { _, err := view.Identity(nilCtx); return err },
+		"Identity of a nil store":     func() error { _, err := store.NewView[int](nil, nil).Identity(ctx); return err },
+		"Identity of a zero View":     func() error { _, err := new(store.View[int]).Identity(ctx); return err },
+		"Identity of a nil *View":     func() error { _, err := (*store.View[int])(nil).Identity(ctx); return err },
+	})
 
 	requireInvalid(t, "helpers", map[string]func() error{
 		"Modify with a nil store": func() error {

@@ -257,16 +257,7 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	pause.Unlock()
 	opsGrow(20, "the compaction")
 
-	// What the run must have exercised comes as the writers progress: they
-	// go on until it has (a backend's own faults, such as the process
-	// cluster's kills; on etcd, a transaction that wrote several keys,
-	// which the controller's status writes make conflict now and then).
-	if own, ok := inner.(ownFaults); ok {
-		waitInjected(t, own)
-	}
-	if b.name == "etcd" {
-		waitFor(t, func() bool { return multi.Load() > 0 }, "no transaction wrote several keys")
-	}
+	waitExercised(t, b, inner, &multi)
 
 	// The faults stop; the system must converge.
 	stopWriters()
@@ -294,6 +285,21 @@ func runChaos(t *testing.T, b chaosBackend, seed uint64) {
 	require.Zero(t, exclusive.Violations())
 	require.Zero(t, rec.staleReads(), "reconciles were given objects older than their controller's own status writes")
 	t.Logf("%s seed %d: %d writes by other programs (%d multi-key), %d keys", b.name, seed, ops.Load(), multi.Load(), len(final))
+}
+
+// waitExercised waits, while the writers go on, until the run has
+// exercised what comes only as they progress: the store's own faults
+// (ownFaults: the process cluster's kills) and, on etcd, a transaction
+// that wrote several keys (multi counts them; the controller's status
+// writes make them conflict now and then).
+func waitExercised(t *testing.T, b chaosBackend, s chaosStore, multi *atomic.Int64) {
+	t.Helper()
+	if own, ok := s.(ownFaults); ok {
+		waitInjected(t, own)
+	}
+	if b.name == "etcd" {
+		waitFor(t, func() bool { return multi.Load() > 0 }, "no transaction wrote several keys")
+	}
 }
 
 // ownFaults is a chaos store that injects faults of its own as the

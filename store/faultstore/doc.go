@@ -37,7 +37,9 @@
 //     outage ends.
 //   - A watcher implements store.ProgressRequester exactly when the wrapped
 //     watcher does; the Store implements store.Encoded, reporting the
-//     wrapped store's codec (store.JSON for a store that does not say).
+//     wrapped store's codec (store.JSON for a store that does not say),
+//     and store.Identifier, reporting the wrapped store's identity through
+//     the faults (OpIdentity).
 //   - Time is read only through the Sleep function the caller gives (by
 //     default a timer of package time, which is the fake clock inside a
 //     testing/synctest bubble): no fault takes real time in such a bubble.

@@ -48,6 +48,7 @@ type Store[T any] struct {
 var (
 	_ store.Store[int]   = (*Store[int])(nil)
 	_ store.Encoded[int] = (*Store[int])(nil)
+	_ store.Identifier   = (*Store[int])(nil)
 )
 
 // New returns a Store over inner, up, injecting what o says. A nil inner,
@@ -217,6 +218,22 @@ func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return s.inner.Revision(ctx)
+}
+
+// Identity reads the wrapped store's identity (store.Identifier) through
+// the faults, as the call OpIdentity: it fails during an outage like every
+// call. A wrapped store without an identity makes it fail with an error
+// matching store.ErrInvalid.
+func (s *Store[T]) Identity(ctx context.Context) (string, error) {
+	ctx, _, err := s.enter(ctx, Call{Op: OpIdentity})
+	if err != nil {
+		return "", err
+	}
+	id, ok := s.inner.(store.Identifier)
+	if !ok {
+		return "", fmt.Errorf("%w: faultstore: the wrapped store %T has no identity", store.ErrInvalid, s.inner)
+	}
+	return id.Identity(ctx)
 }
 
 // Create writes through the faults.

@@ -11,7 +11,7 @@ import (
 )
 
 // Op is one kind of store call, or (combined with |) a set of them.
-type Op uint8
+type Op uint16
 
 // The calls of a store.Store.
 const (
@@ -22,16 +22,18 @@ const (
 	OpCreate
 	OpUpdate
 	OpDelete
+	// OpIdentity is store.Identifier's Identity.
+	OpIdentity
 
 	// OpReads is every call that changes nothing, watches included.
-	OpReads = OpGet | OpList | OpRevision | OpWatch
+	OpReads = OpGet | OpList | OpRevision | OpWatch | OpIdentity
 	// OpWrites is every call that changes the store.
 	OpWrites = OpCreate | OpUpdate | OpDelete
 	// OpAll is every call.
 	OpAll = OpReads | OpWrites
 )
 
-var opNames = []string{"Get", "List", "Revision", "Watch", "Create", "Update", "Delete"}
+var opNames = []string{"Get", "List", "Revision", "Watch", "Create", "Update", "Delete", "Identity"}
 
 // String returns the call's name ("Get"), or the names of a set joined
 // with "|".
@@ -43,7 +45,7 @@ func (o Op) String() string {
 		}
 	}
 	if len(names) == 0 || o&^OpAll != 0 {
-		return fmt.Sprintf("Op(%#x)", uint8(o))
+		return fmt.Sprintf("Op(%#x)", uint16(o))
 	}
 	return strings.Join(names, "|")
 }
@@ -96,7 +98,7 @@ func (f Fault) String() string {
 type Call struct {
 	Op Op
 	// Key is the call's key, or its prefix for List and Watch ("" for
-	// Revision).
+	// Revision and Identity).
 	Key string
 }
 
@@ -167,7 +169,7 @@ func (r Rates) check() error {
 	}
 	if r.MaxLatency < 0 || r.BreakWatchEvery < 0 || r.Ops&^OpAll != 0 {
 		return fmt.Errorf("%w: faultstore: negative MaxLatency %v or BreakWatchEvery %d, or unknown Ops %#x",
-			store.ErrInvalid, r.MaxLatency, r.BreakWatchEvery, uint8(r.Ops))
+			store.ErrInvalid, r.MaxLatency, r.BreakWatchEvery, uint16(r.Ops))
 	}
 	return nil
 }

@@ -1,23 +1,12 @@
 package httpstore
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/converge-go/converge/internal/bearer"
 )
-
-// token is a configured bearer token, kept as its SHA-256 so that every
-// comparison has the same length and takes the same time.
-type token struct {
-	sum   [sha256.Size]byte
-	write bool
-}
-
-func newToken(tok string, write bool) token {
-	return token{sum: sha256.Sum256([]byte(tok)), write: write}
-}
 
 // access says what a request may do.
 type access uint8
@@ -28,36 +17,56 @@ const (
 	accessWrite
 )
 
-// authorize returns what the request's credentials allow. Without
-// configured tokens everyone may write. The presented token is compared
-// with every configured one in constant time, whether or not an earlier one
-// matched, so the timing tells nothing about which token or how much of it
-// matched.
-func authorize(tokens []token, r *http.Request) (access, error) {
-	if len(tokens) == 0 {
-		return accessWrite, nil
-	}
-	h := r.Header.Values("Authorization")
-	if len(h) != 1 {
-		return accessNone, fmt.Errorf("%w: want exactly one Authorization header, got %d", ErrUnauthorized, len(h))
-	}
-	scheme, presented, ok := strings.Cut(h[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return accessNone, fmt.Errorf("%w: want Authorization: Bearer TOKEN", ErrUnauthorized)
-	}
-	sum := sha256.Sum256([]byte(presented))
-	got := accessNone
-	for _, t := range tokens {
-		if subtle.ConstantTimeCompare(sum[:], t.sum[:]) == 1 {
-			a := accessRead
-			if t.write {
-				a = accessWrite
-			}
-			got = max(got, a)
+// credentials are the handler's bearer tokens: one set of the read-write
+// tokens followed by the read-only ones, so that a match at a position
+// below writers may write. A token listed as both may write.
+type credentials struct {
+	set     *bearer.Set
+	writers int
+}
+
+// newCredentials checks the tokens and returns their credentials. A token
+// that could never be presented in a header (empty, white space at an end,
+// a control character) is ErrInvalid, named by its kind and position,
+// never by its text.
+func newCredentials(rw, ro []string) (credentials, error) {
+	for _, kind := range []struct {
+		name   string
+		tokens []string
+	}{{"read-write", rw}, {"read-only", ro}} {
+		if _, err := bearer.NewSet(kind.tokens); err != nil {
+			return credentials{}, fmt.Errorf("%w: %s %s", ErrInvalid, kind.name, detail(err, bearer.ErrInvalid))
 		}
 	}
-	if got == accessNone {
-		return accessNone, fmt.Errorf("%w: unknown token", ErrUnauthorized)
+	set, err := bearer.NewSet(append(append([]string(nil), rw...), ro...))
+	if err != nil {
+		return credentials{}, fmt.Errorf("%w: %s", ErrInvalid, detail(err, bearer.ErrInvalid))
 	}
-	return got, nil
+	return credentials{set: set, writers: len(rw)}, nil
+}
+
+// authorize returns what the request's credentials allow. Without
+// configured tokens everyone may write. The comparison is bearer's: in
+// constant time, against every token whichever matched.
+func (c credentials) authorize(r *http.Request) (access, error) {
+	if c.set.Len() == 0 {
+		return accessWrite, nil
+	}
+	i, err := c.set.Authorize(r)
+	if err != nil {
+		return accessNone, fmt.Errorf("%w: %s", ErrUnauthorized, detail(err, bearer.ErrUnauthorized))
+	}
+	if i < c.writers {
+		return accessWrite, nil
+	}
+	return accessRead, nil
+}
+
+// detail returns what err says beyond its sentinel, so that bearer's
+// reasons read as this package's errors, which name their package once.
+func detail(err, sentinel error) string {
+	if d, ok := strings.CutPrefix(err.Error(), sentinel.Error()+": "); ok {
+		return d
+	}
+	return err.Error()
 }

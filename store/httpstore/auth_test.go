@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/converge-go/converge/store"
@@ -112,4 +114,68 @@ func TestReadWriteTokenWrites(t *testing.T) {
 	got, err := m.Get(t.Context(), "seed")
 	require.NoError(t, err)
 	require.Equal(t, &item{N: 2}, got.Value)
+}
+
+// TestEveryTokenMayDoWhatItsKindAllowsAndATokenOfBothKindsMayWrite: with
+// several tokens of each kind, each read-write token writes, each
+// read-only one reads and is forbidden to write, and a token given as
+// both may write.
+func TestEveryTokenMayDoWhatItsKindAllowsAndATokenOfBothKindsMayWrite(t *testing.T) {
+	const both = "given-as-both-kinds-0123456"
+	m, url := guarded(t,
+		httpstore.WithReadOnlyToken(both), httpstore.WithReadWriteToken("second-read-write-token-01"),
+		httpstore.WithReadOnlyToken("second-read-only-token-0123"), httpstore.WithReadWriteToken(both))
+	for i, tok := range []string{rwToken, "second-read-write-token-01", both} {
+		c := client[*item](t, url, httpstore.WithToken(tok))
+		_, err := c.Create(t.Context(), "new"+strconv.Itoa(i), &item{N: i})
+		require.NoError(t, err, "token %d", i)
+	}
+	for _, tok := range []string{roToken, "second-read-only-token-0123"} {
+		c := client[*item](t, url, httpstore.WithToken(tok))
+		_, err := c.Get(t.Context(), "seed")
+		require.NoError(t, err)
+		_, err = c.Update(t.Context(), "seed", &item{N: 9}, 1)
+		require.ErrorIs(t, err, httpstore.ErrForbidden)
+	}
+	got, err := m.Get(t.Context(), "seed")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), got.Revision, "no read-only token wrote")
+}
+
+// TestTokensHTTPCannotCarryExactlyAreInvalidAndNeverShown: a handler token
+// or a client token that is empty, has white space at an end (which HTTP
+// drops) or holds a control character makes NewHandler or New fail with
+// ErrInvalid (store.ErrInvalid too), naming the token's kind and position
+// but never its text.
+func TestTokensHTTPCannotCarryExactlyAreInvalidAndNeverShown(t *testing.T) {
+	m := store.NewMemory[*item]()
+	t.Cleanup(func() { _ = m.Close() })
+	for _, tok := range []string{"", " lead-secret", "trail-secret ", "tab-secret\t", "line\nsecret", "nul\x00secret", "del\x7fsecret"} {
+		for kind, opt := range map[string]httpstore.HandlerOption{
+			"read-write token 2 of 2": httpstore.WithReadWriteToken(tok),
+			"read-only token 2 of 2":  httpstore.WithReadOnlyToken(tok),
+		} {
+			_, err := httpstore.NewHandler[*item](m,
+				httpstore.WithReadWriteToken(rwToken), httpstore.WithReadOnlyToken(roToken), opt)
+			require.ErrorIs(t, err, httpstore.ErrInvalid, "%s %q", kind, tok)
+			require.ErrorIs(t, err, store.ErrInvalid)
+			require.Contains(t, err.Error(), kind)
+			requireNoSecret(t, err, tok)
+			require.Equal(t, 1, strings.Count(err.Error(), "invalid input"), "%v", err)
+		}
+		_, err := httpstore.New[*item]("http://localhost", httpstore.WithToken(tok))
+		require.ErrorIs(t, err, httpstore.ErrInvalid, "client token %q", tok)
+		requireNoSecret(t, err, tok)
+	}
+}
+
+// requireNoSecret checks that err does not show tok's text.
+func requireNoSecret(t *testing.T, err error, tok string) {
+	t.Helper()
+	if secret := strings.TrimSpace(tok); secret != "" {
+		require.NotContains(t, err.Error(), secret)
+		for _, part := range strings.FieldsFunc(secret, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			require.NotContains(t, err.Error(), part)
+		}
+	}
 }

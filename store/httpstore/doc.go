@@ -47,6 +47,18 @@
 // invisible to the consumer: no event lost, none repeated, or
 // store.ErrCompacted when the server's history no longer reaches back.
 //
+// Shutdown: when the http.Server serving a watch begins Shutdown (any
+// server: NewServer's, httptest's, your own), every watch stream it serves
+// ends at once with an end frame saying unavailable, so that Shutdown is
+// not held by streams that never end by themselves, and a watch asked of
+// it afterwards is refused (503, unavailable). The client's watch then
+// resumes like after any broken stream: on the next server to answer at
+// its URL, or with store.ErrUnavailable if none does in time. The handler
+// learns the server from the request (http.ServerContextKey) and
+// registers with it (RegisterOnShutdown) when it first serves a watch on
+// it: a stream that is a server's first and begins while its Shutdown
+// does is not told, and Shutdown waits for it.
+//
 // # Keys on the wire
 //
 // Keys, prefixes and guard keys travel only in the query string, never in
@@ -129,7 +141,10 @@
 //     to the server, which is then its own origin and may read and write
 //     unless tokens stop it.
 //   - Authentication: bearer tokens (WithReadWriteToken, WithReadOnlyToken),
-//     compared in constant time (SHA-256 of each, crypto/subtle). A
+//     compared in constant time (SHA-256 of each, crypto/subtle), as the
+//     manager's server compares its own. A token HTTP could not carry
+//     exactly (empty, white space at an end, a control character) makes
+//     NewHandler, or New for WithToken, fail with ErrInvalid. A
 //     read-only token reads and watches; its writes get 403. Without any
 //     token configured the handler serves every program that reaches it:
 //     any process on this machine, and any host that can route to its

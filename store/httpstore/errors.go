@@ -14,7 +14,12 @@ import (
 // store.ErrConflict, ...) crosses the wire and comes back as itself.
 var (
 	// ErrUnauthorized: the request carried no token, or one the server does
-	// not know (HTTP 401). Nothing was read or written.
+	// not know (HTTP 401). Nothing was read or written. A 401 answered by a
+	// server in front of the handler (a reconcile/manager server with
+	// Tokens, a proxy) in its own words is ErrUnauthorized too, with its
+	// text (at most 200 bytes) in the message; it never matches
+	// store.ErrUnavailable, so a caller that retries an unavailable store
+	// does not retry a refused token.
 	ErrUnauthorized = errors.New("httpstore: unauthorized")
 	// ErrForbidden: the request may not do what it asks (HTTP 403), and
 	// nothing was read or written: the token is valid but only for reading
@@ -22,7 +27,9 @@ var (
 	// made a browser send, whatever its credentials: its Host header names
 	// a host the server does not answer to (WithAllowedHosts), or it writes
 	// from another origin (WithTrustedOrigins). The message names the
-	// cause.
+	// cause. A 403 answered by a server in front of the handler (a
+	// reconcile/manager server's Host and origin guard, a proxy) in its
+	// own words is ErrForbidden too, as ErrUnauthorized is for a 401.
 	ErrForbidden = errors.New("httpstore: forbidden")
 	// ErrTooManyWatches: the server already serves as many watches as it
 	// allows (HTTP 429). The error also matches store.ErrUnavailable, so a

@@ -22,40 +22,7 @@ import (
 // write writes exactly the key its query names. Its seed corpus runs as a
 // normal test.
 func FuzzHandlerRequest(f *testing.F) {
-	// auth's low two bits choose the credentials; notJSON leaves out the
-	// Content-Type.
-	for _, s := range []struct {
-		method, target, body string
-		auth                 uint8
-	}{
-		{"POST", "/v1/create?key=a", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a&guard=mod:1:seed", `{"n":1}`, 2},
-		{"POST", "/v1/update?key=seed&revision=1", `{"n":2,"s":"x"}`, 2},
-		{"POST", "/v1/delete?key=seed&revision=1", ``, 2},
-		{"GET", "/v1/get?key=seed", ``, 1},
-		{"GET", "/v1/list?prefix=", ``, 1},
-		{"GET", "/v1/revision", ``, 1},
-		{"GET", "/v1/watch?after=0", ``, 1},
-		{"POST", "/v1/progress?watch=x&seq=1", ``, 1},
-		{"POST", "/v1/create?key=a", `{"n":1}`, 1},
-		{"POST", "/v1/create?key=a", `{"n":1}`, 3},
-		{"POST", "/v1/create?key=a", `{"n":1}`, 0},
-		{"POST", "/v1/create?key=..%2Fx", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a%00b", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=%FF", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a%zz", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a&key=b", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a", `{"n":`, 2},
-		{"POST", "/v1/create?key=a", "{\"s\":\"\xff\"}", 2},
-		{"POST", "/v1/create?key=a", `{"s":"\ud800"}`, 2},
-		{"POST", "/v1/create?key=a", `null`, 2},
-		{"POST", "/v1/create?key=a&guard=mod:-1:seed", `{"n":1}`, 2},
-		{"POST", "/v1/update?key=seed&revision=99999999999999999999", `{"n":1}`, 2},
-		{"DELETE", "/v1/delete?key=seed&revision=1", ``, 2},
-		{"POST", "/v1/../v1/create?key=a", `{"n":1}`, 2},
-		{"POST", "/v1/create?key=a", `{"n":1}`, 2 | notJSON},
-		{"POST", "/v1/delete?key=seed&revision=1", ``, 2 | notJSON},
-	} {
+	for _, s := range handlerRequestSeeds {
 		f.Add(s.method, s.target, []byte(s.body), s.auth)
 	}
 	f.Fuzz(func(t *testing.T, method, target string, body []byte, auth uint8) {
@@ -70,27 +37,8 @@ func FuzzHandlerRequest(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path, query, _ := strings.Cut(target, "?")
-		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7007/", bytes.NewReader(body))
-		r.Method, r.URL.Path, r.URL.RawQuery = method, path, query
-		if auth&notJSON == 0 {
-			r.Header.Set("Content-Type", "application/json")
-		}
-		switch auth % 4 {
-		case 1:
-			r.Header.Set("Authorization", "Bearer "+roToken)
-		case 2:
-			r.Header.Set("Authorization", "Bearer "+rwToken)
-		case 3:
-			r.Header.Set("Authorization", "Bearer wrong")
-		}
+		r, path, query := fuzzRequest(method, target, body, auth)
 		watch := path == "/v1/watch"
-		if watch {
-			// A stream lasts as long as its request: end it at once.
-			cctx, cancel := context.WithCancel(ctx)
-			cancel()
-			r = r.WithContext(cctx)
-		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
 
@@ -143,3 +91,65 @@ func FuzzHandlerRequest(f *testing.F) {
 // notJSON is the bit of FuzzHandlerRequest's auth that sends a request
 // without Content-Type: application/json.
 const notJSON = 4
+
+// fuzzRequest builds FuzzHandlerRequest's request to a loopback Host; a
+// watch's request comes with its context done, as a stream lasts as long
+// as its request.
+func fuzzRequest(method, target string, body []byte, auth uint8) (r *http.Request, path, query string) {
+	path, query, _ = strings.Cut(target, "?")
+	r = httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7007/", bytes.NewReader(body))
+	r.Method, r.URL.Path, r.URL.RawQuery = method, path, query
+	if auth&notJSON == 0 {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	switch auth % 4 {
+	case 1:
+		r.Header.Set("Authorization", "Bearer "+roToken)
+	case 2:
+		r.Header.Set("Authorization", "Bearer "+rwToken)
+	case 3:
+		r.Header.Set("Authorization", "Bearer wrong")
+	}
+	if path == "/v1/watch" {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r = r.WithContext(ctx)
+	}
+	return r, path, query
+}
+
+// handlerRequestSeeds are FuzzHandlerRequest's seeds. auth's low two bits
+// choose the credentials (none, read-only, read-write, wrong); notJSON
+// leaves out the Content-Type.
+var handlerRequestSeeds = []struct {
+	method, target, body string
+	auth                 uint8
+}{
+	{"POST", "/v1/create?key=a", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a&guard=mod:1:seed", `{"n":1}`, 2},
+	{"POST", "/v1/update?key=seed&revision=1", `{"n":2,"s":"x"}`, 2},
+	{"POST", "/v1/delete?key=seed&revision=1", ``, 2},
+	{"GET", "/v1/get?key=seed", ``, 1},
+	{"GET", "/v1/list?prefix=", ``, 1},
+	{"GET", "/v1/revision", ``, 1},
+	{"GET", "/v1/watch?after=0", ``, 1},
+	{"POST", "/v1/progress?watch=x&seq=1", ``, 1},
+	{"POST", "/v1/create?key=a", `{"n":1}`, 1},
+	{"POST", "/v1/create?key=a", `{"n":1}`, 3},
+	{"POST", "/v1/create?key=a", `{"n":1}`, 0},
+	{"POST", "/v1/create?key=..%2Fx", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a%00b", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=%FF", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a%zz", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a&key=b", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a", `{"n":`, 2},
+	{"POST", "/v1/create?key=a", "{\"s\":\"\xff\"}", 2},
+	{"POST", "/v1/create?key=a", `{"s":"\ud800"}`, 2},
+	{"POST", "/v1/create?key=a", `null`, 2},
+	{"POST", "/v1/create?key=a&guard=mod:-1:seed", `{"n":1}`, 2},
+	{"POST", "/v1/update?key=seed&revision=99999999999999999999", `{"n":1}`, 2},
+	{"DELETE", "/v1/delete?key=seed&revision=1", ``, 2},
+	{"POST", "/v1/../v1/create?key=a", `{"n":1}`, 2},
+	{"POST", "/v1/create?key=a", `{"n":1}`, 2 | notJSON},
+	{"POST", "/v1/delete?key=seed&revision=1", ``, 2 | notJSON},
+}

@@ -25,6 +25,7 @@ type Handler[T any] struct {
 	guard   *httpguard.Guard
 	watches chan struct{} // one token per watch being served
 	streams registry
+	ending  shutdowns
 	routes  map[string]route[T]
 }
 
@@ -87,7 +88,7 @@ func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: %w", store.ErrInvalid, err), http.StatusUnsupportedMediaType)
 		return
 	}
-	acc, err := authorize(h.cfg.tokens, r)
+	acc, err := h.cfg.creds.authorize(r)
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="httpstore"`)
 		writeError(w, err, 0)

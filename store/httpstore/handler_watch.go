@@ -16,8 +16,12 @@ import (
 // in order, a progress frame for every Progress event of the store's watch,
 // a ping every heartbeat, and an end frame with the reason if the store's
 // watch ends. The stream lasts until the client goes away, the store's
-// watch ends, or a batch of frames cannot be written within two heartbeats
-// (a client that stopped reading).
+// watch ends, a batch of frames cannot be written within two heartbeats
+// (a client that stopped reading), or the http.Server serving it begins
+// Shutdown: the stream then ends at once with an end frame saying
+// unavailable, so that the client resumes elsewhere or after the restart,
+// and a watch asked of that server afterwards is refused (503,
+// unavailable).
 //
 // Frames are written in batches: an event that follows the previous write
 // by watchBatchDelay or more is written at once; one that follows sooner
@@ -37,6 +41,12 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 	after, err := q.int(paramAfter, true)
 	if err != nil {
 		return err
+	}
+	ending := h.ending.of(r)
+	select {
+	case <-ending:
+		return errShuttingDown
+	default:
 	}
 	select {
 	case h.watches <- struct{}{}:
@@ -65,6 +75,14 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 	if out.send(frame{Type: frameStart, Watch: st.id, HeartbeatMillis: h.cfg.heartbeat.Milliseconds()}) != nil || out.flush() != nil {
 		return nil
 	}
+	h.stream(ctx, sw, st, out, ending)
+	return nil
+}
+
+// stream writes the frames of a started watch stream until it ends (see
+// watch).
+func (h *Handler[T]) stream(ctx context.Context, sw store.Watcher[T], st *stream, out *frameWriter, ending <-chan struct{}) {
+	pr, _ := sw.(store.ProgressRequester)
 	ticker := time.NewTicker(h.cfg.heartbeat)
 	defer ticker.Stop()
 	batch := time.NewTimer(watchBatchDelay)
@@ -80,24 +98,16 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case ev, ok := <-sw.Events():
 			if !ok {
-				_ = out.send(endFrame(sw.Err()))
-				_ = out.flush()
-				return nil
+				out.end(sw.Err())
+				return
 			}
-			f, err := h.eventFrame(st, ev)
-			if err != nil {
-				_ = out.send(endFrame(err))
-				_ = out.flush()
-				return nil
-			}
-			if err := out.send(f); err != nil {
-				_ = out.send(endFrame(err))
-				_ = out.flush()
-				return nil
+			if err := h.sendEvent(out, st, ev); err != nil {
+				out.end(err)
+				return
 			}
 			if out.full() {
 				if write() != nil {
-					return nil
+					return
 				}
 				continue
 			}
@@ -110,24 +120,39 @@ func (h *Handler[T]) watch(w http.ResponseWriter, r *http.Request) error {
 				continue
 			}
 			if write() != nil {
-				return nil
+				return
 			}
 		case <-batchDue:
 			if write() != nil {
-				return nil
+				return
 			}
 		case <-ticker.C:
 			if pr != nil {
 				_ = pr.RequestProgress(ctx) // failing, the watch ends and says why
 			}
 			if out.send(frame{Type: framePing}) != nil || write() != nil {
-				return nil
+				return
 			}
+		case <-ending:
+			out.end(errShuttingDown)
+			return
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
 }
+
+// sendEvent adds the frame of one event of the store's watch to the batch.
+func (h *Handler[T]) sendEvent(out *frameWriter, st *stream, ev store.Event[T]) error {
+	f, err := h.eventFrame(st, ev)
+	if err != nil {
+		return err
+	}
+	return out.send(f)
+}
+
+// errShuttingDown ends the watches of a server that is shutting down.
+var errShuttingDown = fmt.Errorf("%w: the server is shutting down", store.ErrUnavailable)
 
 // eventFrame encodes one event of the store's watch.
 func (h *Handler[T]) eventFrame(st *stream, ev store.Event[T]) (frame, error) {
@@ -197,6 +222,12 @@ func (f *frameWriter) flush() error {
 		}
 	}
 	return f.rc.Flush()
+}
+
+// end adds the end frame saying why the stream ends and writes the batch.
+func (f *frameWriter) end(why error) {
+	_ = f.send(endFrame(why))
+	_ = f.flush()
 }
 
 // release returns the batch's buffer; the writer is not used afterwards.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/converge-go/converge/internal/bearer"
 	"github.com/converge-go/converge/internal/httpguard"
 	"github.com/converge-go/converge/store"
 )
@@ -27,12 +28,13 @@ type HandlerOption func(*handlerConfig)
 
 type handlerConfig struct {
 	codec        any // store.Codec[T], checked by NewHandler
-	tokens       []token
+	rwTokens     []string
+	roTokens     []string
+	creds        credentials // from the tokens, made by newHandlerConfig
 	heartbeat    time.Duration
 	maxWatches   int
 	maxBodyBytes int64
 	browsers     httpguard.Policy
-	bad          []string
 }
 
 // WithAllowedHosts adds host names (bare names, without scheme or port) that
@@ -65,24 +67,21 @@ func WithTrustedOrigins(origins ...string) HandlerOption {
 // ("Authorization: Bearer TOKEN"); with none, the handler serves every
 // program that reaches it (protect it with TLS client certificates or a
 // private network; web pages are refused either way, see WithAllowedHosts
-// and WithTrustedOrigins). An empty token is refused.
+// and WithTrustedOrigins). A token that HTTP could not carry exactly in
+// a header (empty, with white space at either end, which HTTP drops, or
+// with a control character) makes NewHandler fail with ErrInvalid; the
+// error names the token's kind and position, never its text.
 func WithReadWriteToken(tok string) HandlerOption {
-	return func(c *handlerConfig) { c.addToken(tok, true) }
+	return func(c *handlerConfig) { c.rwTokens = append(c.rwTokens, tok) }
 }
 
 // WithReadOnlyToken adds a bearer token that may read (Get, List, Revision,
 // Watch and progress requests) but not write: its writes are refused with
-// 403 (ErrForbidden on the client) and change nothing.
+// 403 (ErrForbidden on the client) and change nothing. A token also given
+// to WithReadWriteToken may write. Tokens are checked as
+// WithReadWriteToken's are.
 func WithReadOnlyToken(tok string) HandlerOption {
-	return func(c *handlerConfig) { c.addToken(tok, false) }
-}
-
-func (c *handlerConfig) addToken(tok string, write bool) {
-	if tok == "" {
-		c.bad = append(c.bad, "empty token")
-		return
-	}
-	c.tokens = append(c.tokens, newToken(tok, write))
+	return func(c *handlerConfig) { c.roTokens = append(c.roTokens, tok) }
 }
 
 // WithHeartbeat sets how often a watch stream carries a heartbeat (at least
@@ -124,8 +123,6 @@ func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], *httpguard.G
 		o(&c)
 	}
 	switch {
-	case len(c.bad) > 0:
-		return nil, nil, c, fmt.Errorf("%w: %s", ErrInvalid, c.bad[0])
 	case c.heartbeat < time.Millisecond:
 		return nil, nil, c, fmt.Errorf("%w: heartbeat %v, want at least 1ms", ErrInvalid, c.heartbeat)
 	case c.maxWatches < 1:
@@ -136,6 +133,9 @@ func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], *httpguard.G
 	guard, err := httpguard.New(c.browsers)
 	if err != nil {
 		return nil, nil, c, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if c.creds, err = newCredentials(c.rwTokens, c.roTokens); err != nil {
+		return nil, nil, c, err
 	}
 	codec, err := codecOf[T](c.codec)
 	return codec, guard, c, err
@@ -166,11 +166,13 @@ type clientConfig struct {
 	bad          []string
 }
 
-// WithToken sends tok as a bearer token with every request.
+// WithToken sends tok as a bearer token with every request. A token that
+// a handler would refuse to be configured with (see WithReadWriteToken)
+// makes New fail with ErrInvalid, without its text.
 func WithToken(tok string) ClientOption {
 	return func(c *clientConfig) {
-		if tok == "" {
-			c.bad = append(c.bad, "empty token")
+		if _, err := bearer.NewSet([]string{tok}); err != nil {
+			c.bad = append(c.bad, detail(err, bearer.ErrInvalid))
 		}
 		c.token = tok
 	}

@@ -5,6 +5,12 @@
 // person sees. Without Chromium the test is skipped, saying so; it never
 // installs anything.
 //
+// It also attacks served endpoints as a web page would: hostile pages from
+// another loopback origin, from a file:// URL and through DNS rebinding
+// (attackFromHostilePages, reusable by any endpoint's test) try every way
+// a page can make the browser write, and the store served by
+// store/httpstore must refuse them all and change nothing.
+//
 // It is a module of its own so that the core module does not depend on
 // chromedp. Run it with:
 //

@@ -1,0 +1,42 @@
+// Package apistore is the layer an API server puts above its datastore,
+// for any store.Store: deletion that waits for cleanup (finalizers), a
+// generation and a status owned by the layer rather than by whoever
+// writes, and owner references for cascading deletion. Kubernetes' API
+// server does this above etcd for every controller; here a Store wraps any
+// store (memory, bbolt, etcd, or one served over HTTP, whose handler then
+// applies it for every client: Go programs, convergectl, curl).
+//
+// A type opts in by giving a Kind: where its metadata (Meta) is, and which
+// part of it is spec and which status. reconcile/resource's Resource has
+// one; JSONKind serves JSON objects of the shape
+// {"metadata":{...},"spec":...,"status":...}.
+//
+// # Guarantees
+//
+// Every clause holds on every backend and over HTTP, as the conformance
+// suite apistoretest checks:
+//
+//   - Generation: a created object has generation 1; a write that changes
+//     the spec bumps it by one, whoever writes; a write that leaves the
+//     spec as it is, and every status write, keeps it. A generation given
+//     by the writer is ignored.
+//   - Status: UpdateStatus changes the status alone (spec, metadata and
+//     generation stay as stored); Update changes the spec and the writer's
+//     metadata (finalizers, owners) and keeps the stored status. Both are
+//     compare-and-swap writes against the revision given.
+//   - Finalizers: deleting an object that has finalizers marks it
+//     (Meta.Deletion, with the revision the delete was made against)
+//     instead of removing it; the mark never changes; the object stays
+//     readable; no finalizer can be added to a marked object (an error
+//     matching ErrDeleting and store.ErrInvalid); removing the last
+//     finalizer of a marked object removes it in the same compare-and-swap.
+//     Creating a key that is marked fails with an error matching
+//     ErrDeleting and store.ErrExists.
+//   - Identity: Identity returns the identity of the store below (see
+//     store.Identifier), so that a controller can tell an emptied store
+//     from another, fresh one.
+//
+// Everything else is the wrapped store's: revisions, watches (a mark is
+// an update event; the removal of the last finalizer, a delete event),
+// guards, errors.
+package apistore
