@@ -48,3 +48,13 @@ func TestAnswerValuesDecodeAsTheCodecDecodesThem(t *testing.T) {
 	require.ErrorIs(t, err, httpstore.ErrProtocol)
 	require.ErrorIs(t, err, store.ErrUnavailable, "the write may have happened")
 }
+
+// TestAValueTheClientCannotDecodeIsAProtocolErrorNotUnavailable: a value
+// the client's codec refuses (a client of another type than the server's)
+// is ErrProtocol but not store.ErrUnavailable, since asking again would
+// get the same value.
+func TestAValueTheClientCannotDecodeIsAProtocolErrorNotUnavailable(t *testing.T) {
+	_, err := answering(t, `{"key":"k","value":"not an item","revision":5,"createRevision":2}`).Get(t.Context(), "k")
+	require.ErrorIs(t, err, httpstore.ErrProtocol)
+	require.NotErrorIs(t, err, store.ErrUnavailable)
+}

@@ -23,10 +23,13 @@ import (
 // itself (errors.Is(err, store.ErrConflict) holds on the client as on the
 // server); ErrUnauthorized and ErrForbidden report refused credentials. A
 // request that got no answer fails with an error matching
-// store.ErrUnavailable (and the context's error if that was the cause): for
-// a write, that means the write may or may not have happened; read the key
-// to find out. Arguments are checked before anything is sent, as by every
-// store, so invalid input fails with store.ErrInvalid locally.
+// store.ErrUnavailable and wrapping the context's error if that was the
+// cause, else the transport's (errors.As finds a *net.OpError, a TLS
+// error): for a write, that means the write may or may not have happened;
+// read the key to find out. An answer that is not this package's protocol
+// is ErrProtocol. Every error names this package once. Arguments are
+// checked before anything is sent, as by every store, so invalid input
+// fails with store.ErrInvalid locally.
 type Client[T any] struct {
 	base         string // scheme://host[/path], no trailing slash
 	hc           *http.Client
@@ -176,7 +179,7 @@ func (c *Client[T]) send(ctx context.Context, method, path string, q url.Values,
 
 func decodeAnswer(path string, data []byte, out any) error {
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("httpstore: %s: %w: %w: undecodable answer: %v", path, ErrProtocol, store.ErrUnavailable, err)
+		return protocolErrorf("%s: undecodable answer: %w", path, err)
 	}
 	return nil
 }
@@ -208,7 +211,9 @@ func (c *Client[T]) object(path string, data []byte) (store.Object[T], error) {
 	return c.decodeObject(wo)
 }
 
-// lost describes a request that got no (complete) answer.
+// lost describes a request that got no (complete) answer. It wraps err,
+// the transport's error, so that callers can tell a TLS alert or a
+// *net.OpError; its context's error when that ended the request.
 func lost(ctx context.Context, path string, write bool, err error) error {
 	what := ""
 	if write {
@@ -217,7 +222,7 @@ func lost(ctx context.Context, path string, write bool, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("httpstore: %s: %w%s: %w", path, store.ErrUnavailable, what, cerr)
 	}
-	return fmt.Errorf("httpstore: %s: %w%s: %v", path, store.ErrUnavailable, what, err)
+	return fmt.Errorf("httpstore: %s: %w%s: %w", path, store.ErrUnavailable, what, err)
 }
 
 // responseError turns a refusal into the error it names. A 401 or 403
@@ -234,7 +239,7 @@ func responseError(resp *http.Response, data []byte) error {
 		case http.StatusForbidden:
 			return fmt.Errorf("%w: status %s: %q", ErrForbidden, resp.Status, snippet)
 		}
-		return fmt.Errorf("httpstore: %w: %w: status %s: %q", ErrProtocol, store.ErrUnavailable, resp.Status, snippet)
+		return protocolErrorf("status %s: %q", resp.Status, snippet)
 	}
 	return decodeError(eb.Error.Code, eb.Error.Message)
 }
@@ -243,7 +248,7 @@ func responseError(resp *http.Response, data []byte) error {
 func (c *Client[T]) decodeObject(wo wireObject) (store.Object[T], error) {
 	v, err := c.codec.Unmarshal(wo.Value)
 	if err != nil {
-		return store.Object[T]{}, fmt.Errorf("httpstore: %w: the value of %q does not decode: %w", ErrProtocol, wo.Key, err)
+		return store.Object[T]{}, fmt.Errorf("%w: the value of %q does not decode: %w", ErrProtocol, wo.Key, err)
 	}
 	return store.Object[T]{Key: wo.Key, Value: v, Revision: wo.Revision, CreateRevision: wo.CreateRevision}, nil
 }
@@ -352,7 +357,7 @@ func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision
 		return store.Object[T]{}, err
 	}
 	if obj.Key != key {
-		return store.Object[T]{}, fmt.Errorf("httpstore: %w: %w: wrote %q, the server answered for %q", ErrProtocol, store.ErrUnavailable, key, obj.Key)
+		return store.Object[T]{}, protocolErrorf("wrote %q, the server answered for %q", key, obj.Key)
 	}
 	return obj, nil
 }

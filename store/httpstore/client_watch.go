@@ -128,93 +128,6 @@ func (w *watcher[T]) Stop() {
 	<-w.done
 }
 
-// RequestProgress asks for a Progress event (see store.ProgressRequester)
-// and returns without waiting for it. The request travels as its own HTTP
-// request: the server reads its store's revision R0 (at least the revision
-// at the time of this call), asks its store's watch for progress, and the
-// stream's next progress frame at or above R0 answers, after every change
-// up to it. If that request fails, the watch ends with
-// store.ErrUnavailable. A store whose watches are not
-// store.ProgressRequesters never answers.
-func (w *watcher[T]) RequestProgress(ctx context.Context) error {
-	if err := checkCtx(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-w.done:
-		return fmt.Errorf("httpstore: %w: progress request on a watch that has ended", store.ErrUnavailable)
-	default:
-	}
-	w.mu.Lock()
-	w.reqSeq++
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default: // a send is due anyway; it carries the latest number
-	}
-	return nil
-}
-
-// requestLoop sends the progress requests, one at a time.
-func (w *watcher[T]) requestLoop() {
-	for {
-		select {
-		case <-w.ctx.Done():
-			return
-		case <-w.kick:
-		}
-		w.mu.Lock()
-		seq, id := w.reqSeq, w.streamID
-		w.mu.Unlock()
-		rev, err := w.sendProgress(id, seq)
-		if err != nil && w.ctx.Err() != nil {
-			return // the watch is ending anyway, and says why
-		}
-		if err != nil {
-			w.fail(fmt.Errorf("httpstore: watch: progress request: %w", err))
-			return
-		}
-		w.mu.Lock()
-		w.knownSeq = max(w.knownSeq, seq)
-		w.reqRev = max(w.reqRev, rev)
-		w.mu.Unlock()
-	}
-}
-
-func (w *watcher[T]) sendProgress(id string, seq int64) (int64, error) {
-	ctx, cancel := context.WithTimeout(w.ctx, w.c.openTimeout())
-	defer cancel()
-	q := url.Values{paramWatch: {id}, paramSeq: {strconv.FormatInt(seq, 10)}}
-	var body revisionBody
-	err := w.c.call(ctx, http.MethodPost, pathProgress, q, nil, false, &body)
-	return body.Revision, err
-}
-
-// fail ends the watch with err (unless it ends otherwise first).
-func (w *watcher[T]) fail(err error) {
-	w.mu.Lock()
-	if w.failed == nil {
-		w.failed = err
-	}
-	w.mu.Unlock()
-	w.cancel()
-}
-
-// answers reports whether a progress frame at rev, answering request
-// number answers, answers every request made so far, and if so records it.
-func (w *watcher[T]) answers(rev, answers int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.doneSeq == w.reqSeq {
-		return false
-	}
-	if answers >= w.reqSeq || w.knownSeq == w.reqSeq && rev >= w.reqRev {
-		w.doneSeq = w.reqSeq
-		return true
-	}
-	return false
-}
-
 // finish closes Events with the reason the watch ended.
 func (w *watcher[T]) finish(err error) {
 	w.cancel()
@@ -282,7 +195,10 @@ func (w *watcher[T]) open(timeout time.Duration) (*conn, error) {
 	var f frame
 	if err := s.dec.Decode(&f); err != nil || f.Type != frameStart || f.HeartbeatMillis <= 0 {
 		_ = resp.Body.Close()
-		return fail(fmt.Errorf("httpstore: watch: %w: %w: no start frame (%v)", ErrProtocol, store.ErrUnavailable, err))
+		if err == nil {
+			err = fmt.Errorf("the first frame is of type %q, heartbeat %d ms", f.Type, f.HeartbeatMillis)
+		}
+		return fail(withContext(protocolErrorf("no start frame: %w", err), "watch"))
 	}
 	s.silence = w.c.watchTimeout
 	if s.silence == 0 {
@@ -342,7 +258,7 @@ func (w *watcher[T]) reopen(timeout time.Duration, cause error) (*conn, error) {
 		w.delay = min(max(2*w.delay, 10*time.Millisecond), time.Second)
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("httpstore: watch: %w: no working stream within %v: %w", store.ErrUnavailable, timeout, cause)
+			return nil, withContext(cause, fmt.Sprintf("watch: no working stream within %v", timeout))
 		}
 		s, err := w.open(left)
 		if err == nil {
@@ -368,9 +284,6 @@ func (w *watcher[T]) read(s *conn) error {
 			return fmt.Errorf("httpstore: watch: %w: stream broken or silent for %v: %v", store.ErrUnavailable, s.silence, err)
 		}
 		s.timer.Reset(s.silence)
-		if f.Type != frameStart && f.Type != frameEnd {
-			w.brokenSince = time.Time{} // the stream works
-		}
 		var err error
 		switch f.Type {
 		case frameCreated, frameUpdated, frameDeleted:
@@ -383,18 +296,22 @@ func (w *watcher[T]) read(s *conn) error {
 			}
 			return decodeError(f.Error.Code, f.Error.Message)
 		case frameStart:
-			return fmt.Errorf("httpstore: watch: %w: %w: a second start frame", ErrProtocol, store.ErrUnavailable)
+			return withContext(protocolErrorf("a second start frame"), "watch")
 		}
 		if err != nil {
 			return err
 		}
+		// The stream works: a frame was read and taken. A bad frame does
+		// not count, so a server that sends only bad ones ends the watch
+		// within a watch timeout instead of being retried for ever.
+		w.brokenSince = time.Time{}
 	}
 }
 
 // event delivers a change unless it was delivered on an earlier stream.
 func (w *watcher[T]) event(s *conn, f frame) error {
 	if f.Object == nil {
-		return fmt.Errorf("httpstore: watch: %w: %w: %s frame without an object", ErrProtocol, store.ErrUnavailable, f.Type)
+		return withContext(protocolErrorf("%s frame without an object", f.Type), "watch")
 	}
 	obj, err := w.c.decodeObject(*f.Object)
 	if err != nil {
@@ -419,20 +336,6 @@ func (w *watcher[T]) event(s *conn, f frame) error {
 		w.curKeys[obj.Key] = struct{}{}
 	}
 	return w.deliver(s, store.Event[T]{Type: frameEvents[f.Type], Object: obj})
-}
-
-// progress records a progress frame and delivers it if it answers a
-// request.
-func (w *watcher[T]) progress(s *conn, f frame) error {
-	if f.Revision >= w.cur {
-		w.complete = max(w.complete, f.Revision)
-		w.cur = 0
-		clear(w.curKeys)
-	}
-	if !w.answers(f.Revision, f.Answers) {
-		return nil
-	}
-	return w.deliver(s, store.Event[T]{Type: store.Progress, Object: store.Object[T]{Revision: f.Revision}})
 }
 
 // deliver hands ev to the consumer. The silence timer is paused meanwhile:

@@ -3,7 +3,9 @@ package httpstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/store"
@@ -36,8 +38,11 @@ var (
 	// consumer that retries unavailable stores retries it too.
 	ErrTooManyWatches = errors.New("httpstore: too many watches")
 	// ErrProtocol: the server's answer is not this package's protocol (a
-	// wrong URL, a proxy's error page, a truncated body). It also matches
-	// store.ErrUnavailable: for a write, the outcome is unknown.
+	// wrong URL, a proxy's error page, a truncated body, a bad frame). It
+	// also matches store.ErrUnavailable: for a write, the outcome is
+	// unknown. A value the client's codec cannot decode (a client of
+	// another type or codec than the server's) is ErrProtocol but not
+	// store.ErrUnavailable: asking again would not help.
 	ErrProtocol = errors.New("httpstore: unexpected response")
 	// ErrInvalid is returned for bad options and matches store.ErrInvalid.
 	ErrInvalid error = invalid.New("httpstore")
@@ -121,5 +126,47 @@ func decodeError(code, msg string) error {
 			return &remoteError{msg, []error{c.err}}
 		}
 	}
-	return &remoteError{"httpstore: unknown error code " + code + ": " + msg, []error{ErrProtocol, store.ErrUnavailable}}
+	return protocolErrorf("error code %q, unknown to this client: %s", code, strings.TrimPrefix(msg, pkgPrefix))
+}
+
+// pkgPrefix starts the message of every error this package makes.
+const pkgPrefix = "httpstore: "
+
+// protocolError is an answer that is not this package's protocol. Its
+// message is ErrProtocol's followed by the detail, and it matches
+// ErrProtocol, store.ErrUnavailable (for a write, the outcome is unknown)
+// and whatever the detail wraps.
+type protocolError struct{ detail error }
+
+func (e *protocolError) Error() string { return ErrProtocol.Error() + ": " + e.detail.Error() }
+func (e *protocolError) Unwrap() []error {
+	return []error{ErrProtocol, store.ErrUnavailable, e.detail}
+}
+
+// protocolErrorf returns a protocolError whose detail is fmt.Errorf's.
+func protocolErrorf(format string, args ...any) error {
+	return &protocolError{fmt.Errorf(format, args...)}
+}
+
+// contextError is an error told within a context ("watch: progress
+// request"): its message names the package once, then the context, then
+// the error's message without the package prefix or the context's first
+// word ("watch: ") it may start with. It matches what the error matches.
+type contextError struct {
+	context string
+	err     error
+}
+
+func (e *contextError) Error() string {
+	rest := strings.TrimPrefix(e.err.Error(), pkgPrefix)
+	if op, _, ok := strings.Cut(e.context, ": "); ok {
+		rest = strings.TrimPrefix(rest, op+": ")
+	}
+	return pkgPrefix + e.context + ": " + rest
+}
+func (e *contextError) Unwrap() error { return e.err }
+
+// withContext returns err told within context (see contextError).
+func withContext(err error, context string) error {
+	return &contextError{context: context, err: err}
 }
