@@ -116,8 +116,13 @@
 //
 // The handler serves /v1/... paths; mount it elsewhere with
 // http.StripPrefix and give clients the base URL with that path. It works
-// over HTTP/1.1 and HTTP/2, with or without TLS. Package httpstoretest
-// serves a store on an httptest server for tests.
+// over HTTP/1.1 and HTTP/2, with or without TLS, and over a Unix socket:
+// serve a listener of net.Listen("unix", path) (with http.Server.Serve,
+// or as a manager's ServerOptions.Listener), and give the client
+// WithHTTPClient with a transport whose DialContext dials the socket and
+// a base URL naming localhost (or a name under .localhost), which the
+// Host check accepts; another name needs WithAllowedHosts. Package
+// httpstoretest serves a store on an httptest server for tests.
 //
 // # What is protected, and what is not
 //
