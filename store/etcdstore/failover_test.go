@@ -180,9 +180,9 @@ func TestLockerTermSurvivesLeaderFailoverAtRenewal(t *testing.T) {
 	sa := newStore(t, clientA, "app/")
 	sb := newStore(t, procClient(t, c.Endpoints(other)...), "app/")
 	const ttl = 3 * time.Second
-	la, err := etcdstore.NewLocker(sa, "locks/leader", etcdstore.WithLockTTL(ttl))
+	la, err := etcdstore.NewLocker(sa, "locks/leader", etcdstore.WithLeaseTTL(ttl))
 	require.NoError(t, err)
-	lb, err := etcdstore.NewLocker(sb, "locks/leader", etcdstore.WithLockTTL(ttl))
+	lb, err := etcdstore.NewLocker(sb, "locks/leader", etcdstore.WithLeaseTTL(ttl))
 	require.NoError(t, err)
 
 	a := acquire(t, la)

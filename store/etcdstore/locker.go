@@ -15,9 +15,9 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// DefaultLockTTL is the TTL of a Locker's etcd lease unless WithLockTTL
+// DefaultLeaseTTL is the TTL of a Locker's etcd lease unless WithLeaseTTL
 // says otherwise.
-const DefaultLockTTL = 10 * time.Second
+const DefaultLeaseTTL = 10 * time.Second
 
 // Locker is a lock.Locker on a native etcd election (clientv3/concurrency):
 // each Acquire grants a lease that the client keeps alive, campaigns with a
@@ -65,11 +65,12 @@ type LockerOption func(*lockerConfig)
 
 type lockerConfig struct{ ttl time.Duration }
 
-// WithLockTTL sets the TTL of each term's etcd lease, rounded up to whole
-// seconds (at least one second; zero selects DefaultLockTTL). A holder that stops renewing (a crash, a
-// partition) keeps the lock for up to the TTL; shorter TTLs hand over
-// faster and renew more often.
-func WithLockTTL(ttl time.Duration) LockerOption {
+// WithLeaseTTL sets the TTL of each term's etcd lease, the concept
+// lock.LeaseOptions.TTL names for a lease over any Store: rounded up to
+// whole seconds (at least one second; zero selects DefaultLeaseTTL). A
+// holder that stops renewing (a crash, a partition) keeps the lock for up
+// to the TTL; shorter TTLs hand over faster and renew more often.
+func WithLeaseTTL(ttl time.Duration) LockerOption {
 	return func(c *lockerConfig) { c.ttl = ttl }
 }
 
@@ -101,10 +102,10 @@ func NewLocker[T any](s *Store[T], name string, opts ...LockerOption) (*Locker, 
 		o(&cfg)
 	}
 	if cfg.ttl == 0 {
-		cfg.ttl = DefaultLockTTL
+		cfg.ttl = DefaultLeaseTTL
 	}
 	if cfg.ttl < time.Second || cfg.ttl > math.MaxInt32*time.Second {
-		return nil, fmt.Errorf("%w: lock TTL %v, want 1s to %v", store.ErrInvalid, cfg.ttl, math.MaxInt32*time.Second)
+		return nil, fmt.Errorf("%w: lease TTL %v, want 1s to %v", store.ErrInvalid, cfg.ttl, math.MaxInt32*time.Second)
 	}
 	return &Locker{
 		client: s.client,

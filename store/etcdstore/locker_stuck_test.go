@@ -158,7 +158,7 @@ func stuckClient(t *testing.T, s *stuckCalls, endpoint string) *clientv3.Client 
 func acquireThrough(t *testing.T, calls *stuckCalls) (lock.Lock, context.Context, *clientv3.Client) {
 	t.Helper()
 	client := stuckClient(t, calls, startServer(t, nil).Endpoint())
-	l, err := etcdstore.NewLocker(newStore(t, client, "app/"), "locks/leader", etcdstore.WithLockTTL(time.Second))
+	l, err := etcdstore.NewLocker(newStore(t, client, "app/"), "locks/leader", etcdstore.WithLeaseTTL(time.Second))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), patience)
 	t.Cleanup(cancel)

@@ -16,7 +16,7 @@ import (
 
 func newLocker(t *testing.T, s *etcdstore.Store[*item], name string) *etcdstore.Locker {
 	t.Helper()
-	l, err := etcdstore.NewLocker(s, name, etcdstore.WithLockTTL(5*time.Second))
+	l, err := etcdstore.NewLocker(s, name, etcdstore.WithLeaseTTL(5*time.Second))
 	require.NoError(t, err)
 	return l
 }
@@ -196,7 +196,7 @@ func TestNewLockerRefusesBadInput(t *testing.T) {
 		"long name":  func() error { _, err := etcdstore.NewLocker(s, strings.Repeat("n", store.MaxKeyLen-10)); return err },
 		"nil option": func() error { _, err := etcdstore.NewLocker(s, "leader", nil); return err },
 		"short TTL": func() error {
-			_, err := etcdstore.NewLocker(s, "leader", etcdstore.WithLockTTL(500*time.Millisecond))
+			_, err := etcdstore.NewLocker(s, "leader", etcdstore.WithLeaseTTL(500*time.Millisecond))
 			return err
 		},
 	} {

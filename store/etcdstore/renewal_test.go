@@ -74,7 +74,7 @@ func TestLockerGivesUpWithinTheTTLWhenRenewalsFail(t *testing.T) {
 	e := startServer(t, nil)
 	client := newClient(t, nil, e.Endpoint())
 	s := newStore(t, client, "app/")
-	l, err := etcdstore.NewLocker(s, "locks/leader", etcdstore.WithLockTTL(time.Second))
+	l, err := etcdstore.NewLocker(s, "locks/leader", etcdstore.WithLeaseTTL(time.Second))
 	require.NoError(t, err)
 	a, err := l.Acquire(t.Context())
 	require.NoError(t, err)
