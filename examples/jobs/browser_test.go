@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -52,7 +53,7 @@ Promise.all([
 // jobs touching pwned.
 func renderHostilePage(t *testing.T, storeURL, pwned string) string {
 	t.Helper()
-	b, err := json.Marshal(&Job{Generation: 1, Spec: Spec{Command: "touch", Args: []string{pwned}}})
+	b, err := json.Marshal(&Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "touch", Args: []string{pwned}}})
 	if err != nil {
 		t.Fatal(err)
 	}

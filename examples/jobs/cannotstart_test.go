@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/store/apistore"
 
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func TestCommandTheShimCannotStartEndsAsAFailedAttemptThatSaysWhy(t *testing.T) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newRecoveryEnv(t)
-			obj, err := e.s.Create(t.Context(), KeyPrefix+tc.name, &Job{Generation: 1, Spec: Spec{Command: tc.command}})
+			obj, err := e.s.Create(t.Context(), KeyPrefix+tc.name, &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: tc.command}})
 			require.NoError(t, err)
 			_, obj = e.reconcile(obj.Key)
 			st := obj.Value.Status
@@ -41,7 +42,7 @@ func TestCommandTheShimCannotStartEndsAsAFailedAttemptThatSaysWhy(t *testing.T) 
 
 func TestAttemptWhoseShimCannotStartEndsAsAFailedAttemptThatSaysWhy(t *testing.T) {
 	e := newRecoveryEnv(t)
-	obj, err := e.s.Create(t.Context(), KeyPrefix+"e2big", &Job{Generation: 1, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
+	obj, err := e.s.Create(t.Context(), KeyPrefix+"e2big", &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
 	require.NoError(t, err)
 	_, obj = e.reconcile(obj.Key)
 	st := obj.Value.Status
@@ -62,7 +63,7 @@ func TestAttemptWhoseShimCannotStartEndsAsAFailedAttemptThatSaysWhy(t *testing.T
 
 func TestAttemptThatCannotStartIsRetriedWhileRetriesLeft(t *testing.T) {
 	e := newRecoveryEnv(t)
-	obj, err := e.s.Create(t.Context(), KeyPrefix+"retry", &Job{Generation: 1, Spec: Spec{Command: "echo", Args: []string{tooLongArg}, Retries: 1}})
+	obj, err := e.s.Create(t.Context(), KeyPrefix+"retry", &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "echo", Args: []string{tooLongArg}, Retries: 1}})
 	require.NoError(t, err)
 	res, obj := e.reconcile(obj.Key)
 	st := obj.Value.Status
@@ -79,7 +80,7 @@ func TestJobsWaitExitsOneForAJobWhoseCommandCannotStart(t *testing.T) {
 	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute)
 	require.NoError(t, err)
 	defer d.kill()
-	_, err = dirClient(t, dir, d.url).Create(t.Context(), KeyPrefix+"e2big", &Job{Generation: 1, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
+	_, err = dirClient(t, dir, d.url).Create(t.Context(), KeyPrefix+"e2big", &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
 	require.NoError(t, err)
 	out, code := jobsCmd(t, nil, "wait", "-dir", dir, "e2big")
 	require.Equal(t, 1, code, out)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -87,7 +88,7 @@ func noArgs(n int) bool   { return n == 0 }
 // no-op (so a retried add is safe); another spec under the name is refused.
 func addJob(ctx context.Context, s store.Store[*Job], name string, spec Spec) (store.Object[*Job], bool, error) {
 	key := KeyPrefix + name
-	obj, err := s.Create(ctx, key, &Job{Generation: 1, Spec: spec})
+	obj, err := s.Create(ctx, key, &Job{Meta: apistore.Meta{Generation: 1}, Spec: spec})
 	if err == nil {
 		return obj, true, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,7 +56,7 @@ func newRecoveryEnv(t *testing.T) *recoveryEnv {
 // job stores job name running task mode, with status st.
 func (e *recoveryEnv) job(name, mode string, retries int, st Status) store.Object[*Job] {
 	e.t.Helper()
-	obj, err := e.s.Create(e.t.Context(), KeyPrefix+name, &Job{Generation: 1, ObservedGeneration: 1,
+	obj, err := e.s.Create(e.t.Context(), KeyPrefix+name, &Job{Meta: apistore.Meta{Generation: 1}, ObservedGeneration: 1,
 		Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, name, mode}, Retries: retries}})
 	require.NoError(e.t, err)
 	if st.Phase != "" {

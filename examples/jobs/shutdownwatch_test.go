@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // A served watch ends when the daemon's server begins its shutdown, so an
@@ -49,7 +50,7 @@ func TestOpenWatchDoesNotHoldTheDaemonsShutdown(t *testing.T) {
 	}
 	defer w.Stop()
 	// The watch's first event proves its stream is open on the server.
-	if _, err := c.Create(t.Context(), "marks/open", &Job{Generation: 1}); err != nil {
+	if _, err := c.Create(t.Context(), "marks/open", &Job{Meta: apistore.Meta{Generation: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if ev, ok := <-w.Events(); !ok || ev.Object.Key != "marks/open" {

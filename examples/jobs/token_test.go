@@ -13,6 +13,7 @@ import (
 
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -73,7 +74,7 @@ func TestDaemonWithoutATokenGeneratesAPrivateOneThatClientsReadAndRefusesOthers(
 		t.Fatal(err)
 	}
 	defer anon.Close()
-	if _, err := anon.Create(t.Context(), KeyPrefix+"anon", &Job{Generation: 1, Spec: Spec{Command: "true"}}); !errors.Is(err, httpstore.ErrUnauthorized) {
+	if _, err := anon.Create(t.Context(), KeyPrefix+"anon", &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "true"}}); !errors.Is(err, httpstore.ErrUnauthorized) {
 		t.Errorf("a write without the token: %v; want ErrUnauthorized", err)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/etcdstore"
 	"github.com/stretchr/testify/require"
@@ -142,7 +143,7 @@ func (w etcdTxnWriter) apply(ctx context.Context, changes []change, l *ledger) (
 		case ch.delete:
 			ops = append(ops, clientv3.OpDelete(k))
 		default:
-			next := &replicaSet{Generation: 1, Spec: rsSpec{Replicas: ch.replicas}}
+			next := &replicaSet{Meta: apistore.Meta{Generation: 1}, Spec: rsSpec{Replicas: ch.replicas}}
 			if cur != nil {
 				next = cur
 				next.Spec = rsSpec{Replicas: ch.replicas}

@@ -12,6 +12,7 @@ import (
 	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // The chaos and soak tests reconcile replica sets: a spec asks for a number
@@ -83,7 +84,7 @@ func writeSpec(ctx context.Context, s store.Store[*replicaSet], key string, n in
 	cur, err := s.Get(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		obj, err := s.Create(ctx, key, &replicaSet{Generation: 1, Spec: rsSpec{Replicas: n}})
+		obj, err := s.Create(ctx, key, &replicaSet{Meta: apistore.Meta{Generation: 1}, Spec: rsSpec{Replicas: n}})
 		if errors.Is(err, store.ErrExists) {
 			err = fmt.Errorf("%w: %w", store.ErrConflict, err)
 		}

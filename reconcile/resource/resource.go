@@ -13,25 +13,35 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // Resource is a ready-made stored type for the common case: a desired Spec
 // written by users, an observed Status written by the controller, and the
-// bookkeeping that tells them apart. Stores hold *Resource values.
+// bookkeeping that tells them apart. Stores hold *Resource values; in JSON
+// a Resource is {"metadata":{...},"spec":...,"status":...,
+// "observedGeneration":N,"conditions":[...]}, the shape apistore.JSONKind
+// reads, so that a store server applies the API-server layer to it
+// without knowing its Go type.
 //
-// Write the spec with PutSpec and the status with WriteStatus: PutSpec bumps
-// Generation whenever the spec changes, and WriteStatus records, in
-// ObservedGeneration, the generation the controller reconciled, so that
-// ObservedGeneration < Generation means "not yet reconciled".
+// Write the spec with PutSpec and the status with WriteStatus: the
+// generation is bumped whenever the spec changes, and WriteStatus records,
+// in ObservedGeneration, the generation the controller reconciled, so that
+// ObservedGeneration < Generation means "not yet reconciled". Over a store
+// wrapped by store/apistore (give it Kind), the layer owns the generation
+// and the deletion mark whoever writes, a status write never touches the
+// spec, and finalizers hold a deletion until the controller's cleanup
+// (Finalize) is done.
 //
 // Values read from a store may be shared with it (the in-memory store shares
 // them): never change one in place. Both helpers copy before changing.
 type Resource[Spec, Status any] struct {
-	// Generation counts the changes of Spec: 1 when created, bumped by every
-	// PutSpec that changes it.
-	Generation int64  `json:"generation"`
-	Spec       Spec   `json:"spec"`
-	Status     Status `json:"status"`
+	// Meta is the metadata: Generation (1 when created, bumped by every
+	// write that changes Spec), Finalizers, the Deletion mark and Owners
+	// (see apistore.Meta). Its fields are promoted: r.Generation.
+	apistore.Meta `json:"metadata"`
+	Spec          Spec   `json:"spec"`
+	Status        Status `json:"status"`
 	// ObservedGeneration is the Generation the controller last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration"`
 	// Conditions hold at most one condition per Type.
@@ -39,12 +49,24 @@ type Resource[Spec, Status any] struct {
 }
 
 // clone returns a copy of r that can be changed without touching r: the
-// struct and the Conditions slice are copied; Spec and Status are copied by
+// struct and its slices are copied; Spec and Status are copied by
 // assignment, so the copy must only replace them, not change them in place.
 func (r *Resource[Spec, Status]) clone() *Resource[Spec, Status] {
 	c := *r
 	c.Conditions = slices.Clone(r.Conditions)
+	c.Meta = cloneMeta(r.Meta)
 	return &c
+}
+
+// cloneMeta returns a copy of m sharing nothing with it.
+func cloneMeta(m apistore.Meta) apistore.Meta {
+	m.Finalizers = slices.Clone(m.Finalizers)
+	m.Owners = slices.Clone(m.Owners)
+	if m.Deletion != nil {
+		d := *m.Deletion
+		m.Deletion = &d
+	}
+	return m
 }
 
 // errSpecUnchanged ends a CreateOrUpdate round that found the spec already
@@ -100,7 +122,7 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 		}
 		obj, err := store.CreateOrUpdate(ctx, s, key, func(cur *Resource[Spec, Status], exists bool) (*Resource[Spec, Status], error) {
 			if !exists {
-				return &Resource[Spec, Status]{Generation: 1, Spec: spec}, nil
+				return &Resource[Spec, Status]{Meta: apistore.Meta{Generation: 1}, Spec: spec}, nil
 			}
 			if cur == nil {
 				return nil, fmt.Errorf("%w: PutSpec: %q holds a nil value", store.ErrInvalid, key)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // Converged holds only when the status records exactly the running pods
@@ -16,7 +17,7 @@ func TestConvergedRequiresExactlyTheRunningPodsForTheLatestGeneration(t *testing
 	running := []pods.Pod{{PID: 12}, {PID: 11}}
 	rs := func(replicas int, observed int64, pids ...int) *controller.ReplicaSet {
 		return &controller.ReplicaSet{
-			Generation: 2, ObservedGeneration: observed,
+			Meta: apistore.Meta{Generation: 2}, ObservedGeneration: observed,
 			Spec:   controller.Spec{Replicas: replicas},
 			Status: controller.Status{ReadyReplicas: len(pids), Pods: pids},
 		}
