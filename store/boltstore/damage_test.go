@@ -290,7 +290,7 @@ func TestReadsMeetingDamageAfterOpenFail(t *testing.T) {
 
 // TestFormat1FileIsConverted opens a file written in format 1 (records
 // without checksums): its objects and history are read as they were, and
-// the file is in format 2 afterwards.
+// the file is in format 3 afterwards, with an identity.
 func TestFormat1FileIsConverted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
 	writeBolt(t, path, func(tx *bolt.Tx) error {
@@ -335,12 +335,18 @@ func TestFormat1FileIsConverted(t *testing.T) {
 	if ev := nextEvent(t, w); ev.Type != store.Created || *ev.Object.Value != (item{N: 1, S: "one"}) {
 		t.Fatalf("converted history: %v %+v", ev.Type, ev.Object)
 	}
+	id := identityOf(t, s)
+	mustNot(t, s.Close())
+	s = openAt(t, path)
+	if again := identityOf(t, s); again != id {
+		t.Fatalf("identity %q after reopening a converted file, was %q", again, id)
+	}
 	mustNot(t, s.Close())
 	db, err := bolt.Open(path, 0o600, nil)
 	mustNot(t, err)
 	defer db.Close()
 	mustNot(t, db.View(func(tx *bolt.Tx) error {
-		if f := tx.Bucket([]byte("converge.meta")).Get([]byte("format")); !bytes.HasSuffix(f, []byte("converge-boltstore/2")) {
+		if f := tx.Bucket([]byte("converge.meta")).Get([]byte("format")); !bytes.HasSuffix(f, []byte("converge-boltstore/3")) {
 			return fmt.Errorf("format %q after conversion", f)
 		}
 		return nil

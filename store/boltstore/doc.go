@@ -41,6 +41,19 @@
 // half-made store file. One Store at a time may hold a file: a second Open,
 // in this process or another, fails with ErrLocked after the lock timeout.
 //
+// # Identity
+//
+// Every file holds the identity of its store (store.Identifier): 128
+// random bits written in the transaction that creates the file, so that no
+// file ever exists without one. It is the same after every reopen and for
+// every process that opens the file; a new file, even at the same path, has
+// a new one, so a controller tells a store whose objects were all deleted
+// from a file that was replaced by a fresh one. A copy of the file is the
+// same store, with the same identity: a file restored from a backup reads
+// as the store it was copied from, with the revisions of the moment of the
+// copy (revisions a client may have seen go past). A damaged identity fails
+// Open with ErrCorrupt.
+//
 // # Damage
 //
 // A damaged file is reported, never a panic, a crash or a silent reset.
@@ -53,7 +66,7 @@
 // Open then reads every record of the store: each carries a CRC-32C of its
 // key and contents, so damage to a key, a value or a revision is reported
 // as ErrCorrupt too, as is a history with a gap, an object that disagrees
-// with it, a number of objects other than the store counts (an element
+// with it, a missing or damaged identity, a number of objects other than the store counts (an element
 // dropped from a page), a damaged format marker, or a file without the
 // store's buckets (Open creates files with them). The cost is one read of the whole file at each Open
 // (for a file of a few hundred megabytes, about the time the disk takes to
@@ -69,5 +82,7 @@
 // store.ErrUnavailable) instead of ending the process.
 //
 // Files written in format 1 of this package (records without checksums)
-// are converted to format 2 at Open, in one transaction.
+// or format 2 (no identity) are converted to format 3 at Open, in one
+// transaction: their records gain checksums, and the file an identity,
+// made at that Open.
 package boltstore

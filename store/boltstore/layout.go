@@ -12,6 +12,7 @@ import (
 // File layout. Everything lives in three top-level buckets:
 //
 //	converge.meta     "format" → formatMarker (checksum, formatVersion)
+//	                  "identity" → identityRecord (checksum, the identity)
 //	                  "revision" → store revision (uint64, big endian)
 //	                  "compacted" → history revisions up to this one are gone
 //	                  "objects" → the number of live objects
@@ -22,22 +23,28 @@ import (
 // to revision. Every record starts with a CRC-32C of the rest of the record
 // and of its bbolt key, so a damaged record, key or value is reported as
 // ErrCorrupt instead of being read as something that was never written.
-// Format 1 had no checksums; Open converts such a file to format 2.
+// Format 1 had no checksums and format 2 no identity; Open converts such a
+// file to format 3.
 var (
 	metaBucket    = []byte("converge.meta")
 	objectsBucket = []byte("converge.objects")
 	historyBucket = []byte("converge.history")
 
 	formatKey    = []byte("format")
+	identityKey  = []byte("identity")
 	revisionKey  = []byte("revision")
 	compactedKey = []byte("compacted")
 	objectsKey   = []byte("objects")
 
-	formatVersion   = []byte("converge-boltstore/2")
+	formatVersion   = []byte("converge-boltstore/3")
+	formatVersion2  = []byte("converge-boltstore/2")
 	formatVersion1  = []byte("converge-boltstore/1")
 	formatPrefix    = "converge-boltstore/"
 	castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 )
+
+// currentFormat is the format version of formatVersion.
+const currentFormat = 3
 
 // checksumLen is the length of the CRC-32C that starts every record.
 const checksumLen = 4

@@ -59,6 +59,7 @@ func TestNilAndZeroInputsAreInvalidNotPanics(t *testing.T) {
 		"Revision nil ctx":        func() error { return second(s.Revision(nilCtx)) },
 		"Compact nil ctx":         func() error { return s.Compact(nilCtx, 0) },
 		"RequestProgress nil ctx": func() error { return pr.RequestProgress(nilCtx) },
+		"Identity nil ctx":        func() error { return second(s.Identity(nilCtx)) },
 
 		"zero Store Get":      func() error { return second(zero.Get(ctx, "a")) },
 		"zero Store List":     func() error { return listErr(zero.List(ctx, "")) },
@@ -68,6 +69,8 @@ func TestNilAndZeroInputsAreInvalidNotPanics(t *testing.T) {
 		"zero Store Watch":    func() error { return second(zero.Watch(ctx, "", 0)) },
 		"zero Store Revision": func() error { return second(zero.Revision(ctx)) },
 		"zero Store Compact":  func() error { return zero.Compact(ctx, 0) },
+		"zero Store Identity": func() error { return second(zero.Identity(ctx)) },
+		"nil Store Identity":  func() error { return second((*boltstore.Store[*item])(nil).Identity(ctx)) },
 		"zero Store Close":    func() error { return zero.Close() },
 		"nil Store Close":     func() error { return (*boltstore.Store[*item])(nil).Close() },
 	}

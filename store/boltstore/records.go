@@ -3,7 +3,6 @@ package boltstore
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -18,36 +17,38 @@ func formatMarker() []byte {
 	return seal(formatKey, append(make([]byte, checksumLen), formatVersion...))
 }
 
-// checkFormat reads the format marker of the meta bucket: nil for the
-// current format, errFormat1 for format 1 (which Open converts), ErrFormat
-// for an intact marker of a version this package does not know, ErrCorrupt
-// for a damaged or missing marker.
-func checkFormat(meta *bolt.Bucket) error {
+// checkFormat reads the format marker of the meta bucket and returns the
+// file's format version: currentFormat, or 2 or 1 (which Open converts). An
+// intact marker of a version this package does not know is ErrFormat, a
+// damaged or missing marker ErrCorrupt. Format 1 markers had no checksum.
+func checkFormat(meta *bolt.Bucket) (int, error) {
 	f := meta.Get(formatKey)
 	switch {
 	case bytes.Equal(f, formatVersion1):
-		return errFormat1
+		return 1, nil
 	case f == nil:
-		return fmt.Errorf("%w: no format marker", ErrCorrupt)
+		return 0, fmt.Errorf("%w: no format marker", ErrCorrupt)
 	case !intact(formatKey, f):
-		return fmt.Errorf("%w: damaged format marker %q", ErrCorrupt, f)
+		return 0, fmt.Errorf("%w: damaged format marker %q", ErrCorrupt, f)
 	}
 	text := f[checksumLen:]
-	if bytes.Equal(text, formatVersion) {
-		return nil
+	switch {
+	case bytes.Equal(text, formatVersion):
+		return currentFormat, nil
+	case bytes.Equal(text, formatVersion2):
+		return 2, nil
 	}
 	v, ok := strings.CutPrefix(string(text), formatPrefix)
 	if ok && v != "" && strings.Trim(v, "0123456789") == "" {
-		return fmt.Errorf("%w: format %q, want %q", ErrFormat, text, formatVersion)
+		return 0, fmt.Errorf("%w: format %q, want %q", ErrFormat, text, formatVersion)
 	}
-	return fmt.Errorf("%w: format marker %q", ErrCorrupt, text)
+	return 0, fmt.Errorf("%w: format marker %q", ErrCorrupt, text)
 }
 
-var errFormat1 = fmt.Errorf("%w: format 1", ErrFormat)
-
 // migrate1 rewrites the records of a format 1 file (the same records
-// without checksums) in format 2. It runs in Open's transaction: the file
-// is converted whole or not at all.
+// without checksums) with their checksums, and counts the objects. It runs
+// in Open's transaction, before addIdentity: the file is converted whole or
+// not at all.
 func migrate1(b txBuckets) error {
 	type kv struct{ k, v []byte }
 	var objects, history []kv
@@ -93,10 +94,7 @@ func migrate1(b txBuckets) error {
 			return err
 		}
 	}
-	return errors.Join(
-		putCounter(b.meta, objectsKey, int64(len(objects))),
-		b.meta.Put(formatKey, formatMarker()),
-	)
+	return putCounter(b.meta, objectsKey, int64(len(objects)))
 }
 
 // checkRecords reads every record of the store, as Open does once: each

@@ -19,10 +19,11 @@ import (
 // A Store holds its file until Close; after Close every method returns an
 // error matching store.ErrUnavailable.
 type Store[T any] struct {
-	db    *bolt.DB
-	codec store.Codec[T]
-	cfg   config
-	hub   *hub
+	db       *bolt.DB
+	codec    store.Codec[T]
+	cfg      config
+	identity string // read from the file at Open
+	hub      *hub
 
 	// closeMu is held for reading by every call in flight and for writing
 	// by Close, which therefore waits for them.
@@ -61,7 +62,7 @@ func Open[T any](path string, opts ...Option) (*Store[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	rev, err := prepare(db, cfg.history)
+	f, err := prepare(db, cfg.history)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("boltstore: open %s: %w", path, err), db.Close())
 	}
@@ -69,110 +70,10 @@ func Open[T any](path string, opts ...Option) (*Store[T], error) {
 		db:        db,
 		codec:     codec,
 		cfg:       cfg,
-		hub:       newHub(rev),
+		identity:  f.identity,
+		hub:       newHub(f.rev),
 		committer: &committer{db: db},
 	}, nil
-}
-
-// prepare checks the file's format and every record (checkRecords) in a
-// read transaction, and returns the store revision. Only if there is
-// something to change (a format 1 file to convert, a history longer than
-// keep revisions to trim) does it write, in one transaction.
-func prepare(db *bolt.DB, keep int) (rev int64, err error) {
-	var compacted int64
-	var format1 bool
-	err = view(db, func(tx *bolt.Tx) error {
-		var err error
-		rev, compacted, format1, err = inspect(tx)
-		return err
-	})
-	if err != nil || (!format1 && compacted >= rev-int64(keep)) {
-		return rev, err
-	}
-	err = update(db, func(tx *bolt.Tx) error {
-		b, err := openBuckets(tx)
-		if err != nil {
-			return err
-		}
-		if format1 {
-			if err := migrate1(b); err != nil {
-				return err
-			}
-			if err := checkRecords(b, rev, compacted); err != nil {
-				return err
-			}
-		}
-		return prune(b, compacted, rev-int64(keep))
-	})
-	return rev, err
-}
-
-// inspect checks the format marker and counters of the store in tx and,
-// unless the file is in format 1 (records without checksums, to convert),
-// every record.
-func inspect(tx *bolt.Tx) (rev, compacted int64, format1 bool, err error) {
-	if tx.Bucket(metaBucket) == nil {
-		return 0, 0, false, noStore(tx)
-	}
-	formatErr := checkFormat(tx.Bucket(metaBucket))
-	format1 = errors.Is(formatErr, errFormat1)
-	if formatErr != nil && !format1 {
-		return 0, 0, false, formatErr
-	}
-	b, err := openBuckets(tx)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	if rev, err = readCounter(b.meta, revisionKey); err != nil {
-		return 0, 0, false, err
-	}
-	if compacted, err = readCounter(b.meta, compactedKey); err != nil {
-		return 0, 0, false, err
-	}
-	if compacted > rev || compacted < 0 {
-		return 0, 0, false, fmt.Errorf("%w: compacted revision %d, store revision %d", ErrCorrupt, compacted, rev)
-	}
-	if !format1 {
-		err = checkRecords(b, rev, compacted)
-	}
-	return rev, compacted, format1, err
-}
-
-// noStore explains why a bbolt file without the store's meta bucket is
-// refused. Open creates its files with the buckets in them (createFile), so
-// a file without them is damaged, unless other buckets say that it belongs
-// to someone else.
-func noStore(tx *bolt.Tx) error {
-	var foreign []byte
-	_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-		if !bytes.Equal(name, objectsBucket) && !bytes.Equal(name, historyBucket) {
-			foreign = name
-		}
-		return nil
-	})
-	switch {
-	case tx.Bucket(objectsBucket) != nil || tx.Bucket(historyBucket) != nil:
-		return fmt.Errorf("%w: the store's meta bucket is missing", ErrCorrupt)
-	case foreign != nil:
-		return fmt.Errorf("%w: bbolt file with foreign bucket %q", ErrFormat, foreign)
-	}
-	return fmt.Errorf("%w: bbolt file without the store's buckets", ErrCorrupt)
-}
-
-// initialise creates the buckets of the store in a new bbolt file.
-func initialise(tx *bolt.Tx) error {
-	for _, name := range [][]byte{metaBucket, objectsBucket, historyBucket} {
-		if _, err := tx.CreateBucket(name); err != nil {
-			return err
-		}
-	}
-	meta := tx.Bucket(metaBucket)
-	return errors.Join(
-		meta.Put(formatKey, formatMarker()),
-		putCounter(meta, revisionKey, 0),
-		putCounter(meta, compactedKey, 0),
-		putCounter(meta, objectsKey, 0),
-	)
 }
 
 // Codec returns the codec that encodes the store's values (store.Encoded),
