@@ -8,10 +8,6 @@ import (
 	"github.com/converge-go/converge/internal/mapshrink"
 )
 
-// shrinkFloor is the peak size below which Keyed never rebuilds its map:
-// small maps are cheap to keep.
-const shrinkFloor = 1024
-
 // Keyed is a set of mutexes, one per key, for work inside one process: holding
 // key a never blocks work on key b. An entry exists only while its key is
 // held or awaited, so memory follows the number of keys in use, not the
@@ -122,7 +118,7 @@ func (k *Keyed[K]) unref(key K, e *keyedEntry) {
 	case n == 0:
 		k.entries, k.peak = nil, 0
 	default:
-		k.entries = mapshrink.Shrunk(k.entries, &k.peak, shrinkFloor)
+		k.entries = mapshrink.Shrunk(k.entries, &k.peak, mapshrink.Floor)
 	}
 }
 

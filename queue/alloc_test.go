@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // Steady state allocates nothing per Add, Get and Done, with or without a
@@ -72,11 +74,11 @@ func testMemoryGivenBackAfterBurst(t *testing.T, n int) {
 	burst(t, q, n)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	require.LessOrEqual(t, q.peak, mapShrinkThreshold, "the key map was not rebuilt")
+	require.LessOrEqual(t, q.peak, mapshrink.Floor, "the key map was not rebuilt")
 	for _, l := range q.ready.levels {
-		require.LessOrEqual(t, len(l.ring), shrinkThreshold, "the ready ring kept its array")
+		require.LessOrEqual(t, len(l.ring), mapshrink.Floor, "the ready ring kept its array")
 	}
-	require.LessOrEqual(t, len(q.free), mapShrinkThreshold, "the records kept for reuse were not trimmed")
+	require.LessOrEqual(t, len(q.free), mapshrink.Floor, "the records kept for reuse were not trimmed")
 }
 
 // TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone: keys a burst
@@ -101,8 +103,8 @@ func TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone(t *testing.T) {
 			q.Done(k)
 		}
 		q.mu.Lock()
-		require.LessOrEqual(t, q.peak, mapShrinkThreshold, "the key map was not rebuilt")
-		require.LessOrEqual(t, len(q.free), mapShrinkThreshold, "the records kept for reuse were not trimmed")
+		require.LessOrEqual(t, q.peak, mapshrink.Floor, "the key map was not rebuilt")
+		require.LessOrEqual(t, len(q.free), mapshrink.Floor, "the records kept for reuse were not trimmed")
 		require.Len(t, q.items, 5)
 		q.mu.Unlock()
 		q.Add(busy)

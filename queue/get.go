@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // Get hands out the next ready key, blocking until there is one. It returns
@@ -183,7 +185,7 @@ func (q *Queue[K]) dropProc(it *item[K]) {
 	}
 	q.procs[last] = nil
 	q.procs = q.procs[:last]
-	if c := cap(q.procs); c > shrinkThreshold && last < c/8 {
+	if c := cap(q.procs); c > mapshrink.Floor && last < c/8 {
 		q.procs = append(make([]*item[K], 0, 2*last), q.procs...)
 	}
 }

@@ -1,5 +1,7 @@
 package queue
 
+import "github.com/converge-go/converge/internal/mapshrink"
+
 // itemHeap is the delay heap: a binary min-heap of items ordered by
 // (deadline, pos), pos being the order of the delays. Each item records its
 // index in the heap, so removal and re-ordering are O(log n).
@@ -95,11 +97,7 @@ func (h *itemHeap[K]) down(i0 int) bool {
 // shrink gives back the backing array once a burst has drained: when fewer
 // than an eighth of a large array is in use, it is reallocated to fit.
 func (h *itemHeap[K]) shrink() {
-	if c := cap(h.items); c > shrinkThreshold && len(h.items) < c/8 {
+	if c := cap(h.items); c > mapshrink.Floor && len(h.items) < c/8 {
 		h.items = append(make([]*item[K], 0, 2*len(h.items)), h.items...)
 	}
 }
-
-// shrinkThreshold is the size under which the queue keeps its arrays and
-// maps as they are: small structures are cheaper to keep than to rebuild.
-const shrinkThreshold = 4096

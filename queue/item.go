@@ -3,6 +3,8 @@ package queue
 import (
 	"math"
 	"slices"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // item is the queue's record of one key. It exists while the key is
@@ -94,7 +96,7 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 	// so that such a queue rebuilds a handful of times, not once per
 	// burst.
 	q.forgets++
-	if q.peak <= mapShrinkThreshold || len(q.items) >= q.peak/8 {
+	if q.peak <= mapshrink.Floor || len(q.items) >= q.peak/8 {
 		return
 	}
 	need := uint64(q.peak - q.peak/8)
@@ -127,12 +129,6 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 // freed when none of its records is in use or kept for reuse; after a
 // burst drains, the few kept for reuse pin at most that many chunks.
 const itemChunk = 8
-
-// mapShrinkThreshold is the high-water mark of keys above which the key map
-// and the records kept for reuse are rebuilt small after a burst drains.
-// At 4,096 keys the map and records hold about 0.4 MB: below that, keeping
-// them costs less than rebuilding them for the next burst.
-const mapShrinkThreshold = 1 << 12
 
 // maxDeadline is the latest deadline the queue computes, with headroom so
 // that deadline arithmetic cannot overflow.

@@ -114,7 +114,7 @@ func (e *Exponential[K]) Forget(key K) {
 	defer e.mu.Unlock()
 	delete(e.failures, key)
 	e.keys.Store(int64(len(e.failures)))
-	e.failures = mapshrink.Shrunk(e.failures, &e.peak, shrinkThreshold)
+	e.failures = mapshrink.Shrunk(e.failures, &e.peak, mapshrink.Floor)
 }
 
 // NumRequeues reports key's requeues since Forget.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 func TestExponentialDoublesUpToCap(t *testing.T) {
@@ -65,7 +67,7 @@ func TestExponentialGivesMemoryBack(t *testing.T) {
 	for i := range 100000 {
 		e.Forget(i)
 	}
-	require.Less(t, e.peak, shrinkThreshold, "the failure map was not rebuilt after draining")
+	require.Less(t, e.peak, mapshrink.Floor, "the failure map was not rebuilt after draining")
 }
 
 func TestBucketDelayIsBounded(t *testing.T) {

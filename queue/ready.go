@@ -3,6 +3,8 @@ package queue
 import (
 	"cmp"
 	"slices"
+
+	"github.com/converge-go/converge/internal/mapshrink"
 )
 
 // readyQueue holds the ready keys: one FIFO ring per priority level, so
@@ -150,7 +152,7 @@ func (l *level[K]) resize(capacity int) {
 
 // shrink gives back a large ring once a burst has drained.
 func (l *level[K]) shrink() {
-	if c := len(l.ring); c > shrinkThreshold && l.n < c/8 {
+	if c := len(l.ring); c > mapshrink.Floor && l.n < c/8 {
 		l.resize(max(8, 2*l.n))
 	}
 }

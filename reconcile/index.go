@@ -48,11 +48,11 @@ func (ix *index[T]) remove(obj store.Object[T]) {
 		}
 		delete(set.keys, obj.Key)
 		if len(set.keys) > 0 {
-			set.keys = mapshrink.Shrunk(set.keys, &set.peak, shrinkAbove)
+			set.keys = mapshrink.Shrunk(set.keys, &set.peak, mapshrink.Floor)
 			continue
 		}
 		delete(ix.keys, v)
-		ix.keys = mapshrink.Shrunk(ix.keys, &ix.peak, shrinkAbove)
+		ix.keys = mapshrink.Shrunk(ix.keys, &ix.peak, mapshrink.Floor)
 	}
 }
 

@@ -214,7 +214,7 @@ func (l *ledger[T]) endPending(r *record) {
 	l.pend[last] = pendingChange{}
 	l.pend = l.pend[:last]
 	r.pend = 0
-	if c := cap(l.pend); c > shrinkAbove && len(l.pend) < l.pendPeak/8 {
+	if c := cap(l.pend); c > mapshrink.Floor && len(l.pend) < l.pendPeak/8 {
 		l.pend = append(make([]pendingChange, 0, 2*len(l.pend)), l.pend...)
 		l.pendPeak = len(l.pend)
 	}
@@ -304,7 +304,7 @@ func (l *ledger[T]) rebuild() {
 // through every rehash. Every one of those keys gets a pending change,
 // then a last reconcile.
 func (l *ledger[T]) reserve(n int) {
-	if n <= shrinkAbove {
+	if n <= mapshrink.Floor {
 		return
 	}
 	if len(l.pend) == 0 {
@@ -338,14 +338,10 @@ func (l *ledger[T]) eachPendingRecord(fn func(r *record)) {
 	}
 }
 
-// shrinkAbove is the peak size of a per-key map, slice or slab above which
-// it is rebuilt once it falls to an eighth of its peak.
-const shrinkAbove = 4096
-
 // shrunk returns m, or a copy of m sized to its entries once they have
 // fallen to an eighth of *peak (then the new peak).
 func shrunk[V any](m map[string]V, peak *int) map[string]V {
-	return mapshrink.Shrunk(m, peak, shrinkAbove)
+	return mapshrink.Shrunk(m, peak, mapshrink.Floor)
 }
 
 // forgetKey deletes key from a side table and rebuilds the table once it
@@ -353,5 +349,5 @@ func shrunk[V any](m map[string]V, peak *int) map[string]V {
 // goes back to the heap.
 func forgetKey[V any](m *map[string]V, peak *int, key string) {
 	delete(*m, key)
-	*m = mapshrink.Shrunk(*m, peak, shrinkAbove)
+	*m = mapshrink.Shrunk(*m, peak, mapshrink.Floor)
 }

@@ -1,5 +1,7 @@
 package reconcile
 
+import "github.com/converge-go/converge/internal/mapshrink"
+
 // records stores the ledger's records by value in chunks of recordChunk,
 // found by key through index: one map entry of a key and a slot (24 bytes)
 // and one 80-byte record per key, where a map of records would move
@@ -53,9 +55,9 @@ func (rs *records) remove(key string) {
 }
 
 // shrinkDue reports whether the records have fallen to an eighth of a
-// peak above shrinkAbove: compact then gives most of their memory back.
+// peak above mapshrink.Floor: compact then gives most of their memory back.
 func (rs *records) shrinkDue() bool {
-	return rs.peak > shrinkAbove && len(rs.index) < rs.peak/8
+	return rs.peak > mapshrink.Floor && len(rs.index) < rs.peak/8
 }
 
 // compact moves the records into as few chunks as they need and rebuilds

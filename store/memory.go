@@ -46,10 +46,6 @@ type entry[T any] struct {
 
 var _ Store[int] = (*Memory[int])(nil)
 
-// shrinkFloor is the most objects a store may have held for its map never
-// to be rebuilt after deletions: keeping a small map costs less.
-const shrinkFloor = 4096
-
 // NewMemory returns an empty in-memory store at revision 0, with an
 // identity of its own (Identity) made from crypto/rand. Nil options are
 // ignored. An option out of range (a negative size) makes every operation
@@ -302,7 +298,7 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T]) {
 	if typ == Deleted {
 		delete(m.objects, obj.Key)
 		// Once most objects are deleted, their slots go back to the heap.
-		m.objects = mapshrink.Shrunk(m.objects, &m.peak, shrinkFloor)
+		m.objects = mapshrink.Shrunk(m.objects, &m.peak, mapshrink.Floor)
 	} else {
 		m.objects[obj.Key] = entry[T]{obj: obj, fp: fp}
 		mapshrink.Note(m.objects, &m.peak)

@@ -5,6 +5,13 @@
 // rebuilt at their size.
 package mapshrink
 
+// Floor is the peak size, in entries, at or below which the project's
+// per-key maps, slices and slabs are never rebuilt. At 4,096 keys a map of
+// keys and their records holds about 0.4 MB: below that, keeping it costs
+// less than rebuilding it for the next burst, and a structure that never
+// grew past it is never copied.
+const Floor = 4096
+
 // Note records m's size in *peak if it is the largest seen since the last
 // rebuild.
 func Note[K comparable, V any](m map[K]V, peak *int) {
