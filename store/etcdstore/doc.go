@@ -12,6 +12,17 @@
 // and one cluster under different prefixes. The Store does not own the
 // client: close the client after the last call and watch have ended.
 //
+// # Identity
+//
+// A Store's identity (Identity, store.Identifier) is made of the cluster's
+// ID and the prefix, with a record of random bits that the first call
+// writes at the etcd key that is the prefix itself: etcd's cluster ID alone
+// is derived from the initial cluster token and peer URLs, so a cluster
+// wiped and bootstrapped again with the same flags has the same one, and
+// the record tells it apart. A cluster restored from a snapshot under its
+// own --initial-cluster-token has a new cluster ID, so it reads as another
+// store; see Identity for a restore under the old token.
+//
 // # Revisions
 //
 // Object revisions are etcd's own: Revision is the key's ModRevision and

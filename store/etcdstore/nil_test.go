@@ -34,6 +34,7 @@ func TestNilInputsAreInvalid(t *testing.T) {
 			"Watch":    func() error { _, err := s.Watch(c, "", 0); return err },
 			"Revision": func() error { _, err := s.Revision(c); return err },
 			"Compact":  func() error { return s.Compact(c, 1) },
+			"Identity": func() error { _, err := s.Identity(c); return err },
 		}
 		for method, call := range calls {
 			require.NotPanics(t, func() {

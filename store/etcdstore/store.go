@@ -94,6 +94,7 @@ func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error)
 
 // List returns the objects whose keys start with prefix, sorted by key, from
 // one linearizable range request, with the cluster revision it reflects.
+// The identity record (see Identity) is not an object and is left out.
 func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, 0, err
@@ -108,11 +109,16 @@ func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], 
 	if err != nil {
 		return nil, 0, requestError(ctx, err, "list %q", prefix)
 	}
-	objs := make([]store.Object[T], len(resp.Kvs))
-	for i, kv := range resp.Kvs {
-		if objs[i], err = s.object(kv); err != nil {
+	objs := make([]store.Object[T], 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		if s.isRecord(kv.Key) {
+			continue
+		}
+		obj, err := s.object(kv)
+		if err != nil {
 			return nil, 0, err
 		}
+		objs = append(objs, obj)
 	}
 	return objs, resp.Header.Revision, nil
 }

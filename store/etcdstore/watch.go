@@ -34,7 +34,8 @@ import (
 // loses the leader or the client is closed, with ctx's error when ctx is
 // cancelled, and with nil after Stop. Resume with a new Watch after the
 // revision of the last event received. The watcher implements
-// store.ProgressRequester.
+// store.ProgressRequester. The identity record (see Identity) is no key of
+// the Store: its creation is not delivered.
 func (s *Store[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func (w *watcher[T]) forward(wch clientv3.WatchChan) error {
 			continue
 		}
 		for _, ev := range resp.Events {
-			if ev.Kv.ModRevision <= w.after {
+			if ev.Kv.ModRevision <= w.after || w.s.isRecord(ev.Kv.Key) {
 				continue
 			}
 			e, err := w.event(ev)
