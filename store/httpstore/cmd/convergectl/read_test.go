@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/stretchr/testify/require"
@@ -74,16 +75,20 @@ func TestWatchWithoutAfterPrintsOnlyChangesToCome(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"watch"}, strings.NewReader(""), cancelOnWrite{&out, cancel}, &errOut)
 	}()
-	// The watch starts at some revision after tick's creation: update tick
-	// until a change is printed (the first printed line ends the watch).
+	// The watch starts at some revision after tick's creation: update tick,
+	// a change each poll, until one is printed (the first printed line ends
+	// the watch). Polling, rather than writing as fast as possible, keeps
+	// the writes within the store's history while the watch opens.
 	var code int
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
 	for running := true; running; {
+		tick, err = m.Update(t.Context(), "tick", value(strconv.FormatInt(tick.Revision, 10)), tick.Revision)
+		require.NoError(t, err)
 		select {
 		case code = <-done:
 			running = false
-		default:
-			tick, err = m.Update(t.Context(), "tick", value(strconv.FormatInt(tick.Revision, 10)), tick.Revision)
-			require.NoError(t, err)
+		case <-poll.C:
 		}
 	}
 	require.Equal(t, exitOK, code, errOut.String())
