@@ -21,7 +21,7 @@ func TestAddBatchAsksTheRateLimiterForItsRateLimitedAdds(t *testing.T) {
 			{Key: "r", Options: AddOptions{RateLimited: true}},
 			{Key: "b", Options: AddOptions{Priority: PriorityHigh}},
 		})
-		require.Equal(t, 1, q.NumRequeues("r"))
+		require.Equal(t, 1, q.Retries("r"))
 		require.Equal(t, 2, q.Len(), "a and b at once, r delayed")
 		for _, want := range []string{"b", "a"} {
 			k, err := q.Get(t.Context())

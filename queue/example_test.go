@@ -58,7 +58,7 @@ func Example_backoff() {
 	for range 4 {
 		fmt.Println(limiter.When("db-0"))
 	}
-	fmt.Println("requeues:", limiter.NumRequeues("db-0"))
+	fmt.Println("retries:", limiter.NumRequeues("db-0"))
 	limiter.Forget("db-0")
 	fmt.Println("after Forget:", limiter.When("db-0"))
 	// Output:
@@ -66,7 +66,7 @@ func Example_backoff() {
 	// 20ms
 	// 40ms
 	// 80ms
-	// requeues: 4
+	// retries: 4
 	// after Forget: 10ms
 }
 

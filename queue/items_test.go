@@ -30,7 +30,7 @@ func TestItemsAndProcessingDescribeWhatSnapshotDoesUnordered(t *testing.T) {
 		byKey := func(a, b queue.Item[string]) int { return cmp.Compare(a.Key, b.Key) }
 		want := q.Snapshot()
 		for i := range want {
-			want[i].Requeues = 0
+			want[i].Retries = 0
 		}
 		slices.SortFunc(want, byKey)
 		got := q.Items()

@@ -31,7 +31,7 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 			require.Zero(t, q.Len())
 			require.Empty(t, q.Snapshot())
 			require.Zero(t, q.Stats())
-			require.Zero(t, q.NumRequeues("a"))
+			require.Zero(t, q.Retries("a"))
 			q.Forget("a")
 			q.Done("a")
 			q.Remove("a")
@@ -55,7 +55,7 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 		"New with nil pointers in Options uses the defaults": func(t *testing.T) {
 			q := New(Options[string]{RateLimiter: (*Exponential[string])(nil), Metrics: (*nopMetrics)(nil)})
 			q.AddRateLimited("a")
-			require.Equal(t, 1, q.NumRequeues("a"))
+			require.Equal(t, 1, q.Retries("a"))
 			q.Add("b")
 			k, err := q.Get(ctx)
 			require.NoError(t, err)

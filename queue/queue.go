@@ -219,9 +219,9 @@ func (q *Queue[K]) Remove(key K) {
 // handled successfully.
 func (q *Queue[K]) Forget(key K) { q.rateLimiter().Forget(key) }
 
-// NumRequeues reports how many times key has been rate-limited since the
-// last Forget.
-func (q *Queue[K]) NumRequeues(key K) int { return q.rateLimiter().NumRequeues(key) }
+// Retries reports key's retries: how many times it has been rate-limited
+// since the last Forget (its RateLimiter's NumRequeues).
+func (q *Queue[K]) Retries(key K) int { return q.rateLimiter().NumRequeues(key) }
 
 // Len reports the number of keys ready to be handed out (not delayed, not
 // processing).

@@ -15,11 +15,14 @@ import (
 // RateLimiter decides how long a key waits before a retry. Implementations
 // are safe for concurrent use.
 type RateLimiter[K comparable] interface {
-	// When returns how long key should wait now, and counts one requeue.
+	// When returns how long key should wait now, and counts one retry.
 	When(key K) time.Duration
 	// Forget resets key's state, as after a success.
 	Forget(key K)
-	// NumRequeues reports the requeues counted for key since Forget.
+	// NumRequeues reports key's retries: the calls to When since Forget.
+	// It is the count Queue.Retries, Item.Retries and reconcile's
+	// Request.Retries report; it keeps client-go's name so that a
+	// client-go workqueue rate limiter is a RateLimiter as it is.
 	NumRequeues(key K) int
 }
 
@@ -34,7 +37,7 @@ func DefaultRateLimiter[K comparable]() RateLimiter[K] {
 	)
 }
 
-// Exponential is a per-key exponential backoff: the n-th requeue of a key
+// Exponential is a per-key exponential backoff: the n-th retry of a key
 // since Forget waits base × 2^(n-1), capped at max, plus up to jitter × that
 // delay of random extra (still capped at max).
 type Exponential[K comparable] struct {
@@ -62,7 +65,7 @@ func NewExponential[K comparable](base, maxDelay time.Duration, jitter float64) 
 	}
 }
 
-// When counts a requeue of key and returns its delay.
+// When counts a retry of key and returns its delay.
 func (e *Exponential[K]) When(key K) time.Duration {
 	e.mu.Lock()
 	n := e.failures[key]
@@ -73,11 +76,11 @@ func (e *Exponential[K]) When(key K) time.Duration {
 	return e.delay(n)
 }
 
-// Delay returns the wait before the next try after attempt n (n as in
-// NumRequeues before the requeue: 0 for the first requeue), without
-// jitter: base·2ⁿ, capped at the maximum. A reconciler can persist it
-// (the time of its next attempt) from Request.Attempt. When adds jitter of
-// up to jitter·Delay(n), capped at the maximum.
+// Delay returns the wait before the next try of a key that has had n
+// retries (NumRequeues before When counts one more: 0 for a first
+// failure), without jitter: base·2ⁿ, capped at the maximum. A reconciler
+// can persist it (the time of its next try) from Request.Retries. When
+// adds jitter of up to jitter·Delay(n), capped at the maximum.
 func (e *Exponential[K]) Delay(n int) time.Duration {
 	n = max(n, 0)
 	d := e.max
@@ -87,7 +90,7 @@ func (e *Exponential[K]) Delay(n int) time.Duration {
 	return d
 }
 
-// delay returns the wait for the (n+1)-th requeue, without overflow.
+// delay returns the wait for the (n+1)-th retry, without overflow.
 func (e *Exponential[K]) delay(n int) time.Duration {
 	d := e.max
 	// base << n stays below max as long as base <= max >> n.
@@ -117,7 +120,7 @@ func (e *Exponential[K]) Forget(key K) {
 	e.failures = mapshrink.Shrunk(e.failures, &e.peak, mapshrink.Floor)
 }
 
-// NumRequeues reports key's requeues since Forget.
+// NumRequeues reports key's retries since Forget.
 func (e *Exponential[K]) NumRequeues(key K) int {
 	if e.keys.Load() == 0 {
 		return 0

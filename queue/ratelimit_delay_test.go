@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestExponentialDelayTellsTheWaitOfAttemptN(t *testing.T) {
+func TestExponentialDelayTellsTheWaitAfterNRetries(t *testing.T) {
 	e := NewExponential[string](100*time.Millisecond, 2*time.Second, 0)
 	for n, want := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 2 * time.Second, 2 * time.Second} {
-		require.Equal(t, want, e.Delay(n), "attempt %d", n)
+		require.Equal(t, want, e.Delay(n), "%d retries", n)
 		require.Equal(t, want, e.When("k"), "When for requeue %d agrees with Delay", n)
 	}
 	require.Equal(t, 2*time.Second, e.Delay(math.MaxInt))

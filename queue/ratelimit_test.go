@@ -129,9 +129,9 @@ func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 			q.Done("a")
 		}
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, at)
-		require.Equal(t, 3, q.NumRequeues("a"))
+		require.Equal(t, 3, q.Retries("a"))
 		q.Forget("a")
-		require.Zero(t, q.NumRequeues("a"))
+		require.Zero(t, q.Retries("a"))
 		q.AddRateLimited("a")
 		_, when := getAt(t, q)
 		require.Equal(t, time.Second, when.Sub(start))
@@ -148,7 +148,7 @@ func TestAddWithAfterAndRateLimitedWaitsForTheLongerDelay(t *testing.T) {
 		_, when := getAt(t, q)
 		require.Equal(t, 5*time.Second, when.Sub(start))
 		q.Done("a")
-		require.Equal(t, 1, q.NumRequeues("a"))
+		require.Equal(t, 1, q.Retries("a"))
 	})
 }
 

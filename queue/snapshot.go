@@ -46,8 +46,9 @@ type Item[K comparable] struct {
 	Until time.Time
 	// Priority is the priority of the key's next hand-out.
 	Priority int
-	// Requeues is the RateLimiter's count for the key.
-	Requeues int
+	// Retries is the key's retries since its last Forget (its
+	// RateLimiter's NumRequeues).
+	Retries int
 	// Tags are the ORed AddOptions.Tags of the adds not yet handed out.
 	Tags uint32
 }
@@ -55,7 +56,7 @@ type Item[K comparable] struct {
 // Snapshot describes every key in the queue: waiting keys in hand-out order,
 // then delayed keys by deadline, then processing keys by start time. It
 // holds the queue's lock while it copies, for O(n log n) in the number of
-// keys, then asks the RateLimiter for each key's requeue count after
+// keys, then asks the RateLimiter for each key's retries after
 // releasing it: cheap enough for a debug page, not for a hot path.
 func (q *Queue[K]) Snapshot() []Item[K] {
 	q.mu.Lock()
@@ -66,13 +67,13 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 	}
 	q.mu.Unlock()
 	for i := range out {
-		out[i].Requeues = q.rateLimiter().NumRequeues(out[i].Key)
+		out[i].Retries = q.rateLimiter().NumRequeues(out[i].Key)
 	}
 	return out
 }
 
 // Items describes every key in the queue as Snapshot does, but in no
-// particular order and without asking the RateLimiter (Requeues is zero):
+// particular order and without asking the RateLimiter (Retries is zero):
 // one pass under the queue's lock, no sort, for a caller that filters and
 // orders the keys itself (a debug page over many keys).
 func (q *Queue[K]) Items() []Item[K] {
@@ -111,7 +112,7 @@ func (q *Queue[K]) each(fn func(it *item[K], s State)) {
 	}
 }
 
-// Describe returns key's Item as Items describes it (Requeues is zero),
+// Describe returns key's Item as Items describes it (Retries is zero),
 // and false if key is not in the queue.
 func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 	q.mu.Lock()
@@ -124,7 +125,7 @@ func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 }
 
 // Processing describes the keys handed out and not yet Done, in no
-// particular order (Requeues is zero): what a health check of stuck work
+// particular order (Retries is zero): what a health check of stuck work
 // needs, without copying the rest of the queue.
 func (q *Queue[K]) Processing() []Item[K] {
 	q.mu.Lock()

@@ -26,7 +26,7 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 		want := []Item[string]{
 			{Key: "w2", State: Waiting, Priority: 2},
 			{Key: "w0", State: Waiting},
-			{Key: "d", State: Delayed, Until: start.Add(2 * time.Second), Requeues: 2},
+			{Key: "d", State: Delayed, Until: start.Add(2 * time.Second), Retries: 2},
 			{Key: "busy", State: Processing, Dirty: true, Since: start},
 		}
 		got := q.Snapshot()
@@ -38,7 +38,7 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 			require.True(t, want[i].Since.Equal(got[i].Since), "%s since %v, want %v", want[i].Key, got[i].Since, want[i].Since)
 			require.True(t, want[i].Until.Equal(got[i].Until), "%s until %v, want %v", want[i].Key, got[i].Until, want[i].Until)
 			require.Equal(t, want[i].Priority, got[i].Priority)
-			require.Equal(t, want[i].Requeues, got[i].Requeues)
+			require.Equal(t, want[i].Retries, got[i].Retries)
 		}
 		require.Equal(t, "waiting", Waiting.String())
 		require.Equal(t, "delayed", Delayed.String())

@@ -111,7 +111,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 		if res.Err != nil {
 			keyCtx = &reconcileContext{Context: ctx, info: info{
 				controller: c.opts.Name, key: req.Key, revision: req.Object.Revision,
-				attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
+				retries: req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
 			}}
 		}
 		c.settle(keyCtx, q, req, whys[i], res.Result, res.Err, start, elapsed)

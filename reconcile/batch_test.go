@@ -93,7 +93,7 @@ func TestBatchReconcilerConvergesEveryKeyInBatchesOfAtMostBatchSize(t *testing.T
 }
 
 // TestBatchKeysSucceedFailAndBackOffOnTheirOwn: in one batch, a failing
-// key backs off and is retried with its own attempt count while the keys
+// key backs off and is retried with its own retries count while the keys
 // that succeeded are not reconciled again; a key without a result (too few
 // results) fails with ErrBatchResults and is retried.
 func TestBatchKeysSucceedFailAndBackOffOnTheirOwn(t *testing.T) {
@@ -108,11 +108,11 @@ func TestBatchKeysSucceedFailAndBackOffOnTheirOwn(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, req := range reqs {
-				attempts[req.Key] = append(attempts[req.Key], req.Attempt)
+				attempts[req.Key] = append(attempts[req.Key], req.Retries)
 				switch {
-				case req.Key == "items/001" && req.Attempt < 2:
+				case req.Key == "items/001" && req.Retries < 2:
 					out = append(out, BatchResult{Err: errors.New("flaky")})
-				case req.Key == "items/005" && req.Attempt == 0:
+				case req.Key == "items/005" && req.Retries == 0:
 					return out // items/005 is last: no result for it
 				default:
 					out = append(out, BatchResult{})

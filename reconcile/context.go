@@ -27,7 +27,7 @@ type info struct {
 	controller string
 	key        string
 	revision   int64
-	attempt    int
+	retries    int
 	id         uint64
 	batch      int // the keys of a ReconcileBatch call; 0 for one key
 	base       *slog.Logger
@@ -80,7 +80,7 @@ func reconcileID(ctx context.Context) string {
 }
 
 // LoggerFrom returns a logger for a Reconcile call, with attributes
-// controller, key, revision, attempt and reconcile_id (in a ReconcileBatch
+// controller, key, revision, retries and reconcile_id (in a ReconcileBatch
 // call: controller, batch_size and reconcile_id); outside a reconcile
 // it returns a logger that discards. It is built on demand, so a reconcile
 // that does not log pays nothing for it.
@@ -92,5 +92,5 @@ func LoggerFrom(ctx context.Context) *slog.Logger {
 	if in.batch > 0 {
 		return in.base.With("batch_size", in.batch, "reconcile_id", reconcileID(ctx))
 	}
-	return in.base.With("key", in.key, "revision", in.revision, "attempt", in.attempt, "reconcile_id", reconcileID(ctx))
+	return in.base.With("key", in.key, "revision", in.revision, "retries", in.retries, "reconcile_id", reconcileID(ctx))
 }

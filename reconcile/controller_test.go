@@ -170,7 +170,7 @@ func TestErrorsBackOffAndSuccessForgets(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			times = append(times, time.Since(start0))
-			attempts = append(attempts, req.Attempt)
+			attempts = append(attempts, req.Retries)
 			if len(times) < 4 {
 				return Result{}, errors.New("boom")
 			}
@@ -185,7 +185,7 @@ func TestErrorsBackOffAndSuccessForgets(t *testing.T) {
 		defer mu.Unlock()
 		require.Equal(t, []time.Duration{0, time.Second, 3 * time.Second, 7 * time.Second}, times)
 		require.Equal(t, []int{0, 1, 2, 3}, attempts)
-		require.Zero(t, c.q().NumRequeues("a"), "success must forget the backoff")
+		require.Zero(t, c.q().Retries("a"), "success must forget the backoff")
 		snap := c.Snapshot()
 		require.Len(t, snap, 1)
 		require.Equal(t, Success, snap[0].LastOutcome)
@@ -243,7 +243,7 @@ func TestTerminalErrorIsNotRetried(t *testing.T) {
 		require.Equal(t, 1, m.get("terminal"))
 		require.Equal(t, 1, m.get("errors"))
 		require.Equal(t, 1, m.get("total/error"))
-		require.Zero(t, c.q().NumRequeues("a"))
+		require.Zero(t, c.q().Retries("a"))
 		snap := c.Snapshot()
 		require.Equal(t, TerminalFailure, snap[0].LastOutcome)
 		require.Contains(t, snap[0].LastError, "invalid spec")

@@ -47,7 +47,7 @@
 // # Observability
 //
 // Logs go through log/slog; LoggerFrom(ctx) inside a reconcile carries the
-// controller, key, revision, attempt and reconcile ID. Metrics go through
+// controller, key, revision, retries and reconcile ID. Metrics go through
 // the small Metrics interface (one call per reconcile, with its Outcome) and
 // queue.Metrics.
 // Health, Snapshot, WaitForSync and WaitForRevision serve health checks,

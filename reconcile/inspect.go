@@ -26,8 +26,8 @@ const (
 	// person: panic, error, terminal, conflict, then requeue and
 	// requeue_after, then success, then keys never reconciled.
 	ByOutcome
-	// ByAttempts: most retries first.
-	ByAttempts
+	// ByRetries: most retries first.
+	ByRetries
 	// ByPendingSince: the oldest unconverged change first, keys with
 	// none last.
 	ByPendingSince
@@ -87,7 +87,7 @@ type inspectRow struct {
 // queued nor pending) reads them in storage order and is skipped when
 // every key matches and no idle key could enter the page; the rate limiter
 // is asked for the page's keys only, unless the page is ordered
-// ByAttempts.
+// ByRetries.
 func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	q0 := c.q()
 	limitStale := time.Now().Add(-c.opts.StaleAfter)
@@ -104,7 +104,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 			return
 		}
 		row := inspectRow{key: key, state: st}
-		if q.Sort == ByAttempts {
+		if q.Sort == ByRetries {
 			row.retries = c.opts.RateLimiter.NumRequeues(key)
 		}
 		if r := led.lookup(key); r != nil {
@@ -265,7 +265,7 @@ func rowOrder(s KeySort, desc bool) (order, primary func(a, b inspectRow) int) {
 		first = func(a, b inspectRow) int { return cmp.Compare(stateRank(a.state), stateRank(b.state)) }
 	case ByOutcome:
 		first = func(a, b inspectRow) int { return cmp.Compare(b.need, a.need) }
-	case ByAttempts:
+	case ByRetries:
 		first = func(a, b inspectRow) int { return cmp.Compare(b.retries, a.retries) }
 	case ByPendingSince:
 		first = func(a, b inspectRow) int {
@@ -385,7 +385,8 @@ type KeyState struct {
 	Until time.Time
 	// Priority is the priority of the key's next hand-out.
 	Priority int
-	// Retries counts the key's consecutive backoffs (reset by a success).
+	// Retries is the key's retries, as in Request.Retries: its
+	// consecutive backoffs, reset by a success.
 	Retries int
 	// LastOutcome, LastError, LastAt and LastDuration describe the key's
 	// latest reconcile (zero if none since it last converged after deletion).
@@ -424,7 +425,7 @@ func (c *Controller[T]) Snapshot() []KeyState {
 	states := map[string]*KeyState{}
 	for _, it := range c.q().Snapshot() {
 		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until,
-			Priority: it.Priority, Retries: it.Requeues, Triggers: c.triggerNamesOf(it.Tags)}
+			Priority: it.Priority, Retries: it.Retries, Triggers: c.triggerNamesOf(it.Tags)}
 	}
 	c.mu.Lock()
 	c.led.recs.each(func(r *record) {

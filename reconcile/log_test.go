@@ -30,7 +30,7 @@ func jsonLines(buf *syncbuf.Buffer) []map[string]any {
 }
 
 // Every log line of a reconcile carries the controller, key, revision,
-// attempt and reconcile ID, whether the reconciler or the controller wrote it.
+// retries and reconcile ID, whether the reconciler or the controller wrote it.
 func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
@@ -70,7 +70,7 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 				require.Equal(t, "a", l["key"])
 				require.Equal(t, float64(rev), l["revision"])
 				require.Contains(t, ids, l["reconcile_id"])
-				require.Contains(t, l, "attempt")
+				require.Contains(t, l, "retries")
 				if l["msg"] == "acting" {
 					acting++
 				} else {

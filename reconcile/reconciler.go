@@ -26,11 +26,12 @@ type Request[T any] struct {
 	// deleted: the controller cannot see whether the store holds it, and
 	// refuses it where it enters (see Health.Refused).
 	Deleted bool
-	// Attempt is the key's count on the controller's rate limiter: the
-	// reconciles since its last success that failed or asked for
-	// Result.Requeue (0 on a first try). The limiter's delay for attempt n
-	// is what the key waits before its next try.
-	Attempt int
+	// Retries is the key's retries: the reconciles since its last success
+	// that failed or asked for Result.Requeue (0 on a first try), as the
+	// controller's rate limiter counts them (its NumRequeues). The
+	// limiter's delay after n retries is what the key waits before its
+	// next try.
+	Retries int
 	// Store writes through the controller (see Controller for what that
 	// adds: fencing by the current term, no wake-up by the write's own
 	// echo, and no later reconcile of the key given an object older than
@@ -44,7 +45,7 @@ type Result struct {
 	// Requeue, with a nil error, reconciles the key again after its rate
 	// limiter's delay, as an error would, but without logging or counting
 	// a failure: for work that is progressing but not done (a job whose
-	// next attempt was launched). Request.Attempt counts these tries; the
+	// next attempt was launched). Request.Retries counts these tries; the
 	// backoff is forgotten at the next success without Requeue.
 	Requeue bool
 	// RequeueAfter, if positive, reconciles the key again after this long,

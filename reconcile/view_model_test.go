@@ -99,7 +99,7 @@ func (m *viewModel) Reconcile(ctx context.Context, req Request[*item]) (Result, 
 	}
 	h := fnv.New32a()
 	h.Write([]byte(key))
-	if req.Attempt == 0 && (int(h.Sum32())+m.step)%4 == 0 {
+	if req.Retries == 0 && (int(h.Sum32())+m.step)%4 == 0 {
 		return Result{}, errors.New("a first attempt fails")
 	}
 	if req.Deleted {

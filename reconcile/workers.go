@@ -92,7 +92,7 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why t
 	rc := ctxs.next()
 	*rc = reconcileContext{Context: ctx, info: info{
 		controller: c.opts.Name, key: key, revision: req.Object.Revision,
-		attempt: req.Attempt, id: c.ids.Add(1), base: c.opts.Logger,
+		retries: req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
 	}}
 	ctx = rc
 	if c.opts.Timeout > 0 {
@@ -110,7 +110,7 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why t
 // for a key the cache held always carries its last value), and marks the
 // key's pending changes up to the object's revision as in flight.
 func (c *Controller[T]) request(key string) Request[T] {
-	req := Request[T]{Key: key, Attempt: c.opts.RateLimiter.NumRequeues(key)}
+	req := Request[T]{Key: key, Retries: c.opts.RateLimiter.NumRequeues(key)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Read the cache under c.mu (lock order: c.mu, then the cache's), so

@@ -129,7 +129,7 @@ func TestNoReconcileSeesAnObjectOlderThanItsOwnWrite(t *testing.T) {
 }
 
 // TestRequeueBacksOffWithoutAFailure: Result{Requeue: true} retries on the
-// key's rate limiter, counts Attempt, logs and counts no failure.
+// key's rate limiter, counts Retries, logs and counts no failure.
 func TestRequeueBacksOffWithoutAFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
@@ -141,7 +141,7 @@ func TestRequeueBacksOffWithoutAFailure(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			at = append(at, time.Now())
-			attempts = append(attempts, req.Attempt)
+			attempts = append(attempts, req.Retries)
 			return Result{Requeue: len(at) <= 3}, nil
 		}}
 		m := &countingMetrics{}

@@ -182,7 +182,7 @@ func (r *chaosReconciler) Reconcile(ctx context.Context, req reconcile.Request[*
 func (r *chaosReconciler) reconcile(ctx context.Context, req reconcile.Request[*replicaSet]) (res reconcile.Result, err error) {
 	if r.notes != nil {
 		defer func() {
-			r.notes.note(req.Key, fmt.Sprintf("reconcile of revision %d (deleted %v, attempt %d): %v", req.Object.Revision, req.Deleted, req.Attempt, err))
+			r.notes.note(req.Key, fmt.Sprintf("reconcile of revision %d (deleted %v, retries %d): %v", req.Object.Revision, req.Deleted, req.Retries, err))
 		}()
 	}
 	if req.Deleted {

@@ -43,7 +43,7 @@ func TestWritesStatusThenErrorBacksOffOnTheLimitersScheduleOnEveryBackend(t *tes
 				mu.Lock()
 				defer mu.Unlock()
 				at = append(at, start)
-				attempts = append(attempts, req.Attempt)
+				attempts = append(attempts, req.Retries)
 				lastWrite = obj.Revision
 				if len(at) <= failures {
 					return reconcile.Result{}, errors.New("the job's attempt failed")
@@ -78,7 +78,7 @@ func TestWritesStatusThenErrorBacksOffOnTheLimitersScheduleOnEveryBackend(t *tes
 			for i := range want {
 				want[i] = i
 			}
-			require.Equal(t, want, attempts, "Request.Attempt counts the failed tries")
+			require.Equal(t, want, attempts, "Request.Retries counts the failed tries")
 			gaps := gapsOf(at)
 			t.Logf("%s: gaps between reconciles %v (limiter delays %v)", b.name, gaps, delays(limiter, failures))
 			for i, g := range gaps {

@@ -40,10 +40,10 @@
 //   - state=processing|waiting|delayed|idle (repeatable, or comma
 //     separated): keys in those states; idle is a key not queued.
 //   - prefix=P: keys starting with P.
-//   - sort=key|state|outcome|attempts|pending, desc=true: the order
+//   - sort=key|state|outcome|retries|pending, desc=true: the order
 //     (outcome: the keys that most need a person first — panic, error,
 //     terminal, conflict, then requeue and requeue_after, then success,
-//     then never reconciled; attempts: most retries first; pending: the
+//     then never reconciled; retries: most retries first; pending: the
 //     oldest pending change first); ties are broken by key.
 //   - page=N (from 1), size=N (default DefaultPageSize, at most
 //     MaxPageSize): pagination, per controller.

@@ -168,7 +168,7 @@ func TestFiltersByStateAndPrefixAndCountsStatesUnderThePrefix(t *testing.T) {
 	})
 }
 
-func TestSortsByKeyStateOutcomeAttemptsAndPendingSince(t *testing.T) {
+func TestSortsByKeyStateOutcomeRetriesAndPendingSince(t *testing.T) {
 	scene(t, "x", func(t *testing.T, w *world, h *debugpage.Handler) {
 		all := []string{"app/block", "app/fail", "app/ok-1", "app/ok-2", "db/wait-1", "db/wait-2"}
 		assert.Equal(t, all, keysOf(getJSON(t, h, "/?format=json")))
@@ -178,7 +178,7 @@ func TestSortsByKeyStateOutcomeAttemptsAndPendingSince(t *testing.T) {
 			keysOf(getJSON(t, h, "/?format=json&sort=state")), "processing, waiting, delayed, idle")
 		assert.Equal(t, []string{"app/fail", "app/ok-1", "app/ok-2", "app/block", "db/wait-1", "db/wait-2"},
 			keysOf(getJSON(t, h, "/?format=json&sort=outcome")), "error before success, never reconciled last")
-		assert.Equal(t, "app/fail", keysOf(getJSON(t, h, "/?format=json&sort=attempts"))[0], "most retries first")
+		assert.Equal(t, "app/fail", keysOf(getJSON(t, h, "/?format=json&sort=retries"))[0], "most retries first")
 		// app/fail was listed first and never converged; app/block and the
 		// db keys were created later, in that order.
 		assert.Equal(t, []string{"app/fail", "app/block", "db/wait-1", "db/wait-2", "app/ok-1", "app/ok-2"},

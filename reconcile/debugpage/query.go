@@ -32,7 +32,7 @@ var sorts = []struct {
 	{"key", reconcile.ByKey},
 	{"state", reconcile.ByState},
 	{"outcome", reconcile.ByOutcome},
-	{"attempts", reconcile.ByAttempts},
+	{"retries", reconcile.ByRetries},
 	{"pending", reconcile.ByPendingSince},
 }
 
@@ -51,7 +51,7 @@ type query struct {
 
 // parseQuery reads the parameters controller, prefix, state (repeatable:
 // processing, waiting, delayed, idle), sort (key, state, outcome,
-// attempts, pending), desc, page (from 1) and size.
+// retries, pending), desc, page (from 1) and size.
 func parseQuery(v url.Values, defaultSize int) query {
 	q := query{Controller: v.Get("controller"), Prefix: v.Get("prefix"), Sort: "key", Page: 1, Size: defaultSize}
 	for _, s := range v["state"] {

@@ -76,8 +76,8 @@ type keyView struct {
 	Dirty    bool   `json:"dirty,omitempty"`
 	Since    string `json:"processingSince,omitempty"`
 	Priority int    `json:"priority,omitempty"`
-	// Retries counts the key's consecutive backoffs: the attempt number
-	// its next reconcile logs. NextRetry is when a delayed key is handed
+	// Retries is the key's retries (reconcile.Request.Retries): its
+	// consecutive backoffs, as its next reconcile logs them. NextRetry is when a delayed key is handed
 	// out again (for a processing key, when an add due after it is).
 	Retries         int      `json:"retries"`
 	NextRetry       string   `json:"nextRetry,omitempty"`

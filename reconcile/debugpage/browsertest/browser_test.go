@@ -33,7 +33,7 @@ const (
 const failuresBeforeLongBackoff = 4
 
 // backoff retries a key quickly a few times, then waits an hour: the
-// failing key's attempts settle at a known number while the test looks.
+// failing key's retries settle at a known number while the test looks.
 type backoff struct {
 	mu    sync.Mutex
 	count map[string]int
@@ -286,15 +286,15 @@ func TestAPersonSeesWhyAKeyIsNotConvergingAndFiltersAndPages(t *testing.T) {
 	ctx := browser(t)
 	base := serve(t)
 
-	// Every key, most retried first: the failing key's attempts, error
+	// Every key, most retried first: the failing key's retries, error
 	// and next retry.
-	do(t, ctx, chromedp.Navigate(base+"?sort=attempts"), chromedp.WaitVisible(chromedp.CSS(`section.controller`)))
+	do(t, ctx, chromedp.Navigate(base+"?sort=retries"), chromedp.WaitVisible(chromedp.CSS(`section.controller`)))
 	if got := text(t, ctx, `section.controller h2`); got != "shop" {
 		t.Errorf("controller heading %q, want shop", got)
 	}
 	all := rows(t, ctx)
 	if len(all) != debugpage.DefaultPageSize || all[0].Key != "shop/payments" {
-		t.Fatalf("the first page sorted by attempts shows %d keys, first %v; want %d, shop/payments first",
+		t.Fatalf("the first page sorted by retries shows %d keys, first %v; want %d, shop/payments first",
 			len(all), all[:min(1, len(all))], debugpage.DefaultPageSize)
 	}
 	payments := all[0]
