@@ -64,7 +64,7 @@ func (q *Queue[K]) addLocked(key K, o AddOptions, delay time.Duration, now int64
 	it, ok := q.items[key]
 	if !ok {
 		it = q.newItem(key, o.Priority)
-	} else if it.pending() {
+	} else if it.queued() {
 		q.setPriority(it, max(it.priority, o.Priority))
 	} else {
 		it.priority = o.Priority
@@ -189,7 +189,7 @@ func (q *Queue[K]) offset(priority int) int64 {
 	return saturatingMul(int64(priority), q.aging)
 }
 
-// setPriority changes a pending key's priority. A waiting key moves to the
+// setPriority changes a queued key's priority. A waiting key moves to the
 // back of its new priority's line, as if it had just become ready.
 func (q *Queue[K]) setPriority(it *item[K], priority int) {
 	if priority == it.priority {

@@ -85,7 +85,7 @@ func TestAddOfKeyInFlightDuringDrainIsRefused(t *testing.T) {
 		require.Zero(t, q.Len())
 		q.Done("a")
 		synctest.Wait()
-		pending(t, drained, "Drain with a key in flight")
+		undelivered(t, drained, "Drain with a key in flight")
 		q.Done("b")
 		r := <-drained
 		require.NoError(t, r.err)

@@ -52,7 +52,7 @@ func TestRepeatedDelaysKeepEarliestDeadline(t *testing.T) {
 		require.Equal(t, "a", k)
 		require.Equal(t, time.Second, at.Sub(start))
 		q.Done("a")
-		// Nothing else is pending: the later delays did not leave copies.
+		// Nothing else is queued: the later delays did not leave copies.
 		advance(time.Minute) // fake time inside the bubble
 		require.Zero(t, q.Len())
 		require.Empty(t, q.Snapshot())
@@ -61,7 +61,7 @@ func TestRepeatedDelaysKeepEarliestDeadline(t *testing.T) {
 
 // An immediate Add of a delayed key hands it out once, now, and cancels
 // the delay (client-go hands such a key out twice).
-func TestAddCancelsPendingDelay(t *testing.T) {
+func TestAddCancelsTheKeysDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.AddAfter("a", time.Second)
@@ -106,9 +106,9 @@ func TestDelayDueWhileProcessingMarksDirtyAndHandsOutAfterDone(t *testing.T) {
 	})
 }
 
-// A delay still pending when the key is Done keeps the key delayed: it is
+// A delay not yet due when the key is Done keeps the key delayed: it is
 // handed out at its deadline, not at Done.
-func TestDelayPendingAtDoneHandsTheKeyOutAtItsDeadline(t *testing.T) {
+func TestDelayNotDueAtDoneHandsTheKeyOutAtItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
@@ -141,7 +141,7 @@ func TestDelaysUseNoGoroutinePerKey(t *testing.T) {
 	require.Len(t, left, 10000)
 }
 
-// Remove forgets waiting and delayed keys, and the pending re-add of a key
+// Remove forgets waiting and delayed keys, and the queued re-add of a key
 // in flight (dirty or delayed); the worker holding it still finishes and
 // calls Done, and the key is not handed out again.
 func TestRemoveDropsWaitingDelayedAndDirtyKeysButLetsInFlightWorkFinish(t *testing.T) {

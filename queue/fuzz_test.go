@@ -31,7 +31,7 @@ type modelKey struct {
 	delayOrder int
 }
 
-func (m *model) pending(k *modelKey) bool { return k.waiting || k.hasDelay || k.dirty }
+func (m *model) queued(k *modelKey) bool { return k.waiting || k.hasDelay || k.dirty }
 
 func (m *model) key(k int, priority int) *modelKey {
 	mk, ok := m.keys[k]
@@ -39,7 +39,7 @@ func (m *model) key(k int, priority int) *modelKey {
 	case !ok:
 		mk = &modelKey{priority: priority}
 		m.keys[k] = mk
-	case m.pending(mk):
+	case m.queued(mk):
 		if priority > mk.priority && mk.waiting {
 			// A waiting key whose priority rises moves to the back of
 			// its new priority's line.

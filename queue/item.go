@@ -36,9 +36,9 @@ type item[K comparable] struct {
 
 func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 
-// pending reports whether the key will be handed out again: it is waiting,
-// delayed or dirty.
-func (it *item[K]) pending() bool { return it.waiting || it.delayed() || it.dirty }
+// queued reports whether the key will be handed out (again): it is
+// waiting, delayed or dirty, as Queue.Queued says.
+func (it *item[K]) queued() bool { return it.waiting || it.delayed() || it.dirty }
 
 func (q *Queue[K]) newItem(key K, priority int) *item[K] {
 	var it *item[K]
@@ -62,7 +62,7 @@ func (q *Queue[K]) newItem(key K, priority int) *item[K] {
 	return it
 }
 
-// forgetItem drops the record of a key that is no longer pending or
+// forgetItem drops the record of a key that is no longer queued or
 // processing.
 func (q *Queue[K]) forgetItem(it *item[K]) {
 	delete(q.items, it.key)

@@ -66,7 +66,7 @@ type AddOptions struct {
 	// Tags are bits the caller attaches to the add, such as what woke the
 	// key. The tags of adds that coalesce into one hand-out are ORed;
 	// GetTagged hands them out with the key and Snapshot shows those
-	// pending. The queue gives them no meaning.
+	// not yet handed out. The queue gives them no meaning.
 	Tags uint32
 }
 
@@ -180,10 +180,10 @@ func (q *Queue[K]) Queued(key K) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	it, ok := q.items[key]
-	return ok && it.pending()
+	return ok && it.queued()
 }
 
-// Remove cancels key's pending work: a waiting or delayed key is dropped and
+// Remove cancels key's queued work: a waiting or delayed key is dropped and
 // a processing key loses its dirty mark and delay, so it is not handed out
 // again after Done (the in-flight work itself finishes normally). The key's
 // backoff is kept; call Forget to reset it.

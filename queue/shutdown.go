@@ -13,7 +13,7 @@ import (
 // ShutDown during a Drain stops the hand-out of ready keys, but the Drain
 // still waits for the keys in flight to be Done (or for its context), since
 // its caller relies on no work running once it returns. This differs from
-// client-go, whose ShutDown abandons a pending ShutDownWithDrain.
+// client-go, whose ShutDown abandons a ShutDownWithDrain still waiting.
 func (q *Queue[K]) ShutDown() {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -41,8 +41,8 @@ type getResult struct {
 	err error
 }
 
-// pending fails the test if c has delivered. Call it after synctest.Wait.
-func pending[T any](t *testing.T, c <-chan T, what string) {
+// undelivered fails the test if c has delivered. Call it after synctest.Wait.
+func undelivered[T any](t *testing.T, c <-chan T, what string) {
 	t.Helper()
 	select {
 	case v := <-c:
@@ -190,11 +190,11 @@ func TestDrainReturnsOnceInFlightWorkIsDoneEvenAfterShutDown(t *testing.T) {
 		defer cancel()
 		drained := startDrain(ctx, q)
 		synctest.Wait()
-		pending(t, drained, "Drain with a key in flight")
+		undelivered(t, drained, "Drain with a key in flight")
 		q.ShutDown()
 		synctest.Wait()
 		// ShutDown stops hand-outs, not the wait for work in flight.
-		pending(t, drained, "Drain with a key in flight after ShutDown")
+		undelivered(t, drained, "Drain with a key in flight after ShutDown")
 		_, err := q.Get(context.Background())
 		require.ErrorIs(t, err, ErrShutDown, "ShutDown stops hand-outs at once")
 		q.Done("a")
@@ -216,7 +216,7 @@ func TestDrainAfterShutDownWaitsForInFlightWork(t *testing.T) {
 		defer cancel()
 		drained := startDrain(ctx, q)
 		synctest.Wait()
-		pending(t, drained, "Drain with a key in flight")
+		undelivered(t, drained, "Drain with a key in flight")
 		q.Done("a")
 		r := <-drained
 		require.NoError(t, r.err)
@@ -235,13 +235,13 @@ func TestGetDuringDrainHandsOutDirtyKeyAgain(t *testing.T) {
 		drained := startDrain(context.Background(), q)
 		got := startGet(q)
 		synctest.Wait()
-		pending(t, got, "Get while a dirty key is in flight")
+		undelivered(t, got, "Get while a dirty key is in flight")
 		q.Done("a")
 		r := <-got
 		require.NoError(t, r.err)
 		require.Equal(t, "a", r.key)
 		synctest.Wait()
-		pending(t, drained, "Drain while the dirty key runs again")
+		undelivered(t, drained, "Drain while the dirty key runs again")
 		q.Done("a")
 		d := <-drained
 		require.NoError(t, d.err)
@@ -265,8 +265,8 @@ func TestGetDuringDrainReturnsOnceNothingCanBecomeReady(t *testing.T) {
 		drained := startDrain(context.Background(), q)
 		g1, g2 := startGet(q), startGet(q)
 		synctest.Wait()
-		pending(t, g1, "Get while a dirty key is in flight")
-		pending(t, g2, "Get while a dirty key is in flight")
+		undelivered(t, g1, "Get while a dirty key is in flight")
+		undelivered(t, g2, "Get while a dirty key is in flight")
 		q.Done("dirty")
 		synctest.Wait()
 		var r1, r2 getResult
@@ -286,7 +286,7 @@ func TestGetDuringDrainReturnsOnceNothingCanBecomeReady(t *testing.T) {
 		require.NoError(t, r1.err)
 		require.Equal(t, "dirty", r1.key)
 		require.ErrorIs(t, r2.err, ErrShutDown)
-		pending(t, drained, "Drain with keys in flight")
+		undelivered(t, drained, "Drain with keys in flight")
 		q.Done("dirty")
 		q.Done("clean")
 		require.NoError(t, (<-drained).err)
@@ -310,7 +310,7 @@ func TestShutDownDuringDrainReleasesGetWaitingForDirtyKey(t *testing.T) {
 		q.ShutDown()
 		require.ErrorIs(t, (<-got).err, ErrShutDown)
 		synctest.Wait()
-		pending(t, drained, "Drain with a key in flight")
+		undelivered(t, drained, "Drain with a key in flight")
 		q.Done("a")
 		r := <-drained
 		require.NoError(t, r.err)

@@ -118,7 +118,7 @@ func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	it, ok := q.items[key]
-	if !ok || !it.pending() && !it.processing {
+	if !ok || !it.queued() && !it.processing {
 		return Item[K]{}, false
 	}
 	return q.describe(it), true

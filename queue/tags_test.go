@@ -12,7 +12,7 @@ import (
 
 // TestTagsOfCoalescedAddsAreHandedOutTogether: the tags of every add that
 // coalesces into one hand-out (waiting, delayed or dirty) come out ORed
-// with it, Snapshot shows the pending ones, and a hand-out clears them, so
+// with it, Snapshot shows those not yet handed out, and a hand-out clears them, so
 // that adds made while the key is processing tag its next hand-out only.
 func TestTagsOfCoalescedAddsAreHandedOutTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

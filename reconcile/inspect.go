@@ -396,7 +396,7 @@ type KeyState struct {
 	LastDuration time.Duration
 	// LastRevision is the object revision the latest reconcile saw.
 	LastRevision int64
-	// Triggers says what woke the key for its pending reconcile and
+	// Triggers says what woke the key for its next (queued) reconcile and
 	// LastTriggers for its latest one: "created", "updated", "deleted"
 	// (the primary store), "listed", "enqueued", "resync", "retry",
 	// "requeue", "held-change", "source NAME". Wake-ups that coalesce

@@ -25,7 +25,7 @@ type ownWrite[T any] struct {
 	echoBuf [2]int64
 }
 
-// isEcho reports whether rev is one of the pending echoes, and forgets it
+// isEcho reports whether rev is one of the echoes still expected, and forgets it
 // and every older one (events arrive in revision order).
 func (ow *ownWrite[T]) isEcho(rev int64) bool {
 	for i, r := range ow.echoes {

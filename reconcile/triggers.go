@@ -20,7 +20,7 @@ const (
 	trigResync                       // Options.ResyncPeriod
 	trigRetry                        // a failure's or conflict's backoff
 	trigRequeue                      // Result.Requeue or RequeueAfter
-	trigWrite                        // a change held back while the controller's own write was pending
+	trigWrite                        // a change held back while the controller's own write was in flight
 
 	firstSourceBit   = 12
 	maxTaggedSources = 32 - firstSourceBit

@@ -9,7 +9,7 @@
 // keys, one page at a time: queue state by name, retries and next retry
 // time, the latest reconcile's outcome, error (wrapped at word
 // boundaries in a column of readable width), duration and revision, what
-// triggered the pending and the latest reconcile, how long a change has
+// triggered the next and the latest reconcile, how long a change has
 // been pending, the time since the last success, the last convergence
 // latency, the stale mark, and the log attributes to search the
 // controller's logs for (controller=… key=… revision=…, as every log line

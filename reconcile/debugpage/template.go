@@ -103,7 +103,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <div class="states">keys{{with $.Query.Prefix}} under <code>{{.}}</code>{{end}}:
 {{- range .StateLinks}} <a href="{{.URL}}">{{.Name}} {{.Count}}</a>{{end}}</div>
 <table>
-<thead><tr><th>key</th><th>state</th><th>retries</th><th>next retry</th><th>last outcome</th><th>last error</th><th>last revision</th><th>triggers (pending / last)</th><th>pending for</th><th>since success</th><th>last convergence</th><th>logs</th></tr></thead>
+<thead><tr><th>key</th><th>state</th><th>retries</th><th>next retry</th><th>last outcome</th><th>last error</th><th>last revision</th><th>triggers (next / last)</th><th>pending for</th><th>since success</th><th>last convergence</th><th>logs</th></tr></thead>
 <tbody>
 {{- range .Keys}}
 <tr class="key{{if .Stale}} stale{{end}}" data-key="{{.Key}}">
