@@ -12,7 +12,8 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// ErrAlreadyRunning is returned by a second call of Controller.Run.
+// ErrAlreadyRunning is returned by Controller.Run called while the
+// controller runs; Run may be called again once it has returned.
 var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 
 // Controller runs the reconciliation loop for one kind of object: it caches

@@ -29,7 +29,8 @@ const DefaultShutdownTimeout = 30 * time.Second
 // panics makes Run return a *reconcile.PanicError (errors.As), the same
 // representation a reconcile's panic has.
 var (
-	// ErrStarted: Add or Run was called after Run had started.
+	// ErrStarted: Add, Handle or Run was called after Run had started:
+	// a Manager runs once.
 	ErrStarted = errors.New("manager: already started")
 	// ErrInvalid: bad input (a nil runnable, a negative timeout, a
 	// runnable whose name is taken). errors.Is matches it with the
@@ -169,7 +170,7 @@ func New(opts Options) (*Manager, error) {
 
 // Add registers r to be run by Run. It fails with ErrInvalid for a nil
 // runnable (a nil interface, function or pointer) or one whose name another
-// runnable has, and with ErrStarted once Run has been called.
+// runnable has, and with ErrStarted once Run has started.
 func (m *Manager) Add(r Runnable) error {
 	if nilness.Is(r) {
 		return fmt.Errorf("%w: nil runnable", ErrInvalid)

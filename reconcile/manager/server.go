@@ -83,9 +83,9 @@ type ServerOptions struct {
 // pattern, such as "/store/" or "GET /debug/"), beside /healthz and
 // /readyz, which are always served. Every request reaches h only past the
 // server's limits, Host and origin checks and tokens (see the package
-// documentation). It fails with ErrStarted once Run has
-// begun, and with ErrInvalid without Options.Server, for a nil handler, or
-// for a pattern the mux refuses (a duplicate included).
+// documentation). It fails with ErrStarted once Run has started, and with
+// ErrInvalid without Options.Server, for a nil handler, or for a pattern
+// the mux refuses (a duplicate included).
 func (m *Manager) Handle(pattern string, h http.Handler) (err error) {
 	if h == nil {
 		return fmt.Errorf("%w: nil handler for %q", ErrInvalid, pattern)
