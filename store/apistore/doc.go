@@ -11,6 +11,15 @@
 // one; JSONKind serves JSON objects of the shape
 // {"metadata":{...},"spec":...,"status":...}.
 //
+//	layer, err := apistore.New(inner, apistore.JSONKind{})
+//
+// The layer's Store is a store.Store[T], so everything written for stores
+// works over it, and it offers the writes of an API server beside:
+// UpdateStatus (StatusWriter), Replace (an Update that says whether it
+// deleted: Replacer) and DeleteWith (a delete with a Propagation:
+// PropagatingDeleter). A client of a store served with the layer offers the
+// same interfaces; a controller's writer detects them by type assertion.
+//
 // # Guarantees
 //
 // Every clause holds on every backend and over HTTP, as the conformance
@@ -29,9 +38,17 @@
 //     instead of removing it; the mark never changes; the object stays
 //     readable; no finalizer can be added to a marked object (an error
 //     matching ErrDeleting and store.ErrInvalid); removing the last
-//     finalizer of a marked object removes it in the same compare-and-swap.
-//     Creating a key that is marked fails with an error matching
-//     ErrDeleting and store.ErrExists.
+//     finalizer of a marked object removes it in the same compare-and-swap
+//     (a write in between makes it a conflict, and a failed guard stops
+//     it). Creating a key that is marked fails with an error matching
+//     ErrDeleting and store.ErrExists. A Foreground or Orphan deletion
+//     marks the object with ForegroundFinalizer or OrphanFinalizer added.
+//   - Recreation: an object deleted and created again has a new create
+//     revision, and a write made at a revision of the first (an old
+//     cleanup's) fails with store.ErrConflict and leaves it alone.
+//   - Bad input: a value that is not of the Kind (for JSONKind: not a JSON
+//     object, or metadata that does not decode as Meta) fails with
+//     store.ErrInvalid and writes nothing.
 //   - Identity: Identity returns the identity of the store below (see
 //     store.Identifier), so that a controller can tell an emptied store
 //     from another, fresh one.

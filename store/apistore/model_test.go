@@ -1,0 +1,153 @@
+package apistore_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
+)
+
+// model is what the layer's store should hold, kept by the rules of the
+// package doc alone: the fuzz test compares the layer with it after every
+// step.
+type model struct {
+	rev     int64
+	objects map[string]*modelObject
+}
+
+// modelObject is one object of the model. spec and status are the numbers
+// the test's values carry.
+type modelObject struct {
+	spec, status int
+	gen          int64
+	finalizers   []string
+	mark         *apistore.Deletion
+	rev, created int64
+}
+
+// outcome is what a step of the model expects of the layer: an error
+// matching every one of errs (none: success), and for DeleteWith and
+// Replace their flag.
+type outcome struct {
+	errs []error
+	flag bool
+}
+
+func fails(errs ...error) outcome { return outcome{errs: errs} }
+
+// check reports whether err is what o expects.
+func (o outcome) check(err error) error {
+	if len(o.errs) == 0 {
+		if err != nil {
+			return fmt.Errorf("unexpected error %v", err)
+		}
+		return nil
+	}
+	for _, want := range o.errs {
+		if !errors.Is(err, want) {
+			return fmt.Errorf("error %v, want one matching %v", err, o.errs)
+		}
+	}
+	return nil
+}
+
+// at returns the object at key if revision is its revision, or the
+// failure the layer gives: not found, or a conflict.
+func (m *model) at(key string, revision int64) (*modelObject, outcome, bool) {
+	o := m.objects[key]
+	switch {
+	case o == nil:
+		return nil, fails(store.ErrNotFound), false
+	case o.rev != revision:
+		return nil, fails(store.ErrConflict), false
+	}
+	return o, outcome{}, true
+}
+
+// write records a write of o at the next revision.
+func (m *model) write(o *modelObject) {
+	m.rev++
+	o.rev = m.rev
+}
+
+func (m *model) create(key string, spec, status int, finalizers []string) outcome {
+	if o := m.objects[key]; o != nil {
+		if o.mark != nil {
+			return fails(apistore.ErrDeleting, store.ErrExists)
+		}
+		return fails(store.ErrExists)
+	}
+	o := &modelObject{spec: spec, status: status, gen: 1, finalizers: finalizers}
+	m.write(o)
+	o.created = o.rev
+	m.objects[key] = o
+	return outcome{}
+}
+
+// update is Update and Replace: flag reports a delete.
+func (m *model) update(key string, revision int64, spec int, finalizers []string) outcome {
+	o, out, ok := m.at(key, revision)
+	if !ok {
+		return out
+	}
+	if o.mark != nil {
+		for _, f := range finalizers {
+			if !slices.Contains(o.finalizers, f) {
+				return fails(apistore.ErrDeleting, store.ErrInvalid)
+			}
+		}
+		if len(finalizers) == 0 {
+			m.rev++
+			delete(m.objects, key)
+			return outcome{flag: true}
+		}
+	}
+	if spec != o.spec {
+		o.gen++
+	}
+	o.spec, o.finalizers = spec, finalizers
+	m.write(o)
+	return outcome{}
+}
+
+func (m *model) updateStatus(key string, revision int64, status int) outcome {
+	o, out, ok := m.at(key, revision)
+	if !ok {
+		return out
+	}
+	o.status = status
+	m.write(o)
+	return outcome{}
+}
+
+// deleteWith is DeleteWith at now: flag reports a mark.
+func (m *model) deleteWith(key string, revision int64, p apistore.Propagation, now time.Time) outcome {
+	o, out, ok := m.at(key, revision)
+	switch {
+	case !ok:
+		return out
+	case o.mark != nil:
+		return outcome{flag: true}
+	case p == apistore.Background && len(o.finalizers) == 0:
+		m.rev++
+		delete(m.objects, key)
+		return outcome{}
+	}
+	f := map[apistore.Propagation]string{apistore.Foreground: apistore.ForegroundFinalizer, apistore.Orphan: apistore.OrphanFinalizer}[p]
+	if f != "" && !slices.Contains(o.finalizers, f) {
+		o.finalizers = append(slices.Clip(o.finalizers), f)
+	}
+	o.mark = &apistore.Deletion{Revision: revision, Time: now.UTC(), Propagation: p}
+	m.write(o)
+	return outcome{flag: true}
+}
+
+// rawSpec is a write below the layer that changes the spec alone.
+func (m *model) rawSpec(key string, spec int) {
+	o := m.objects[key]
+	o.spec = spec
+	m.write(o)
+}
