@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/reconcile/debugpage"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 

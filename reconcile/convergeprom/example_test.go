@@ -9,7 +9,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/reconcile/shard"
 	"github.com/converge-go/converge/store"
 	"github.com/prometheus/client_golang/prometheus"

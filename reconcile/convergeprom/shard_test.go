@@ -13,7 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/converge-go/converge/reconcile"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/reconcile/shard"
 	"github.com/converge-go/converge/reconcile/shard/shardtest"
 	"github.com/converge-go/converge/store"

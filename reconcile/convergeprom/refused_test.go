@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/converge-go/converge/reconcile"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/store"
 )
 

@@ -1,4 +1,4 @@
-module github.com/converge-go/converge/reconcile/prometheus
+module github.com/converge-go/converge/reconcile/convergeprom
 
 go 1.26.0
 

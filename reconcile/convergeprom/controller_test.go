@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/store"
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"

@@ -3,7 +3,7 @@
 // and meanings, so that dashboards and alerts written for
 // controller-runtime read true, plus converge's own series.
 //
-// It is a module of its own (github.com/converge-go/converge/reconcile/prometheus),
+// It is a module of its own (github.com/converge-go/converge/reconcile/convergeprom),
 // so that converge's core does not depend on client_golang. Nothing is
 // registered globally and nothing runs in the background: New registers
 // on the Registerer the caller gives, the hooks update counters and

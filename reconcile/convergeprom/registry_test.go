@@ -11,7 +11,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	convergeprom "github.com/converge-go/converge/reconcile/prometheus"
+	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/store"
 )
 
