@@ -62,68 +62,13 @@
 //
 // It costs nothing while nobody looks: no goroutine, no recording. A
 // request costs one Controller.Health and one Controller.Inspect per
-// controller shown (and one Status of a sharded one's Sharder); Inspect
-// walks the controller's keys once, keeps the page's in a bounded heap and
-// builds only theirs. Three benchmarks render the first page of a
-// controller over 100,000 keys in the order that must look at every key
-// (sort=pending): BenchmarkPage with 90,000 converged and 10,000 failing
-// and backing off; BenchmarkPageAllQueued with all of them queued and never
-// reconciled (an initial list behind a busy worker); and
-// BenchmarkPageAllQueuedAfterChanges with all of them converged, then
-// changed at once in no particular order and queued again behind a busy
-// worker:
-//
-//	go test ./reconcile/debugpage -run '^$' -bench Page -benchmem
-//
-// On a 2-core AMD EPYC, 2026-12-01 08:49 UTC, after pending changes shrank
-// to 56 bytes, 8 runs of -benchtime 20x (load average 1.1-1.4; medians in
-// brackets):
-//
-//	BenchmarkPage/html-2                       3.5-4.4 ms/op (3.6)  0.54 MB/op  11,670 allocs/op
-//	BenchmarkPage/json-2                       2.0-2.2 ms/op (2.1)  0.57 MB/op   1,460 allocs/op
-//	BenchmarkPageAllQueued/html-2              18-20 ms/op (19)     0.45 MB/op   7,670 allocs/op
-//	BenchmarkPageAllQueued/json-2              16-19 ms/op (17)     0.35 MB/op     560 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/html-2  16-20 ms/op (19)     0.51 MB/op  10,370 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/json-2  16-19 ms/op (17)     0.57 MB/op   1,360 allocs/op
-//
-// The same machine is often twice as slow when the shared host is busy.
-// The same day at 08:01 UTC, 8 runs of -benchtime 20x
-// (load average 1.2-1.4 from other work on this shared VM; the spread is
-// its, run to run; medians in brackets):
-//
-//	BenchmarkPage/html-2                       4.5-7.0 ms/op (5.8)  0.55 MB/op  11,670 allocs/op
-//	BenchmarkPage/json-2                       2.6-5.1 ms/op (3.5)  0.58 MB/op   1,460 allocs/op
-//	BenchmarkPageAllQueued/html-2              36-52 ms/op (40)     0.45 MB/op   7,670 allocs/op
-//	BenchmarkPageAllQueued/json-2              27-52 ms/op (35)     0.36 MB/op     560 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/html-2  34-57 ms/op (39)     0.52 MB/op  10,370 allocs/op
-//	BenchmarkPageAllQueuedAfterChanges/json-2  23-45 ms/op (42)     0.57 MB/op   1,360 allocs/op
-//
-// (cpu-ns/op, the process's CPU time per page, is within a few ms of
-// ns/op.) Every median meets the 50 ms target; 3 of the 32 runs of the
-// two all-queued benchmarks took 52-57 ms. Before 2026-12-01 they took
-// 23-35 ms, 103-125 ms and (the third, first measured that day) 47-86 ms.
-// Three changes brought them down: the queue's walks follow its ready
-// rings, delay heap and list of keys in flight instead of its key map
-// (reading a burst of records in the order they were allocated); a
-// pending change records whether its key has a last-reconcile record, so
-// that a queued key is looked up once in the controller instead of twice;
-// and when the page is already full of rows that no idle key could come
-// before, the idle keys' records are counted rather than walked. What
-// remains in the all-queued cases is memory latency, one lookup per queued
-// key: the key's bytes to hash and the map's group to probe, both cache
-// misses at 100,000 keys, because the queue and the controller keep
-// separate records (a profile puts two thirds of the time there). That
-// state passes once the worker drains the burst. Controller.Snapshot,
-// which copies and sorts every key, took 300 ms for the first benchmark's
-// controller.
-//
-// The shard section of a replica owning 1,024 buckets (BenchmarkShardPage,
-// go test ./reconcile/debugpage -run '^$' -bench ShardPage -benchmem,
-// 2026-12-01, same machine under a load average of 8-9 from other work,
-// two runs of 3): HTML 21-53 ms/op, 2.3 MB/op, 56,000 allocs/op (the
-// template's 1,024 rows, folded); JSON 6-8.5 ms/op, 1.9 MB/op, 2,950
-// allocs/op. The spread is the load's; the allocations are the template's
-// escaping of 6 cells a row.
+// controller shown, and one Status of a sharded one's Sharder. A page of k
+// keys of a controller over n keys costs O(n log k) time and builds and
+// renders only its k rows; Inspect holds the controller's lock while it
+// walks the keys, so a request delays that controller's intake for as
+// long. A shard section costs O(b) for b buckets. Figures for 100,000
+// keys and 1,024 buckets, with the commands that reproduce them, are in
+// internal/bench/README.md.
 package debugpage
 
 import (

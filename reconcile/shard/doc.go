@@ -86,11 +86,8 @@
 //     Watch events per replica: one per member renewal (N per TTL/3) and
 //     one per owner record change. Nothing grows with the number of keys.
 //
-// Measured with the tests of this package (fake clock, 2 ms per store
-// call): planned handover, from the plan's write to the new owner's first
-// reconcile of the bucket, p50 257 ms p99 267 ms with the default Drain
-// (250 ms); crash takeover with TTL 2 s, from the crash to the new owner's
-// first reconcile, p50 1.69 s, max 1.99 s.
+// The handover tests' figures (their distributions over 20 joins and 20
+// crashes) are in internal/bench/README.md.
 //
 // Not guaranteed: buckets are balanced by count, not by keys or load;
 // Options.Buckets must never change on a running deployment.
