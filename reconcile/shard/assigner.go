@@ -68,6 +68,37 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	if !ok1 || !ok2 || !ok3 {
 		return r.retry()
 	}
+	live, next := r.judgeMembers(ctx, guard, mm, members)
+	index := indexMembers(live)
+	pobj, hasPlan := r.latestPlan(w)
+	w.overlay(owners)
+	var plan *planRecord
+	if hasPlan {
+		plan = &pobj.Value
+	}
+	want := planRecord{Members: live, Owners: assign(r.stickyOwners(plan, owners, index), len(live))}
+	if !hasPlan || !slices.Equal(plan.Members, want.Members) || !slices.Equal(plan.Owners, want.Owners) {
+		if err := r.writePlan(ctx, guard, w, want, pobj, hasPlan); err != nil {
+			r.opts.Logger.Debug("cannot write the plan; retrying", "err", err)
+			return min(next, r.retry())
+		}
+		r.opts.Logger.Info("plan written", "members", len(live))
+	}
+	if len(live) == 0 {
+		return next
+	}
+	if !r.nameOwners(ctx, guard, w, owners, index, live, want) {
+		next = min(next, r.retry())
+	}
+	return next
+}
+
+// judgeMembers returns the live members, sorted by ID, and how long until
+// the first of them would be judged dead. A member whose record has been
+// seen unchanged for its TTL is dead: its record is deleted, which makes
+// its writes fail (they carry its term's guard) and its buckets
+// ownerless; a failed delete asks for a retry.
+func (r *Replica) judgeMembers(ctx context.Context, guard store.Guard, mm *mirror[lock.Record], members map[string]store.Object[lock.Record]) ([]member, time.Duration) {
 	now := time.Now()
 	next := time.Hour
 	live := make([]member, 0, len(members))
@@ -82,9 +113,6 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 			live = append(live, member{ID: r.keys.memberID(key), Term: o.CreateRevision})
 			continue
 		}
-		// Unchanged for a TTL: the member is dead. Deleting its record
-		// makes its writes fail (they carry its term's guard) and its
-		// buckets ownerless, to be named a new owner below.
 		if _, err := r.members.Delete(ctx, key, o.Revision, guard); err != nil {
 			r.opts.Logger.Warn("cannot delete a dead member's record", "member", key, "err", err)
 			next = min(next, r.retry())
@@ -93,17 +121,31 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 		}
 	}
 	slices.SortFunc(live, func(a, b member) int { return strings.Compare(a.ID, b.ID) })
+	return live, next
+}
+
+// indexMembers returns each live member's position in live.
+func indexMembers(live []member) map[member]int32 {
 	index := make(map[member]int32, len(live))
 	for i, m := range live {
 		index[m] = int32(i)
 	}
+	return index
+}
 
-	// Stick to the last plan where its target is alive, else to the
-	// current owner.
+// latestPlan returns the newer of the mirrored plan and the assigner's own
+// last write of it, and whether there is one.
+func (r *Replica) latestPlan(w *written) (store.Object[planRecord], bool) {
 	pobj, hasPlan := r.planM.get(r.keys.plan())
 	if w.plan.Revision > pobj.Revision {
 		pobj, hasPlan = w.plan, true
 	}
+	return pobj, hasPlan
+}
+
+// overlay puts into owners the assigner's owner writes that the mirror
+// does not show yet, and forgets those it has caught up with.
+func (w *written) overlay(owners map[string]store.Object[ownerRecord]) {
 	for key, o := range w.owners {
 		if m, ok := owners[key]; ok && m.Revision >= o.Revision {
 			delete(w.owners, key) // the mirror has caught up
@@ -111,10 +153,12 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 		}
 		owners[key] = o
 	}
-	var plan *planRecord
-	if hasPlan {
-		plan = &pobj.Value
-	}
+}
+
+// stickyOwners returns, per bucket, the position in index of the member
+// the bucket should stay with: the last plan's target where it is alive,
+// else the current owner where it is, else -1.
+func (r *Replica) stickyOwners(plan *planRecord, owners map[string]store.Object[ownerRecord], index map[member]int32) []int32 {
 	prev := make([]int32, r.opts.Buckets)
 	for b := range prev {
 		prev[b] = -1
@@ -130,29 +174,29 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 			}
 		}
 	}
-	want := planRecord{Members: live, Owners: assign(prev, len(live))}
-	if !hasPlan || !slices.Equal(plan.Members, want.Members) || !slices.Equal(plan.Owners, want.Owners) {
-		var err error
-		var obj store.Object[planRecord]
-		if hasPlan {
-			obj, err = r.plans.Update(ctx, r.keys.plan(), want, pobj.Revision, guard)
-		} else {
-			obj, err = r.plans.Create(ctx, r.keys.plan(), want, guard)
-		}
-		if err == nil {
-			w.plan = obj
-		}
-		if err != nil {
-			r.opts.Logger.Debug("cannot write the plan; retrying", "err", err)
-			return min(next, r.retry())
-		}
-		r.opts.Logger.Info("plan written", "members", len(live))
-	}
-	if len(live) == 0 {
-		return next
-	}
+	return prev
+}
 
-	// Name an owner for every bucket without a live one.
+// writePlan writes want over the plan pobj (created if there is none) and
+// records the write in w.
+func (r *Replica) writePlan(ctx context.Context, guard store.Guard, w *written, want planRecord, pobj store.Object[planRecord], hasPlan bool) error {
+	var err error
+	var obj store.Object[planRecord]
+	if hasPlan {
+		obj, err = r.plans.Update(ctx, r.keys.plan(), want, pobj.Revision, guard)
+	} else {
+		obj, err = r.plans.Create(ctx, r.keys.plan(), want, guard)
+	}
+	if err == nil {
+		w.plan = obj
+	}
+	return err
+}
+
+// nameOwners names the planned owner of every bucket without a live one,
+// handoverConcurrency writes at a time, records the writes in w, and
+// reports whether every write succeeded.
+func (r *Replica) nameOwners(ctx context.Context, guard store.Guard, w *written, owners map[string]store.Object[ownerRecord], index map[member]int32, live []member, want planRecord) bool {
 	var g errgroup.Group
 	g.SetLimit(handoverConcurrency)
 	failed := make(chan struct{}, 1)
@@ -191,8 +235,8 @@ func (r *Replica) assignOnce(ctx context.Context, guard store.Guard, mm *mirror[
 	_ = g.Wait()
 	select {
 	case <-failed:
-		next = min(next, r.retry())
+		return false
 	default:
+		return true
 	}
-	return next
 }
