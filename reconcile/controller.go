@@ -57,6 +57,7 @@ type Controller[T any] struct {
 	opts  Options[T]
 	rec   Reconciler[T]
 	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
+	marks bool               // values of T can be marked for deletion (deleting.go)
 	cache *informer[T]       // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
 	// refused counts the keys refused as outside the view (see inView).
@@ -107,6 +108,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		rec:         rec,
 		led:         newLedger[T](time.Now()),
 		wantWorkers: opts.Workers,
+		marks:       marksDeletion[T](),
 	}
 	if opts.BatchSize > 1 {
 		c.batch = batch

@@ -48,6 +48,12 @@ type Health struct {
 	// keys refused (a key over 128 bytes cut short).
 	Refused     int
 	RefusedKeys []string
+	// Deleting counts the keys marked for deletion whose finalizers have
+	// not all been removed (Request.Deleting), and DeletingKeys names the
+	// first 16 in key order: a key that stays there has a cleanup that
+	// keeps failing (its KeyState says since when, and the last error).
+	Deleting     int
+	DeletingKeys []string
 	// Ownerless lists the buckets of keys no replica reconciles now, with
 	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
 	// is empty in a healthy deployment except while a crashed replica's
@@ -82,6 +88,9 @@ func (c *Controller[T]) Health() Health {
 	now := time.Now()
 	h.Stale, h.StaleKeys = c.stale(now)
 	h.Refused, h.RefusedKeys = c.refused.report()
+	c.mu.Lock()
+	h.Deleting, h.DeletingKeys = c.led.deletions(maxStaleKeys)
+	c.mu.Unlock()
 	h.Ownerless = c.ownerless()
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {

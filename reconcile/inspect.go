@@ -412,6 +412,9 @@ type KeyState struct {
 	LastSuccess     time.Time
 	FailingSince    time.Time
 	LastConvergence time.Duration
+	// DeletingSince is when the controller first saw the key marked for
+	// deletion, its finalizers still to run (zero if it is not).
+	DeletingSince time.Time
 	// Stale: the key has been out of date for longer than
 	// Options.StaleAfter (see Health.Stale).
 	Stale bool

@@ -26,7 +26,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	now := led.mono(time.Now()) // when observe saw the batch
 	led.batchObserved(changes)
 	for i := range changes {
-		v, gone := led.changeObserved(&changes[i], verdicts[i] == keep, now)
+		ch := &changes[i]
+		led.deletionSeen(ch.key(), ch.HasCur && c.markedDeleting(ch.Cur), now)
+		v, gone := led.changeObserved(ch, verdicts[i] == keep, now)
 		verdicts[i] = v
 		if gone {
 			unwanted = append(unwanted, i)
@@ -76,9 +78,11 @@ func (c *Controller[T]) queueChanges(q *queue.Queue[string], changes []change[T]
 // Gets wait only microseconds behind a large list.
 const addChunk = 128
 
-// admit reports whether every predicate lets the change through.
+// admit reports whether every predicate lets the change through. A change
+// that leaves its object marked for deletion always goes through: no
+// predicate may keep a cleanup from running.
 func (c *Controller[T]) admit(ch *change[T]) bool {
-	if len(c.opts.Predicates) == 0 {
+	if len(c.opts.Predicates) == 0 || ch.HasCur && c.markedDeleting(ch.Cur) {
 		return true
 	}
 	old, cur := ch.pointers()

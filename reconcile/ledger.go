@@ -47,9 +47,13 @@ type ledger[T any] struct {
 	// reconcile covered before observe saw its change (the cache is
 	// updated before observe hears of it): when that change arrives it
 	// neither wakes the key nor waits.
-	errs             map[string]string
-	failing          map[string]struct{}
-	coveredAhead     map[string]int64
+	errs         map[string]string
+	failing      map[string]struct{}
+	coveredAhead map[string]int64
+	// deleting holds the keys whose latest change left them marked for
+	// deletion, with when observe first saw the mark (deleting.go).
+	deleting         map[string]monoTime
+	deletingPeak     int
 	errsPeak         int
 	failingPeak      int
 	coveredAheadPeak int
@@ -134,6 +138,7 @@ func newLedger[T any](epoch time.Time) *ledger[T] {
 		errs:         make(map[string]string),
 		failing:      make(map[string]struct{}),
 		coveredAhead: make(map[string]int64),
+		deleting:     make(map[string]monoTime),
 		own:          make(map[string]*ownWrite[T]),
 		observedKeys: make(map[string]struct{}),
 	}
@@ -179,8 +184,14 @@ func (l *ledger[T]) lookup(key string) *record {
 
 // recordOf returns key's record, making an empty one if it has none.
 func (l *ledger[T]) recordOf(key string) *record {
-	if r := l.lookup(key); r != nil {
-		return r
+	r, _ := l.slotted(key)
+	return r
+}
+
+// slotted is recordOf that also returns the record's slot.
+func (l *ledger[T]) slotted(key string) (*record, int32) {
+	if slot, ok := l.recs.index[key]; ok {
+		return l.recs.at(slot), slot
 	}
 	return l.recs.add(key)
 }

@@ -87,10 +87,10 @@ func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v ve
 // changed records a change of key at rev, seen at now, that a reconcile
 // must cover.
 func (l *ledger[T]) changed(key string, rev int64, now monoTime) {
-	r := l.recordOf(key)
+	r, slot := l.slotted(key)
 	p := l.pendingOf(r)
 	if p == nil {
-		l.startPending(r, l.recs.slotOf(key), pendingChange{first: rev, latest: rev, since: now})
+		l.startPending(r, slot, pendingChange{first: rev, latest: rev, since: now})
 		return
 	}
 	p.latest = max(p.latest, rev)
@@ -262,4 +262,5 @@ func (l *ledger[T]) dropped(key string) {
 	l.forgetLast(r)
 	r.flags = 0
 	l.release(r)
+	l.deletionSeen(key, false, 0)
 }

@@ -23,8 +23,9 @@ func (rs *records) at(slot int32) *record {
 	return &rs.chunks[slot/recordChunk][slot%recordChunk]
 }
 
-// add makes an empty record for key, which has none.
-func (rs *records) add(key string) *record {
+// add makes an empty record for key, which has none, and returns it with
+// its slot.
+func (rs *records) add(key string) (*record, int32) {
 	var slot int32
 	if n := len(rs.free); n > 0 {
 		slot = rs.free[n-1]
@@ -40,11 +41,8 @@ func (rs *records) add(key string) *record {
 	rs.peak = max(rs.peak, len(rs.index))
 	r := rs.at(slot)
 	r.key = key
-	return r
+	return r, slot
 }
-
-// slotOf returns the slot of key's record, which exists.
-func (rs *records) slotOf(key string) int32 { return rs.index[key] }
 
 // remove forgets key's record.
 func (rs *records) remove(key string) {

@@ -66,11 +66,13 @@ type ledgerModel struct {
 	coveredAhead map[string]int64
 	observed     int64
 	observedKeys map[string]bool
+	deleting     map[string]monoTime
 }
 
 func newLedgerModel() *ledgerModel {
 	return &ledgerModel{pending: map[string]*pendingChange{}, last: map[string]*record{}, errs: map[string]string{},
-		failing: map[string]bool{}, conflicted: map[string]bool{}, coveredAhead: map[string]int64{}, observedKeys: map[string]bool{}}
+		failing: map[string]bool{}, conflicted: map[string]bool{}, coveredAhead: map[string]int64{}, observedKeys: map[string]bool{},
+		deleting: map[string]monoTime{}}
 }
 
 func (m *ledgerModel) seen(key string, rev int64) bool {
@@ -205,7 +207,16 @@ func (m *ledgerModel) ended(e ending, epoch time.Time) ended {
 	return res
 }
 
+func (m *ledgerModel) deletionSeen(key string, marked bool, now monoTime) {
+	if !marked {
+		delete(m.deleting, key)
+	} else if _, ok := m.deleting[key]; !ok {
+		m.deleting[key] = now
+	}
+}
+
 func (m *ledgerModel) dropped(key string) {
+	delete(m.deleting, key)
 	delete(m.pending, key)
 	delete(m.last, key)
 	delete(m.errs, key)
@@ -251,6 +262,7 @@ func (m *ledgerModel) requireMatches(t *testing.T, l *ledger[string]) {
 		require.Equal(t, m.failing[key], r.has(failingKey), "failing mark of %q", key)
 	}
 	require.Equal(t, m.errs, l.errs)
+	require.Equal(t, m.deleting, l.deleting)
 	require.Equal(t, m.coveredAhead, l.coveredAhead)
 	requireLedgerConsistent(t, l)
 }
@@ -292,6 +304,9 @@ func FuzzLedger(f *testing.F) {
 				l.batchObserved(changes)
 				m.batch(changes)
 				for j := range changes {
+					marked := changes[j].HasCur && (arg>>(j+6))&1 == 0
+					l.deletionSeen(changes[j].key(), marked, now)
+					m.deletionSeen(changes[j].key(), marked, now)
 					kept := (arg>>(j+5))&1 == 0
 					v, gone := l.changeObserved(&changes[j], kept, now)
 					mv, mgone := m.observe(&changes[j], kept, now)

@@ -89,5 +89,8 @@ func (l *ledger[T]) describe(s *KeyState, limit time.Time) (lastTriggers trigger
 		s.PendingSince = l.timeAt(p.since)
 		s.Stale = s.Stale || s.PendingSince.Before(limit)
 	}
+	if since, ok := l.deleting[s.Key]; ok {
+		s.DeletingSince = l.timeAt(since)
+	}
 	return lastTriggers
 }

@@ -125,6 +125,9 @@ func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
 // (present if the cache holds the key), or the controller's own newer
 // write of it.
 func (l *ledger[T]) ownObject(key string, cached store.Object[T], present bool) (obj store.Object[T], deleted bool) {
+	if len(l.own) == 0 {
+		return cached, !present
+	}
 	ow := l.own[key]
 	if ow == nil || ow.obj.Revision == 0 || ow.obj.Revision <= cached.Revision {
 		return cached, !present

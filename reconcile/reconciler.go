@@ -26,6 +26,16 @@ type Request[T any] struct {
 	// deleted: the controller cannot see whether the store holds it, and
 	// refuses it where it enters (see Health.Refused).
 	Deleted bool
+	// Deleting reports that the object is in the store, marked for
+	// deletion: it has finalizers (store/apistore), and the store removes
+	// it once the last is removed. The reconciler cleans up what it made
+	// for the object, then removes its finalizer through Store
+	// (resource.Finalize does both). No predicate filters the change that
+	// marks an object, so a deletion made while no controller ran is
+	// carried out when one starts. Only values whose type has a
+	// Deleting() bool method (apistore.Meta's, embedded in
+	// resource.Resource) can be marked.
+	Deleting bool
 	// Retries is the key's retries: the reconciles since its last success
 	// that failed or asked for Result.Requeue (0 on a first try), as the
 	// controller's rate limiter counts them (its NumRequeues). The

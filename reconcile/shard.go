@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // Sharder lets several replicas split a controller's keys: each key belongs
@@ -67,4 +68,16 @@ func (g guardedWriter[T]) Update(ctx context.Context, key string, value T, revis
 
 func (g guardedWriter[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
 	return g.writer.Delete(ctx, key, revision, append(guards, g.guards...)...)
+}
+
+func (g guardedWriter[T]) Replace(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], bool, error) {
+	return g.writer.Replace(ctx, key, value, revision, append(guards, g.guards...)...)
+}
+
+func (g guardedWriter[T]) UpdateStatus(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
+	return g.writer.UpdateStatus(ctx, key, value, revision, append(guards, g.guards...)...)
+}
+
+func (g guardedWriter[T]) DeleteWith(ctx context.Context, key string, revision int64, p apistore.Propagation, guards ...store.Guard) (int64, bool, error) {
+	return g.writer.DeleteWith(ctx, key, revision, p, append(guards, g.guards...)...)
 }

@@ -118,6 +118,7 @@ func (c *Controller[T]) request(key string) Request[T] {
 	obj, present, _ := c.cache.lookup(key)
 	// Never older than the controller's own last write of the key.
 	req.Object, req.Deleted = c.led.reconcileBegun(key, obj, present)
+	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
 	return req
 }
 

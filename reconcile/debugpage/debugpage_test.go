@@ -333,3 +333,40 @@ func TestShowsDegradedStoreStuckAndStaleOfEachControllerAndSelectsOneByName(t *t
 	assert.Contains(t, html, "stuck: <code>k/stuck</code> running for 1h30m0s")
 	assert.Contains(t, html, "degraded: source 0: broken")
 }
+
+// deletingFake is a controller with a key being deleted for an hour.
+type deletingFake struct{ fake }
+
+func (f deletingFake) Health() reconcile.Health {
+	return reconcile.Health{Deleting: 1, DeletingKeys: []string{"k/gone"}}
+}
+func (f deletingFake) Inspect(reconcile.KeyQuery) reconcile.KeyPage {
+	return reconcile.KeyPage{Matched: 1, States: map[queue.State]int{}, Keys: []reconcile.KeyState{
+		{Key: "k/gone", DeletingSince: time.Now().Add(-time.Hour), LastOutcome: reconcile.Failure, LastError: "drop: busy"}}}
+}
+
+// TestKeysBeingDeletedShowWithHowLongAndTheirCleanupsError: a key marked
+// for deletion whose cleanup keeps failing is named in the controller's
+// health and shown, in its row, deleting for how long, beside the last
+// error, in HTML and JSON.
+func TestKeysBeingDeletedShowWithHowLongAndTheirCleanupsError(t *testing.T) {
+	h := debugpage.New(debugpage.Options{}, deletingFake{fake{"dbs"}})
+	body := get(t, h, "/").Body.String()
+	assert.Contains(t, body, `deleting: <b class="bad">1</b> <code>k/gone</code>`)
+	assert.Contains(t, body, `deleting for 1h0m0s`)
+	assert.Contains(t, body, "drop: busy")
+	var page struct {
+		Controllers []struct {
+			Deleting     int
+			DeletingKeys []string
+			Keys         []struct{ DeletingFor string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(get(t, h, "/?format=json").Body.Bytes(), &page))
+	require.Len(t, page.Controllers, 1)
+	c := page.Controllers[0]
+	assert.Equal(t, 1, c.Deleting)
+	assert.Equal(t, []string{"k/gone"}, c.DeletingKeys)
+	require.Len(t, c.Keys, 1)
+	assert.Equal(t, "1h0m0s", c.Keys[0].DeletingFor)
+}

@@ -67,6 +67,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <span>revision: {{.Revision}}</span>
 <span>workers: <span class="workers">{{.Workers}}</span></span>
 <span>stale: {{if .Stale}}<b class="bad">{{.Stale}}</b>{{range .StaleKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
+<span class="deleting">deleting: {{if .Deleting}}<b class="bad">{{.Deleting}}</b>{{range .DeletingKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
 <span class="refused">refused keys: {{if .Refused}}<b class="bad">{{.Refused}}</b>{{range .RefusedKeys}} <code>{{printf "%q" .}}</code>{{end}}{{else}}0{{end}}</span>
 </div>
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
@@ -107,7 +108,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <tbody>
 {{- range .Keys}}
 <tr class="key{{if .Stale}} stale{{end}}" data-key="{{.Key}}">
-<td class="key">{{.Key}}</td>
+<td class="key">{{.Key}}{{with .DeletingFor}} <b class="bad deleting-for" title="marked for deletion; its cleanup has not finished">deleting for {{.}}</b>{{end}}</td>
 <td class="state">{{.State}}{{if .Dirty}} (dirty){{end}}{{with .Since}}<br><small>since {{.}}</small>{{end}}</td>
 <td class="retries">{{.Retries}}</td>
 <td class="next-retry">{{if .NextRetry}}{{.NextRetry}}{{with .NextRetryIn}} ({{.}}){{end}}{{end}}</td>

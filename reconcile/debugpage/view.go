@@ -49,6 +49,10 @@ type controllerView struct {
 	// controller's view, refused and never reconciled.
 	Refused     int      `json:"refused"`
 	RefusedKeys []string `json:"refusedKeys"`
+	// Deleting and DeletingKeys are Health's: keys marked for deletion
+	// whose cleanup (finalizers) has not finished.
+	Deleting     int      `json:"deleting"`
+	DeletingKeys []string `json:"deletingKeys"`
 	// Ownerless is Health.Ownerless: the buckets no replica works on.
 	Ownerless []int `json:"ownerless,omitempty"`
 	// Shard is the controller's shard section, if its Sharder has a
@@ -91,6 +95,8 @@ type keyView struct {
 	LastTriggers    []string `json:"lastTriggers,omitempty"`
 	PendingSince    string   `json:"pendingSince,omitempty"`
 	PendingFor      string   `json:"pendingFor,omitempty"`
+	DeletingSince   string   `json:"deletingSince,omitempty"`
+	DeletingFor     string   `json:"deletingFor,omitempty"`
 	LastSuccess     string   `json:"lastSuccess,omitempty"`
 	SinceSuccess    string   `json:"sinceSuccess,omitempty"`
 	FailingSince    string   `json:"failingSince,omitempty"`
@@ -114,6 +120,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		Revision: health.Revision, Workers: health.Workers, Stuck: []stuck{},
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
+		Deleting: health.Deleting, DeletingKeys: orEmpty(health.DeletingKeys),
 		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}
@@ -161,6 +168,9 @@ func (h *Handler) keyOf(name string, s *reconcile.KeyState, now time.Time) keyVi
 	}
 	if !s.PendingSince.IsZero() {
 		k.PendingFor = duration(now.Sub(s.PendingSince))
+	}
+	if !s.DeletingSince.IsZero() {
+		k.DeletingSince, k.DeletingFor = timestamp(s.DeletingSince), duration(now.Sub(s.DeletingSince))
 	}
 	if !s.LastSuccess.IsZero() {
 		k.SinceSuccess = duration(now.Sub(s.LastSuccess))
