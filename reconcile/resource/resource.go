@@ -210,6 +210,11 @@ func WriteStatus[Spec, Status any](ctx context.Context, s store.Store[*Resource[
 	if same {
 		return obj, nil
 	}
+	if sw, ok := s.(apistore.StatusWriter[*Resource[Spec, Status]]); ok {
+		// The API-server layer (or a client of one): a status write that
+		// cannot touch the spec.
+		return sw.UpdateStatus(ctx, obj.Key, next, obj.Revision)
+	}
 	return s.Update(ctx, obj.Key, next, obj.Revision)
 }
 
