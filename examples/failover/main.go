@@ -5,7 +5,9 @@
 // without releasing its lease, another replica takes over once the lease
 // has gone unrenewed for a TTL and keeps converging, and a status write the
 // crashed leader sent under its term, delayed in the network until after the
-// takeover, is rejected by fencing.
+// takeover, is rejected by fencing. The reconciler is the replicaset
+// example's, in examples/replicaset/controller/reconciler.go; main.go only
+// wires.
 //
 // The files: demo.go wires etcd, the pods and the replicas; replica.go is
 // one replica (its client, lease, elector, manager and controller);

@@ -4,7 +4,9 @@
 // process, to success at most once, with retries on the controller's
 // backoff, timeouts and a concurrency limit. It survives being killed with
 // SIGKILL at any moment: no job ever has two attempts running at once, and
-// no finished job runs again.
+// no finished job runs again. The reconciler is in reconciler.go; main.go
+// only wires: it reads the command line and starts the daemon (daemon.go)
+// or a client command (cli.go).
 //
 // Run it from the repository root:
 //

@@ -1,12 +1,13 @@
 // Command replicaset is the ReplicaSet of "The Reconciliation Loop", made
 // real with converge: a controller keeps N child processes ("pods") running,
 // heals them after a power failure, scales them, and keeps healing while its
-// store is unreachable.
+// store is unreachable. The reconciler is in controller/reconciler.go;
+// main.go only wires.
 //
-// Read the controller first: controller/controller.go holds the resource
-// and the Reconcile method, in package controller so that the failover
-// example can run the same controller. This command only runs it and
-// narrates: demo.go wires the store, the pods and the controller,
+// Read the reconciler first: controller/reconciler.go holds the Reconcile
+// method and controller/controller.go the resource and New, in package
+// controller so that the failover example can run the same controller.
+// This command only runs it and narrates: demo.go wires the store, the pods and the controller,
 // scenario.go plays the steps, narrator.go tells what the store sees, and
 // summary.go sums up. The pods are real processes (examples/internal/pods).
 //
