@@ -7,11 +7,15 @@
 // refused with store.ErrGuardFailed, and throughput rising with replicas.
 // At the end, every reconcile and every accepted write of the run is
 // checked: no key reconciled by two replicas at once, no write accepted
-// from a replica that did not own the key's bucket.
+// from a replica that did not own the key's bucket. The reconciler is in
+// reconciler.go; main.go only wires.
 //
-// The replicas are this program again, in replica mode (replica.go);
-// each appends records of its reconciles and writes to a shared file
-// (record.go), which the parent reads to narrate and check (check.go).
+// The replicas are this program again, in replica mode (replica.go). In
+// each, the reconciler runs wrapped: recorded (record.go) appends records
+// of its reconciles and accepted writes to a shared file, which the parent
+// reads to narrate and check (check.go), and, for the measurements and
+// exclusivity runs, churning (churn.go) makes every reconcile write and
+// requeue.
 //
 // Run it from the repository root:
 //

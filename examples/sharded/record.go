@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/store"
 )
 
 // The records every process of a run appends to one shared file, opened
@@ -167,3 +171,36 @@ func (l *recordLog) read() ([]record, error) {
 }
 
 func (l *recordLog) close() error { return l.f.Close() }
+
+// recorded wraps the replica's reconciler: it records each reconcile's
+// beginning, under the epoch of the key's claim, and its end with its
+// outcome, and each write of it the store accepted, with the revision.
+type recorded struct {
+	next   reconcile.Reconciler[*Item]
+	rec    *recorder
+	claims *claims
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r recorded) Reconcile(ctx context.Context, req reconcile.Request[*Item]) (res reconcile.Result, err error) {
+	epoch := r.claims.epoch(req.Key)
+	r.rec.put(kindBegin, req.Key, epoch, 0, "")
+	defer func() { r.rec.put(kindEnd, req.Key, epoch, 0, outcome(ctx, err)) }()
+	req.Store = recordedWrites{Store: req.Store, rec: r.rec, epoch: epoch}
+	return r.next.Reconcile(ctx, req)
+}
+
+// recordedWrites records each Update the store accepted.
+type recordedWrites struct {
+	store.Store[*Item]
+	rec   *recorder
+	epoch int64
+}
+
+func (s recordedWrites) Update(ctx context.Context, key string, v *Item, rev int64, guards ...store.Guard) (store.Object[*Item], error) {
+	obj, err := s.Store.Update(ctx, key, v, rev, guards...)
+	if err == nil {
+		s.rec.put(kindWrite, key, s.epoch, obj.Revision, "")
+	}
+	return obj, err
+}

@@ -131,7 +131,7 @@ func replicaMain(cfg replicaConfig, stderr io.Writer) (err error) {
 		return err
 	}
 	r := &replica{cfg: cfg, rec: rec, claims: &claims{Replica: rep, epochs: map[string]int64{}}, items: items}
-	ctrl, err := reconcile.New[*Item](items, reconcile.ReconcilerFunc[*Item](r.reconcile), reconcile.Options[*Item]{
+	ctrl, err := reconcile.New[*Item](items, r.reconciler(), reconcile.Options[*Item]{
 		Name: "items", Prefix: itemsPrefix, Workers: cfg.workers, Shard: r.claims,
 		GracePeriod: time.Second, Logger: logger,
 	})
@@ -200,49 +200,22 @@ func epochOf(guards []store.Guard) int64 {
 	return 0
 }
 
+// reconciler returns the example's reconciler (reconciler.go), wrapped in
+// the churn of the measurements when asked for, and in the recording.
+func (r *replica) reconciler() reconcile.Reconciler[*Item] {
+	var next reconcile.Reconciler[*Item] = itemReconciler{id: r.cfg.id, io: r.cfg.io}
+	if r.cfg.churn {
+		next = churning{next: next, noWrites: r.cfg.noWrites}
+	}
+	return recorded{next: next, rec: r.rec, claims: r.claims}
+}
+
 // replica is the state of a replica process.
 type replica struct {
 	cfg    replicaConfig
 	rec    *recorder
 	claims *claims
 	items  *etcdstore.Store[*Item]
-}
-
-// reconcile waits cfg.io on pretend I/O, then records the generation it
-// saw as observed (a compare-and-swap write through the controller, which
-// adds the claim's guards).
-func (r *replica) reconcile(ctx context.Context, req reconcile.Request[*Item]) (res reconcile.Result, err error) {
-	epoch := r.claims.epoch(req.Key)
-	r.rec.put(kindBegin, req.Key, epoch, 0, "")
-	defer func() { r.rec.put(kindEnd, req.Key, epoch, 0, outcome(ctx, err)) }()
-	if req.Deleted || req.Object.Value == nil {
-		return res, nil
-	}
-	t := time.NewTimer(r.cfg.io)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-		return res, ctx.Err()
-	}
-	item := *req.Object.Value
-	if item.Observed == item.Generation && !r.cfg.churn {
-		return res, nil
-	}
-	if r.cfg.churn && r.cfg.noWrites {
-		res.RequeueAfter = time.Millisecond
-		return res, nil
-	}
-	item.Observed, item.By = item.Generation, r.cfg.id
-	if r.cfg.churn {
-		item.Writes++
-		res.RequeueAfter = time.Millisecond
-	}
-	obj, err := req.Store.Update(ctx, req.Key, &item, req.Object.Revision)
-	if err == nil {
-		r.rec.put(kindWrite, req.Key, epoch, obj.Revision, "")
-	}
-	return res, err
 }
 
 // outcome names how a reconcile or a write ended.
