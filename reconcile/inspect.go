@@ -385,8 +385,7 @@ type KeyState struct {
 	Until time.Time
 	// Priority is the priority of the key's next hand-out.
 	Priority int
-	// Retries is the key's retries, as in Request.Retries: its
-	// consecutive backoffs, reset by a success.
+	// Retries is the key's retries (Request.Retries), reset by a success.
 	Retries int
 	// LastOutcome, LastError, LastAt and LastDuration describe the key's
 	// latest reconcile (zero if none since it last converged after deletion).

@@ -28,7 +28,7 @@
 //	jobs delete NAME...       delete jobs (a running attempt is stopped)
 //
 // The daemon's HTTP server also serves converge's debug page at
-// /debug/converge/ (why a job is not converging: its attempts, last error,
+// /debug/converge/ (why a job is not converging: its retries, last error,
 // next retry) and Prometheus metrics at /metrics, under controller-runtime's
 // names, both behind the daemon's token (see Tokens):
 //
