@@ -1,0 +1,208 @@
+package owners_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/reconcile/owners"
+	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/faultstore"
+)
+
+var hold = []string{holdFinalizer}
+
+// TestABackgroundDeletionCollectsTheChildrenAndTheirChildren: nothing is
+// collected while its owners live; once the owner is deleted, its
+// children go, and then theirs, blocking or not; objects owned by no one
+// stay.
+func TestABackgroundDeletionCollectsTheChildrenAndTheirChildren(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/web", nil)
+		w.create(t, "pods/a", nil, w.ref(t, "rs/web", false))
+		w.create(t, "pods/b", nil, w.ref(t, "rs/web", true))
+		w.create(t, "vols/a", nil, w.ref(t, "pods/a", true))
+		w.create(t, "other", nil)
+		synctest.Wait()
+		require.Equal(t, []string{"other", "pods/a", "pods/b", "rs/web", "vols/a"}, w.keys(t))
+
+		require.False(t, w.remove(t, "rs/web", apistore.Background))
+		synctest.Wait()
+		require.Equal(t, []string{"other"}, w.keys(t))
+	})
+}
+
+// TestAForegroundDeletionKeepsTheOwnerMarkedUntilItsBlockingChildrenAreGone:
+// the owner stays marked while a blocking child is there; the children are
+// deleted in the foreground too, so a child waits for its own blocking
+// children; a child's own finalizer holds it, and its owner with it; the
+// deletions happen bottom up.
+func TestAForegroundDeletionKeepsTheOwnerMarkedUntilItsBlockingChildrenAreGone(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/web", nil)
+		w.create(t, "pods/a", hold, w.ref(t, "rs/web", true))
+		w.create(t, "pods/b", nil, w.ref(t, "rs/web", true))
+		w.create(t, "vols/b", hold, w.ref(t, "pods/b", true))
+		synctest.Wait()
+		deleted := w.deletions(t)
+
+		require.True(t, w.remove(t, "rs/web", apistore.Foreground))
+		synctest.Wait()
+		for _, key := range []string{"rs/web", "pods/a", "pods/b", "vols/b"} {
+			require.True(t, marked(t, w, key), "%s is not marked", key)
+		}
+
+		w.unhold(t, "vols/b")
+		synctest.Wait()
+		require.False(t, has(t, w, "pods/b"))
+		require.True(t, marked(t, w, "rs/web"), "the owner went before its blocking child pods/a")
+
+		w.unhold(t, "pods/a")
+		synctest.Wait()
+		require.Empty(t, w.keys(t))
+		require.Equal(t, []string{"vols/b", "pods/b", "pods/a", "rs/web"}, deleted())
+	})
+}
+
+// TestANonBlockingChildDoesNotHoldAForegroundDeletion: the owner goes while
+// a child without Block is still there; the child is deleted all the same.
+func TestANonBlockingChildDoesNotHoldAForegroundDeletion(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/web", nil)
+		w.create(t, "pods/a", hold, w.ref(t, "rs/web", false))
+		synctest.Wait()
+
+		w.remove(t, "rs/web", apistore.Foreground)
+		synctest.Wait()
+		require.False(t, has(t, w, "rs/web"), "a non-blocking child held its owner")
+		require.True(t, marked(t, w, "pods/a"))
+
+		w.unhold(t, "pods/a")
+		synctest.Wait()
+		require.Empty(t, w.keys(t))
+	})
+}
+
+// TestAForegroundDeletionLeavesAChildThatAnotherOwnerKeeps: a blocking
+// child with another owner present is not deleted: it drops its reference
+// to the owner being deleted, which then goes.
+func TestAForegroundDeletionLeavesAChildThatAnotherOwnerKeeps(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/a", nil)
+		w.create(t, "rs/b", nil)
+		w.create(t, "pods/x", nil, w.ref(t, "rs/a", true), w.ref(t, "rs/b", false))
+		synctest.Wait()
+
+		w.remove(t, "rs/a", apistore.Foreground)
+		synctest.Wait()
+		require.Equal(t, []string{"pods/x", "rs/b"}, w.keys(t))
+		require.Equal(t, []string{"rs/b"}, ownerKeys(t, w, "pods/x"))
+		require.False(t, marked(t, w, "pods/x"))
+	})
+}
+
+// TestAnOrphanDeletionKeepsTheChildrenAndRemovesTheReference: the owner
+// goes; its children stay, their reference to it removed and their other
+// references kept; their own children stay too.
+func TestAnOrphanDeletionKeepsTheChildrenAndRemovesTheReference(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/web", nil)
+		w.create(t, "rs/api", nil)
+		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
+		w.create(t, "pods/b", nil, w.ref(t, "rs/web", false), w.ref(t, "rs/api", false))
+		w.create(t, "vols/a", nil, w.ref(t, "pods/a", true))
+		synctest.Wait()
+
+		require.True(t, w.remove(t, "rs/web", apistore.Orphan))
+		synctest.Wait()
+		require.Equal(t, []string{"pods/a", "pods/b", "rs/api", "vols/a"}, w.keys(t))
+		require.Empty(t, ownerKeys(t, w, "pods/a"))
+		require.Equal(t, []string{"rs/api"}, ownerKeys(t, w, "pods/b"))
+		require.Equal(t, []string{"pods/a"}, ownerKeys(t, w, "vols/a"))
+	})
+}
+
+// TestAnOwnerCreatedAgainUnderTheSameKeyDoesNotAdoptTheOldChildren: the
+// children of an owner deleted and created again (another UID) are
+// collected, whether the collector saw the gap or not, and the new
+// owner's children stay.
+func TestAnOwnerCreatedAgainUnderTheSameKeyDoesNotAdoptTheOldChildren(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.create(t, "rs/web", nil)
+		w.create(t, "pods/old", nil, w.ref(t, "rs/web", true))
+		w.remove(t, "rs/web", apistore.Background)
+		w.create(t, "rs/web", nil) // while no collector runs
+		w.create(t, "pods/new", nil, w.ref(t, "rs/web", true))
+		w.start(t, owners.CollectorOptions{})
+		synctest.Wait()
+		require.Equal(t, []string{"pods/new", "rs/web"}, w.keys(t))
+
+		w.remove(t, "rs/web", apistore.Background)
+		w.create(t, "rs/web", nil) // at once, while it runs
+		synctest.Wait()
+		require.Equal(t, []string{"rs/web"}, w.keys(t))
+	})
+}
+
+// TestAChildWithTwoOwnersSurvivesUntilBothAreGone: deleting one owner, in
+// any mode, leaves a child that another owner keeps; deleting the other
+// collects it.
+func TestAChildWithTwoOwnersSurvivesUntilBothAreGone(t *testing.T) {
+	for _, p := range []apistore.Propagation{apistore.Background, apistore.Foreground} {
+		t.Run(string(p), func(t *testing.T) {
+			each(t, func(t *testing.T, w world) {
+				w.start(t, owners.CollectorOptions{})
+				w.create(t, "rs/a", nil)
+				w.create(t, "rs/b", nil)
+				w.create(t, "pods/x", nil, w.ref(t, "rs/a", false), w.ref(t, "rs/b", false))
+				synctest.Wait()
+
+				w.remove(t, "rs/a", p)
+				synctest.Wait()
+				require.Equal(t, []string{"pods/x", "rs/b"}, w.keys(t))
+
+				w.remove(t, "rs/b", p)
+				synctest.Wait()
+				require.Empty(t, w.keys(t))
+			})
+		})
+	}
+}
+
+// TestAConflictingWriteIsMadeAgainOnTheNewerObject: a user's write landing
+// between the collector's read of a child and its write makes that write
+// conflict; the collector writes again over the newer object, and the
+// user's change stays.
+func TestAConflictingWriteIsMadeAgainOnTheNewerObject(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		w.start(t, owners.CollectorOptions{})
+		w.create(t, "rs/web", nil)
+		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
+		synctest.Wait()
+		var delayed atomic.Bool
+		w.faults().SetPlan(func(c faultstore.Call) faultstore.Decision {
+			if c.Op == faultstore.OpUpdate && c.Key == "pods/a" && delayed.CompareAndSwap(false, true) {
+				return faultstore.Decision{Delay: time.Second}
+			}
+			return faultstore.Decision{}
+		})
+
+		w.remove(t, "rs/web", apistore.Orphan)
+		synctest.Wait() // the collector's removal of the reference waits
+		require.True(t, delayed.Load())
+		w.respec(t, "pods/a", "v2")
+		<-time.After(time.Second)
+		synctest.Wait()
+		require.Equal(t, []string{"pods/a"}, w.keys(t))
+		require.Empty(t, ownerKeys(t, w, "pods/a"))
+		require.Equal(t, "v2", w.image(t, "pods/a"), "the collector's write lost the user's")
+	})
+}

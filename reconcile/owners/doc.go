@@ -1,0 +1,72 @@
+// Package owners gives converge what Kubernetes' owner references and
+// garbage collector give its controllers: objects a controller makes
+// name their owner (apistore.Meta.Owners: its key and UID, its create
+// revision), a controller of owners is woken when their children change
+// (Source), and deleting an owner deletes its children, in the background,
+// in the foreground or not at all (Collector).
+//
+// A child names its owner when it is created:
+//
+//	pod := &Pod{Meta: apistore.Meta{Owners: []apistore.Owner{
+//		{Key: rs.Key, UID: rs.CreateRevision, Block: true},
+//	}}}
+//
+// and the way its owner is deleted (apistore.Store.DeleteWith) says what
+// happens to it:
+//
+//   - Background: the owner goes at once (or is marked, if it has
+//     finalizers of its own); its children are collected once it is gone.
+//   - Foreground: the owner stays, marked with apistore.ForegroundFinalizer,
+//     while its children are deleted, in the foreground too (a child waits
+//     for its own children); once no child that names it with Block is
+//     left, the collector removes the finalizer and the owner goes.
+//   - Orphan: the owner stays, marked with apistore.OrphanFinalizer, while
+//     the collector removes it from its children's Owners; then it goes,
+//     and its children stay.
+//
+// # Guarantees
+//
+//   - The owners of every child that changes are woken: a controller given
+//     Source reconciles an owner whenever a child naming it is created,
+//     updated or deleted, and both owners when a child moves from one to
+//     the other.
+//   - A background deletion collects the children and their children; a
+//     child is deleted once every owner it names is gone, and not before:
+//     a child with two owners survives until both are gone, and an owner
+//     marked for its own cleanup counts until it is gone.
+//   - A foreground deletion keeps the owner marked until its blocking
+//     children are gone; a non-blocking child does not hold it, and a child
+//     that another owner keeps is not deleted but drops its reference.
+//   - An orphan deletion keeps the children and removes the reference.
+//   - An owner created again under the same key (another UID) does not
+//     adopt the old children: they are collected.
+//   - Every write is a compare-and-swap through the API-server layer,
+//     against the revision read: a child with finalizers of its own is only
+//     marked and waits for its cleanup, and a write that conflicts is made
+//     again on the newer object, never over it.
+//   - Nothing is collected on a partial view: not before the first sync,
+//     not while the store is unreachable or the collector degraded (Ready
+//     fails meanwhile), and not for an owner that cannot be read: an owner
+//     the cache has seen go is read from the store before its children are
+//     deleted.
+//   - It is level-triggered: a collector restarted mid-cascade, or run
+//     again after a term of leadership, looks at the store afresh and
+//     converges; whatever the order of creations, deletions in every mode
+//     and restarts, once it is idle no object is marked and every object
+//     that names owners has one of them there.
+//
+// # Limits
+//
+// The collector sees the keys under CollectorOptions.Prefix: an owner
+// outside it counts as present, so children and their owners want one
+// prefix. A child created naming an owner whose deletion has begun may
+// outlive it: it is collected once the owner is gone. A cycle of blocking
+// references holds a foreground deletion of its members (Health.Deleting
+// lists them), as it does in Kubernetes.
+//
+// Each change costs the collector a read of the object's metadata and a
+// few map lookups; a child whose owner has gone costs one read of that
+// owner from the store before its deletion; an owner being deleted in the
+// foreground or with Orphan looks at all its children each time one of
+// them changes.
+package owners

@@ -1,0 +1,99 @@
+package owners
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/store/apistore"
+)
+
+// TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged: after
+// any sequence of seen and gone, each at a random revision, the graph's
+// children of every owner are exactly those a model of "the newest object
+// seen per key" names; a change of references returns the owners named
+// before or after it, and nothing else; an older object changes nothing;
+// and a key that names no one takes no memory.
+func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testing.T) {
+	type seenNode struct {
+		rev    int64
+		refs   []apistore.Owner
+		marked bool
+	}
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			var g graph
+			g.build(func() []entry { return nil })
+			model := map[string]seenNode{}
+			keys := []string{"a", "b", "c", "d", "e"}
+			for i := range 400 {
+				key := keys[rng.IntN(len(keys))]
+				rev := int64(max(1, i-rng.IntN(3))) // now and then older than what is held
+				old, had := model[key]
+				fresh := !had || rev >= old.rev
+				if rng.IntN(4) == 0 {
+					woken := g.gone(key, rev)
+					if had && fresh {
+						delete(model, key)
+						require.ElementsMatch(t, refKeys(old.refs), woken)
+					} else {
+						require.Empty(t, woken)
+					}
+				} else {
+					var refs []apistore.Owner
+					for range rng.IntN(3) {
+						refs = append(refs, apistore.Owner{Key: keys[rng.IntN(len(keys))], UID: int64(1 + rng.IntN(2)), Block: rng.IntN(2) == 0})
+					}
+					marked := rng.IntN(3) == 0
+					woken := g.seen(key, rev, refs, marked)
+					switch {
+					case had && !fresh:
+						require.Empty(t, woken)
+					default:
+						want := []string{}
+						if !slices.Equal(old.refs, refs) {
+							want = refKeys(append(slices.Clone(old.refs), refs...))
+						}
+						require.ElementsMatch(t, want, woken)
+						if len(refs) > 0 {
+							model[key] = seenNode{rev: rev, refs: refs, marked: marked}
+						} else {
+							delete(model, key)
+						}
+					}
+				}
+				for _, owner := range keys {
+					var want []child
+					for k, n := range model {
+						for _, r := range n.refs {
+							if r.Key == owner {
+								want = append(want, child{key: k, ref: r, marked: n.marked})
+							}
+						}
+					}
+					slices.SortStableFunc(want, func(a, b child) int { return strings.Compare(a.key, b.key) })
+					require.ElementsMatch(t, want, g.childrenOf(owner), "children of %s", owner)
+				}
+				require.Len(t, g.nodes, len(model))
+			}
+			g.reset()
+			require.Empty(t, g.childrenOf("a"))
+		})
+	}
+}
+
+// refKeys returns the distinct keys refs name.
+func refKeys(refs []apistore.Owner) []string {
+	keys := []string{}
+	for _, r := range refs {
+		if !slices.Contains(keys, r.Key) {
+			keys = append(keys, r.Key)
+		}
+	}
+	return keys
+}
