@@ -1,9 +1,16 @@
 // Package controller is the replica set controller of the replicaset
 // example: the Reconciler that converges a replica set's pods toward its
 // spec (reconciler.go, the file to read first), the stored resource (Spec,
-// Status, ReplicaSet) and New, which runs it as a converge controller
-// (controller.go). The demo around it (examples/replicaset) and the
-// failover demo (examples/failover) only run it.
+// Status, ReplicaSet, Finalizer) and New, which runs it as a converge
+// controller (controller.go). The demo around it (examples/replicaset) and
+// the failover demo (examples/failover) only run it.
+//
+// Give it a store wrapped with the API-server layer,
+// apistore.New(s, resource.Kind[Spec, Status]{}), as the replicaset demo
+// does: the reconciler's finalizer then makes a deletion wait until the
+// pods are stopped, even one made while no controller runs. Over a store
+// without the layer it works as well, but a deletion it does not see (made
+// while it was down) leaves the pods running.
 //
 // It is a package of its own, below the replicaset example, because the
 // failover example runs the same controller as three replicas under leader
@@ -45,6 +52,11 @@ type Status struct {
 // ReplicaSet is the stored resource: Spec written with resource.PutSpec,
 // Status written by the controller with resource.WriteStatus.
 type ReplicaSet = resource.Resource[Spec, Status]
+
+// Finalizer is the finalizer the controller puts on every replica set
+// before it starts a pod for it: deleting the replica set then waits until
+// the controller has stopped its pods (see Reconciler).
+const Finalizer = "replicaset.example/pods"
 
 // ConditionReady is the condition the controller records on every
 // reconcile: True when as many pods run as the spec asks for.

@@ -16,6 +16,7 @@ import (
 	"github.com/converge-go/converge/reconcile/reconciletest"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/faultstore"
 )
 
@@ -168,6 +169,48 @@ func TestControllerStopsEveryPodOfADeletedReplicaSetAndWritesNothing(t *testing.
 		counts := e.Converge(horizon)
 		assert.Empty(t, e.pods.pids("web"))
 		assert.Zero(t, counts.Writes, "nothing written for a deleted replica set")
+	})
+}
+
+// Over a store with the API-server layer, a replica set deleted while no
+// controller runs stays, marked, with its pods running; the next
+// controller (a fresh one, as a restarted process: nothing cached) stops
+// them, and only then is the replica set gone.
+func TestAReplicaSetDeletedWhileNoControllerRunsHasItsPodsStoppedByTheNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, rt, pods := context.Background(), reconciletest.NewEnv(t), newFakePods()
+		mem := store.NewMemory[*controller.ReplicaSet](store.WithMutationCheck(nil))
+		layered, err := apistore.New(mem, resource.Kind[controller.Spec, controller.Status]{})
+		require.NoError(t, err)
+		start := func() *reconcile.Controller[*controller.ReplicaSet] {
+			c, err := controller.New(layered, controller.Config{Pods: pods, Exits: pods.exits, Metrics: rt.Metrics()})
+			require.NoError(t, err)
+			rt.Start(c)
+			return c
+		}
+		first := start()
+		_, err = resource.PutSpec(ctx, layered, "web", controller.Spec{Replicas: 2})
+		require.NoError(t, err)
+		rt.Converge(horizon)
+		obj, err := layered.Get(ctx, "web")
+		require.NoError(t, err)
+		require.True(t, obj.Value.HasFinalizer(controller.Finalizer), "pods started for a replica set without the finalizer")
+		require.Len(t, pods.pids("web"), 2)
+		rt.Stop(first)
+
+		_, marked, err := layered.DeleteWith(ctx, "web", obj.Revision, apistore.Background)
+		require.NoError(t, err)
+		require.True(t, marked, "deleted at once: nothing would stop its pods")
+		require.Len(t, pods.pids("web"), 2)
+
+		start()
+		rt.Converge(horizon)
+		_, err = layered.Get(ctx, "web")
+		require.ErrorIs(t, err, store.ErrNotFound)
+		assert.Empty(t, pods.pids("web"), "the pods of the deleted replica set leaked")
+		starts, stops := pods.counts()
+		assert.Equal(t, 2, starts, "pods started")
+		assert.Equal(t, 2, stops, "pods stopped")
 	})
 }
 

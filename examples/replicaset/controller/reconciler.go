@@ -19,6 +19,16 @@ import (
 // at the running pods, so it is idempotent, and one that finds the right
 // pods and an up-to-date status starts, stops and writes nothing.
 //
+// Its first step is the finalizer (resource.Finalize with Finalizer): it
+// puts Finalizer on a replica set before starting any pod for it, and once
+// the replica set is marked for deletion it stops its pods, then removes
+// the finalizer, which removes the replica set. Over a store with the
+// API-server layer (apistore.New(s, resource.Kind[Spec, Status]{})), a
+// replica set deleted while no controller runs therefore stays, marked,
+// until a controller starts and stops its pods. Over a store without it, a
+// deletion is immediate, and the pods go when the controller sees it
+// (Request.Deleted), if it does.
+//
 // Every write goes through the request's store (Request.Store), that is
 // through the controller: under leader election it carries the current
 // term's guard, so a deposed leader's status write is rejected with
@@ -36,19 +46,26 @@ type Reconciler struct {
 
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*ReplicaSet]) (reconcile.Result, error) {
-	running := r.Pods.Running(req.Key)
 	if req.Deleted {
-		for _, pod := range running {
-			if err := r.Pods.Stop(ctx, pod); err != nil {
-				return reconcile.Result{}, fmt.Errorf("stop pod %d: %w", pod.PID, err)
-			}
-		}
-		return reconcile.Result{}, nil
+		// Gone without its finalizer's cleanup: from a store without the
+		// API-server layer, or with the finalizer removed by hand. Its
+		// pods go all the same, if this controller still sees them.
+		return reconcile.Result{}, r.stopAll(ctx, req.Key)
 	}
-	spec := req.Object.Value.Spec
+	// The finalizer first: in place before any pod starts, so that a
+	// deletion, even one made while no controller runs, waits for the
+	// pods to be stopped.
+	obj, deleting, err := resource.Finalize(ctx, req, Finalizer, func(ctx context.Context) error {
+		return r.stopAll(ctx, req.Key)
+	})
+	if deleting || err != nil {
+		return reconcile.Result{}, err
+	}
+	spec := obj.Value.Spec
 	if err := validate(spec); err != nil {
 		return reconcile.Result{}, reconcile.Terminal(err)
 	}
+	running := r.Pods.Running(req.Key)
 
 	// Surplus pods go newest first: the oldest have proven themselves.
 	for len(running) > spec.Replicas {
@@ -69,8 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Repli
 	}
 
 	status, ready := observe(running, spec.Replicas, startErr)
-	written, err := resource.WriteStatus(ctx, req.Store, req.Object, status, ready)
-	if err == nil && written.Revision != req.Object.Revision && r.StatusWritten != nil {
+	written, err := resource.WriteStatus(ctx, req.Store, obj, status, ready)
+	if err == nil && written.Revision != obj.Revision && r.StatusWritten != nil {
 		r.StatusWritten(ctx, written)
 	}
 	if startErr != nil {
@@ -78,6 +95,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Repli
 		return reconcile.Result{}, errors.Join(startErr, statusErr(err))
 	}
 	return reconcile.Result{}, err
+}
+
+// stopAll stops every pod of the replica set key: its finalizer's
+// cleanup, which finds nothing to do once they are gone.
+func (r *Reconciler) stopAll(ctx context.Context, key string) error {
+	for _, pod := range r.Pods.Running(key) {
+		if err := r.Pods.Stop(ctx, pod); err != nil {
+			return fmt.Errorf("stop pod %d: %w", pod.PID, err)
+		}
+	}
+	return nil
 }
 
 // statusErr keeps a status write error for reporting without letting a
