@@ -10,15 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/convergeprom"
-	"github.com/converge-go/converge/reconcile/debugpage"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
-	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/faultstore"
 )
@@ -62,6 +58,11 @@ type Report struct {
 	Killed int
 	// Outage describes the store outage.
 	Outage OutageResult
+	// Deletion describes the deletion made while the controller was down.
+	Deletion DeletionResult
+	// Controllers counts the controllers started (one per controller
+	// process, restarts included).
+	Controllers int
 	// BeforeShutdown counts the pods up to the shutdown; Stats includes it.
 	BeforeShutdown, Stats pods.Stats
 	// StartedPIDs lists every pod ever started.
@@ -105,14 +106,109 @@ type OutageResult struct {
 	StatusCaughtUp time.Duration
 }
 
+// DeletionResult describes the deletion made while the controller was
+// down: a second replica set, deleted then, whose pods the next controller
+// stopped.
+type DeletionResult struct {
+	// Key is the replica set deleted.
+	Key string
+	// Pods are its pods when the controller stopped.
+	Pods []int
+	// Marked: with no controller running, the store kept the replica set,
+	// marked for deletion, held by the controller's finalizer.
+	Marked bool
+	// RunningWhileDown are its pods that still ran once it was marked.
+	RunningWhileDown []int
+	// Gone is how long after the next controller started the replica set
+	// was gone, its pods stopped.
+	Gone time.Duration
+	// Left are its pods whose process still existed once it was gone:
+	// empty unless the finalizer's cleanup broke.
+	Left []int
+	// WebPods and WebPodsAfter are demoKey's pods before the controller
+	// stopped and once the next one had removed the deleted replica set:
+	// the same pods, which the next controller adopted.
+	WebPods, WebPodsAfter []int
+}
+
 // Run runs the demo: it opens the store, starts the supervisor and the
 // controller, plays the scenario, shuts everything down, checks that no pod
 // is left and writes a summary. It returns an error if a step did not
 // converge in time or a guarantee broke; the report holds what happened
 // up to then.
 func Run(ctx context.Context, cfg Config) (rep Report, err error) {
+	if cfg, err = cfg.withDefaults(); err != nil {
+		return rep, err
+	}
+	dir, removeDir, err := storeDir(cfg.StoreDir)
+	if err != nil {
+		return rep, err
+	}
+	defer removeDir()
+	rep.StoreKept = cfg.StoreDir != ""
+	rep.StorePath = filepath.Join(dir, "replicasets.db")
+	db, err := boltstore.Open[*controller.ReplicaSet](rep.StorePath)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+
+	say := demo.NewNarrator(cfg.Out)
+	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
+	defer sup.Close()
+	// The controller and the operator reach bbolt through the API-server
+	// layer (finalizers, generation, status), over a fault store, which
+	// injects nothing until the scenario's outage makes it unreachable;
+	// the narrator reads bbolt directly.
+	net, err := faultstore.New[*controller.ReplicaSet](db, faultstore.Options{})
+	if err != nil {
+		return rep, err
+	}
+	api, err := apistore.New(net, resource.Kind[controller.Spec, controller.Status]{})
+	if err != nil {
+		return rep, err
+	}
+
+	say.Say("replicaset demo: pods are child processes of this program; store %s", rep.StorePath)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	narrator := &storeNarrator{say: say, s: db}
+	narrated := make(chan error, 1)
+	go func() {
+		narrated <- narrator.run(runCtx)
+		stop() // a failed narrator ends the scenario too
+	}()
+	r := &rig{cfg: cfg, say: say, api: api, sup: sup, fail: stop}
+	proc, err := r.start(runCtx)
+	if err == nil {
+		d := &scenario{cfg: cfg, say: say, narrator: narrator, db: db, net: net, api: api, sup: sup, rig: r, proc: proc, rep: &rep}
+		err = d.play(runCtx)
+		proc = d.proc
+	}
+
+	say.Say("== shutdown: stopping the controller, then every pod")
+	rep.BeforeShutdown = sup.Stats()
+	if proc != nil {
+		err = errors.Join(err, proc.stop())
+	}
+	stop()
+	err = errors.Join(err, <-narrated)
+	rep.Controllers = r.started
+	var stopErr error
+	rep.Leftover, stopErr = demo.StopPods(sup, say)
+	err = errors.Join(err, stopErr)
+	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
+	if obj, gerr := db.Get(context.WithoutCancel(ctx), demoKey); gerr == nil {
+		rep.Final = *obj.Value
+	}
+	summarize(cfg.Out, &rep, err)
+	return rep, err
+}
+
+// withDefaults checks cfg and fills in its defaults.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Replicas < 1 {
-		return rep, fmt.Errorf("replicas: %d, want at least 1", cfg.Replicas)
+		return cfg, fmt.Errorf("replicas: %d, want at least 1", cfg.Replicas)
 	}
 	if cfg.Outage <= 0 {
 		cfg.Outage = 2 * time.Second
@@ -126,120 +222,18 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
 	}
-
-	dir := cfg.StoreDir
-	rep.StoreKept = dir != ""
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "converge-replicaset-"); err != nil {
-			return rep, err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return rep, err
-	}
-	rep.StorePath = filepath.Join(dir, "replicasets.db")
-	db, err := boltstore.Open[*controller.ReplicaSet](rep.StorePath)
-	if err != nil {
-		return rep, err
-	}
-	defer func() { err = errors.Join(err, db.Close()) }()
-
-	say := demo.NewNarrator(cfg.Out)
-	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
-	defer sup.Close()
-	// The controller and the operator reach bbolt through a fault store,
-	// which injects nothing until the scenario's outage makes it
-	// unreachable; the narrator reads bbolt directly.
-	net, err := faultstore.New[*controller.ReplicaSet](db, faultstore.Options{})
-	if err != nil {
-		return rep, err
-	}
-	ccfg := controller.Config{Pods: sup, Exits: sup.Exits(), Logger: cfg.Logger}
-	mopts := manager.Options{Logger: cfg.Logger, ShutdownTimeout: 10 * time.Second}
-	var reg *prometheus.Registry
-	var instrumented *convergeprom.Controller
-	if cfg.HTTPAddr != "" {
-		reg = prometheus.NewRegistry()
-		metrics, err := convergeprom.New(reg)
-		if err != nil {
-			return rep, err
-		}
-		instrumented = metrics.Controller("replicaset", convergeprom.ControllerOptions{Workers: 1, Timeout: 10 * time.Second})
-		ccfg.Metrics, ccfg.QueueMetrics = instrumented, instrumented
-		mopts.Server = &manager.ServerOptions{Addr: cfg.HTTPAddr}
-	}
-	ctrl, err := controller.New(net, ccfg)
-	if err != nil {
-		return rep, err
-	}
-	mgr, err := manager.New(mopts)
-	if err != nil {
-		return rep, err
-	}
-	if reg != nil {
-		instrumented.Watch(ctrl)
-		if err := errors.Join(
-			mgr.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: mgr.IsLeader}, ctrl)),
-			mgr.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
-		); err != nil {
-			return rep, err
-		}
-	}
-	if err := errors.Join(mgr.Add(ctrl), mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return watchStore(ctx, say, db)
-	}))); err != nil {
-		return rep, err
-	}
-
-	say.Say("replicaset demo: pods are child processes of this program; store %s", rep.StorePath)
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	mgrDone := make(chan error, 1)
-	go func() {
-		mgrDone <- mgr.Run(runCtx)
-		stop() // a failed runnable ends the scenario too
-	}()
-
-	if reg != nil {
-		base, err := serving(runCtx, mgr)
-		if err != nil {
-			stop()
-			return rep, errors.Join(err, <-mgrDone)
-		}
-		say.Say("debug page: %s/debug/converge/ · metrics: %s/metrics", base, base)
-		if cfg.OnServing != nil {
-			cfg.OnServing(base)
-		}
-	}
-	d := &scenario{cfg: cfg, say: say, db: db, net: net, sup: sup, ctrl: ctrl, rep: &rep}
-	err = d.play(runCtx)
-
-	say.Say("== shutdown: stopping the controller, then every pod")
-	rep.BeforeShutdown = sup.Stats()
-	stop()
-	err = errors.Join(err, <-mgrDone)
-	var stopErr error
-	rep.Leftover, stopErr = demo.StopPods(sup, say)
-	err = errors.Join(err, stopErr)
-	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
-	if obj, gerr := db.Get(context.WithoutCancel(ctx), demoKey); gerr == nil {
-		rep.Final = *obj.Value
-	}
-	summarize(cfg.Out, &rep, err)
-	return rep, err
+	return cfg, nil
 }
 
-// serving waits until the manager's HTTP server listens and returns its
-// base URL.
-func serving(ctx context.Context, mgr *manager.Manager) (string, error) {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for mgr.Addr() == nil {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return "", fmt.Errorf("http server did not start: %w", ctx.Err())
-		}
+// storeDir returns dir, created if need be, or a temporary directory if
+// dir is empty, and the function that removes it (nothing for dir).
+func storeDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, os.MkdirAll(dir, 0o700)
 	}
-	return "http://" + mgr.Addr().String(), nil
+	tmp, err := os.MkdirTemp("", "converge-replicaset-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }

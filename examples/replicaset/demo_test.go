@@ -98,12 +98,35 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 	// controller, or stopped at shutdown; none is left.
 	assert.Equal(t, 4, rep.Killed)
 	assert.Equal(t, rep.Killed, rep.BeforeShutdown.Exited)
-	assert.Equal(t, 3, rep.BeforeShutdown.Stopped, "scale down from 5 to 2")
+	assert.Equal(t, 3+batchPods, rep.BeforeShutdown.Stopped, "scale down from 5 to 2, then the deleted replica set's pods")
 	assert.Equal(t, len(rep.StartedPIDs), rep.Stats.Started)
 	assert.Equal(t, rep.Stats.Started, rep.Stats.Stopped+rep.Stats.Exited)
-	assert.Equal(t, 3+3+2+1, rep.Stats.Started)
+	assert.Equal(t, 3+3+2+1+batchPods, rep.Stats.Started)
 	assert.Empty(t, rep.Leftover)
 	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(rep.StartedPIDs))), len(rep.StartedPIDs))
+}
+
+// A replica set deleted while its controller is down (the demo's last
+// step) stays in the store, marked, its pods, real processes, running;
+// the next controller, which has nothing cached, kills them and only then
+// is the replica set gone. The demo's own replica set keeps its pods, and
+// no process is left at the end (runDemo checks).
+func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testing.T) {
+	rep := runDemo(t, Config{Replicas: 1, Outage: 200 * time.Millisecond})
+	d := rep.Deletion
+	require.Equal(t, batchKey, d.Key)
+	require.Len(t, d.Pods, batchPods)
+	assert.True(t, d.Marked, "the deletion did not wait for the controller")
+	assert.Equal(t, d.Pods, d.RunningWhileDown, "the pods of the marked replica set while the controller was down")
+	assert.Positive(t, d.Gone)
+	assert.Empty(t, d.Left, "pods of the deleted replica set still exist")
+	for _, pid := range d.Pods {
+		assert.Contains(t, rep.StartedPIDs, pid)
+	}
+	require.Len(t, d.WebPods, 1)
+	assert.Equal(t, d.WebPods, d.WebPodsAfter, "the next controller replaced the pods of a replica set it should have adopted")
+	assert.Equal(t, 2, rep.Controllers)
+	assert.Equal(t, 0, rep.BeforeShutdown.Exited-rep.Killed, "a pod died that nobody killed")
 }
 
 // With a store directory, the desired state survives a restart: the second

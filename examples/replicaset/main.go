@@ -1,15 +1,20 @@
 // Command replicaset is the ReplicaSet of "The Reconciliation Loop", made
 // real with converge: a controller keeps N child processes ("pods") running,
-// heals them after a power failure, scales them, and keeps healing while its
-// store is unreachable. The reconciler is in controller/reconciler.go;
-// main.go only wires.
+// heals them after a power failure, scales them, keeps healing while its
+// store is unreachable, and, through a finalizer, stops the pods of a
+// replica set deleted while the controller was down. The reconciler is in
+// controller/reconciler.go; main.go only wires.
 //
 // Read the reconciler first: controller/reconciler.go holds the Reconcile
-// method and controller/controller.go the resource and New, in package
-// controller so that the failover example can run the same controller.
-// This command only runs it and narrates: demo.go wires the store, the pods and the controller,
-// scenario.go plays the steps, narrator.go tells what the store sees, and
-// summary.go sums up. The pods are real processes (examples/internal/pods).
+// method (its first step the finalizer, resource.Finalize) and
+// controller/controller.go the resource and New, in package controller so
+// that the failover example can run the same controller. This command only
+// runs it and narrates: demo.go wires the store (bbolt, with the API-server
+// layer of store/apistore over it), the pods and the narrator, process.go
+// runs the controller as a process of its own would (stopped and started
+// again by the last step), scenario.go plays the steps, narrator.go tells
+// what the store sees, and summary.go sums up. The pods are real processes
+// (examples/internal/pods).
 //
 // Run it from the repository root:
 //
@@ -32,8 +37,11 @@ a replica set's pods, which are child processes of this program, matching the
 spec held in a bbolt store: it converges to -replicas pods, brings them back
 after a "power failure" kills them all with SIGKILL, scales up and down, and
 keeps replacing a killed pod while the store is unreachable, writing the
-status once the store returns. On exit no pod is left running. With -store,
-the desired state survives a restart of the demo.`
+status once the store returns. Last, a second replica set is deleted while
+the controller is stopped: its finalizer keeps it in the store, marked, its
+pods running, until the controller starts again and stops them. On exit no
+pod is left running. With -store, the desired state survives a restart of
+the demo.`
 
 func main() {
 	replicas := flag.Int("replicas", 3, "number of pods to start with (at least 1); the demo then scales to N+2 and N-1")

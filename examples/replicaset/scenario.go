@@ -11,20 +11,25 @@ import (
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
-	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/faultstore"
 )
 
 // scenario plays the demo's steps against a running controller.
 type scenario struct {
-	cfg  Config
-	say  *demo.Narrator
-	db   store.Store[*controller.ReplicaSet]       // the store itself, always reachable
-	net  *faultstore.Store[*controller.ReplicaSet] // the controller's and the user's way to it
+	cfg      Config
+	say      *demo.Narrator
+	narrator *storeNarrator
+	db       store.Store[*controller.ReplicaSet]       // the store itself, always reachable
+	net      *faultstore.Store[*controller.ReplicaSet] // the network to it, which the outage cuts
+	// api is the controller's and the user's way to the store: the
+	// API-server layer, over net.
+	api  *apistore.Store[*controller.ReplicaSet]
 	sup  *pods.Supervisor
-	ctrl *reconcile.Controller[*controller.ReplicaSet]
+	rig  *rig
+	proc *controllerProc // the controller running now
 	rep  *Report
 	want int
 }
@@ -51,6 +56,7 @@ func (s *scenario) play(ctx context.Context) error {
 		func(ctx context.Context) error { return s.scale(ctx, "scale up", n+2) },
 		func(ctx context.Context) error { return s.scale(ctx, "scale down", max(1, n-1)) },
 		s.outage,
+		s.deleteWhileDown,
 	)
 }
 
@@ -64,7 +70,7 @@ func (s *scenario) scale(ctx context.Context, name string, n int) error {
 	start := time.Now()
 	s.say.Say("== %s: %s", name, demo.Count(n, "replica"))
 	s.setWant(n)
-	if _, err := resource.PutSpec(ctx, s.net, demoKey, controller.Spec{Replicas: n}); err != nil {
+	if _, err := resource.PutSpec(ctx, s.api, demoKey, controller.Spec{Replicas: n}); err != nil {
 		return fmt.Errorf("%s: put spec: %w", name, err)
 	}
 	_, err := s.settle(ctx, name, start, nil)
@@ -99,11 +105,11 @@ func (s *scenario) outage(ctx context.Context) error {
 	s.net.SetOutage(faultstore.Loud)
 	downAt := time.Now()
 	if err := s.waitFor(ctx, "the controller to notice the outage", func() (bool, error) {
-		return len(s.ctrl.Health().Degraded) > 0, nil
+		return len(s.proc.ctrl.Health().Degraded) > 0, nil
 	}); err != nil {
 		return err
 	}
-	s.say.Say("controller: degraded (%s); it keeps healing from its cache", s.ctrl.Health().Degraded[0])
+	s.say.Say("controller: degraded (%s); it keeps healing from its cache", s.proc.ctrl.Health().Degraded[0])
 
 	victim := s.sup.Running(demoKey)[0]
 	out.Victim = victim.PID
@@ -147,11 +153,100 @@ func (s *scenario) outage(ctx context.Context) error {
 	}
 	out.StatusCaughtUp = time.Since(upAt)
 	s.say.Say("status caught up %.1fs after the store returned", out.StatusCaughtUp.Seconds())
-	_, err := s.settle(ctx, "store outage", start, func() bool { return len(s.ctrl.Health().Degraded) == 0 })
+	_, err := s.settle(ctx, "store outage", start, func() bool { return len(s.proc.ctrl.Health().Degraded) == 0 })
 	if err == nil {
 		s.say.Say("controller: following the store again")
 	}
 	return err
+}
+
+// batchKey is the replica set the deletion step makes and deletes, and
+// batchPods its pod count.
+const (
+	batchKey  = "batch"
+	batchPods = 2
+)
+
+// deleteWhileDown shows the finalizer at work. A second replica set runs
+// its pods; the controller stops; the replica set is deleted, and the
+// store only marks it, since it carries the controller's finalizer; its
+// pods run on. The controller starts again with nothing cached, as a
+// restarted process: it finds the replica set marked, stops its pods and
+// removes the finalizer, which removes the replica set. The demo's own
+// replica set keeps its pods throughout.
+func (s *scenario) deleteWhileDown(ctx context.Context) error {
+	out := &s.rep.Deletion
+	out.Key = batchKey
+	s.say.Say("== delete while the controller is down: a second replica set, %s, of %s", batchKey, demo.Count(batchPods, "pod"))
+	s.say.SetWantOf(batchKey, batchPods)
+	if _, err := resource.PutSpec(ctx, s.api, batchKey, controller.Spec{Replicas: batchPods}); err != nil {
+		return fmt.Errorf("delete while down: put spec: %w", err)
+	}
+	obj, err := demo.WaitConverged(ctx, "delete while down", s.db, s.sup, batchKey, batchPods, s.cfg.Timeout, nil)
+	if err == nil {
+		err = s.narrator.caughtUp(ctx, obj.Revision, s.cfg.Timeout)
+	}
+	if err != nil {
+		return err
+	}
+	out.Pods, out.WebPods = obj.Value.Status.Pods, pidsOf(s.sup.Running(demoKey))
+
+	s.say.Say("== the controller stops")
+	if err := s.proc.stop(); err != nil {
+		return fmt.Errorf("delete while down: stop the controller: %w", err)
+	}
+	rev, _, err := s.api.DeleteWith(ctx, batchKey, obj.Revision, apistore.Background)
+	if err == nil {
+		err = s.narrator.caughtUp(ctx, rev, s.cfg.Timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("delete while down: %w", err)
+	}
+	if left, err := s.db.Get(ctx, batchKey); err == nil && left.Value.Deleting() {
+		out.Marked = true
+	}
+	out.RunningWhileDown = pidsOf(s.sup.Running(batchKey))
+	s.say.Say("%s deleted while no controller runs: the store keeps it, marked, as finalizer %s holds it; its pods %s run on",
+		batchKey, controller.Finalizer, demo.PIDList(out.RunningWhileDown))
+	s.say.SetWantOf(batchKey, 0)
+
+	s.say.Say("== the controller starts again, with nothing cached")
+	startedAt := time.Now()
+	if s.proc, err = s.rig.start(ctx); err != nil {
+		return err
+	}
+	if err := s.waitFor(ctx, batchKey+" gone, its pods stopped", func() (bool, error) {
+		_, err := s.db.Get(ctx, batchKey)
+		if !errors.Is(err, store.ErrNotFound) {
+			return false, err
+		}
+		return len(s.sup.Running(batchKey)) == 0, nil
+	}); err != nil {
+		return err
+	}
+	out.Gone, out.Left = time.Since(startedAt), pods.Survivors(out.Pods)
+	if rev, err = s.db.Revision(ctx); err == nil {
+		err = s.narrator.caughtUp(ctx, rev, s.cfg.Timeout)
+	}
+	if err != nil {
+		return err
+	}
+	s.say.Say("%s is gone %v after the controller started: it stopped the pods, then removed the finalizer", batchKey, out.Gone.Round(time.Millisecond))
+	if _, err := demo.WaitConverged(ctx, "delete while down", s.db, s.sup, demoKey, s.want, s.cfg.Timeout, nil); err != nil {
+		return err
+	}
+	out.WebPodsAfter = pidsOf(s.sup.Running(demoKey))
+	return nil
+}
+
+// pidsOf returns the pods' pids, in ascending order.
+func pidsOf(running []pods.Pod) []int {
+	pids := make([]int, len(running))
+	for i, p := range running {
+		pids[i] = p.PID
+	}
+	slices.Sort(pids)
+	return pids
 }
 
 // settle waits until the replica set has converged (demo.WaitConverged)
@@ -160,6 +255,9 @@ func (s *scenario) settle(ctx context.Context, name string, start time.Time, als
 	obj, err := demo.WaitConverged(ctx, name, s.db, s.sup, demoKey, s.want, s.cfg.Timeout,
 		func(store.Object[*controller.ReplicaSet]) bool { return also == nil || also() })
 	if err != nil {
+		return PhaseResult{}, err
+	}
+	if err := s.narrator.caughtUp(ctx, obj.Revision, s.cfg.Timeout); err != nil {
 		return PhaseResult{}, err
 	}
 	rs := obj.Value

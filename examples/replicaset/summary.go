@@ -2,12 +2,14 @@ package main
 
 import (
 	"io"
+	"time"
 
 	"github.com/converge-go/converge/examples/internal/demo"
 )
 
 // summarize writes what the demo did: each step, the pod counts, the
-// outage, the final state and whether any pod was left behind.
+// outage, the deletion, the final state and whether any pod was left
+// behind.
 func summarize(w io.Writer, rep *Report, err error) {
 	sum := demo.NewSummary(w)
 	for _, p := range rep.Phases {
@@ -19,6 +21,10 @@ func summarize(w io.Writer, rep *Report, err error) {
 	if o := rep.Outage; o.Victim != 0 {
 		sum.Line("outage", "store unreachable for %.1fs; pod %d killed and replaced by %s while it was down; status caught up %.1fs after it returned",
 			o.Down.Seconds(), o.Victim, demo.PIDList(o.ReplacedWhileDown), o.StatusCaughtUp.Seconds())
+	}
+	if d := rep.Deletion; d.Key != "" && d.Gone > 0 {
+		sum.Line("deletion", "%s deleted while the controller was down: kept, marked, its pods %s running; gone %v after the controller started again, its pods stopped first",
+			d.Key, demo.PIDList(d.RunningWhileDown), d.Gone.Round(time.Millisecond))
 	}
 	if f := rep.Final; f.Generation > 0 {
 		sum.Line("final", "%s wants %s (generation %d); status %d/%d ready, observed generation %d",

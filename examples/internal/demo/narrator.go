@@ -17,9 +17,10 @@ import (
 type Narrator struct {
 	start time.Time
 
-	mu   sync.Mutex
-	out  io.Writer
-	want int // the pod count last asked for, for "(3/3)"
+	mu    sync.Mutex
+	out   io.Writer
+	want  int            // the pod count last asked for, for "(3/3)"
+	wants map[string]int // the counts asked for other owners (SetWantOf)
 }
 
 // NewNarrator returns a narrator writing to out, its clock started now.
@@ -45,11 +46,26 @@ func (n *Narrator) SetWant(want int) {
 	n.mu.Unlock()
 }
 
+// SetWantOf records the pod count the demo asks for owner's pods, which
+// PodEvent shows for them instead of SetWant's.
+func (n *Narrator) SetWantOf(owner string, want int) {
+	n.mu.Lock()
+	if n.wants == nil {
+		n.wants = make(map[string]int)
+	}
+	n.wants[owner] = want
+	n.mu.Unlock()
+}
+
 // PodEvent narrates a change the supervisor saw; it is the supervisor's
 // OnEvent.
 func (n *Narrator) PodEvent(ev pods.PodEvent) {
 	n.mu.Lock()
-	count := fmt.Sprintf("(%d/%d)", ev.Running, n.want)
+	want, ok := n.wants[ev.Pod.Owner]
+	if !ok {
+		want = n.want
+	}
+	count := fmt.Sprintf("(%d/%d)", ev.Running, want)
 	n.mu.Unlock()
 	switch ev.Kind {
 	case pods.PodStarted:

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/replicaset/controller"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/convergeprom"
+	"github.com/converge-go/converge/reconcile/debugpage"
+	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/store"
+)
+
+// rig starts the demo's controller as a process of its own would run
+// it, and starts it again after the scenario stopped it: each start makes
+// a fresh controller (nothing cached, as in a restarted process) under a
+// manager of its own, with the debug page and the metrics when
+// Config.HTTPAddr asks for them. The store and the pods (children of the
+// supervisor, as a node's processes are children of its agent) outlive
+// every controller.
+type rig struct {
+	cfg Config
+	say *demo.Narrator
+	api store.Store[*controller.ReplicaSet]
+	sup *pods.Supervisor
+	// fail ends the scenario: a controller process that fails does.
+	fail context.CancelFunc
+	// started counts the controllers started.
+	started int
+}
+
+// controllerProc is one run of the controller under its manager.
+type controllerProc struct {
+	ctrl   *reconcile.Controller[*controller.ReplicaSet]
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// start starts a controller and returns once its manager runs it (and
+// serves, with Config.HTTPAddr). Config.OnServing hears the first
+// controller's server only.
+func (r *rig) start(ctx context.Context) (*controllerProc, error) {
+	ctrl, mgr, err := r.newController()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	p := &controllerProc{ctrl: ctrl, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		err := mgr.Run(ctx)
+		if err != nil || ctx.Err() == nil {
+			r.fail()
+		}
+		p.done <- err
+	}()
+	r.started++
+	if r.cfg.HTTPAddr == "" {
+		return p, nil
+	}
+	base, err := serving(ctx, mgr)
+	if err != nil {
+		return nil, errors.Join(err, p.stop())
+	}
+	r.say.Say("debug page: %s/debug/converge/ · metrics: %s/metrics", base, base)
+	if r.cfg.OnServing != nil && r.started == 1 {
+		r.cfg.OnServing(base)
+	}
+	return p, nil
+}
+
+// stop stops the controller, as its process would stop on SIGTERM, and
+// returns its manager's error.
+func (p *controllerProc) stop() error {
+	p.cancel()
+	return <-p.done
+}
+
+// newController returns a fresh controller and the manager that runs it,
+// with the debug page and the metrics of a registry of its own if
+// Config.HTTPAddr is set.
+func (r *rig) newController() (*reconcile.Controller[*controller.ReplicaSet], *manager.Manager, error) {
+	ccfg := controller.Config{Pods: r.sup, Exits: r.sup.Exits(), Logger: r.cfg.Logger}
+	mopts := manager.Options{Logger: r.cfg.Logger, ShutdownTimeout: 10 * time.Second}
+	var reg *prometheus.Registry
+	var instrumented *convergeprom.Controller
+	if r.cfg.HTTPAddr != "" {
+		reg = prometheus.NewRegistry()
+		metrics, err := convergeprom.New(reg)
+		if err != nil {
+			return nil, nil, err
+		}
+		instrumented = metrics.Controller("replicaset", convergeprom.ControllerOptions{Workers: 1, Timeout: 10 * time.Second})
+		ccfg.Metrics, ccfg.QueueMetrics = instrumented, instrumented
+		mopts.Server = &manager.ServerOptions{Addr: r.cfg.HTTPAddr}
+	}
+	ctrl, err := controller.New(r.api, ccfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr, err := manager.New(mopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if reg != nil {
+		instrumented.Watch(ctrl)
+		if err := errors.Join(
+			mgr.Handle("/debug/converge/", debugpage.New(debugpage.Options{IsLeader: mgr.IsLeader}, ctrl)),
+			mgr.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
+		); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ctrl, mgr, mgr.Add(ctrl)
+}
+
+// serving waits until the manager's HTTP server listens and returns its
+// base URL.
+func serving(ctx context.Context, mgr *manager.Manager) (string, error) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for mgr.Addr() == nil {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return "", fmt.Errorf("http server did not start: %w", ctx.Err())
+		}
+	}
+	return "http://" + mgr.Addr().String(), nil
+}
