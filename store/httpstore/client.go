@@ -192,23 +192,26 @@ type typedObject[T any] struct {
 	Value          *T     `json:"value"`
 	Revision       int64  `json:"revision"`
 	CreateRevision int64  `json:"createRevision"`
+	Deleted        bool   `json:"deleted"`
 }
 
-// object decodes an answer that is one object: with the codec store.JSON in
-// one pass, else (or if that fails) as a wire object whose value the codec
+// object decodes an answer that is one object, and whether it says the
+// write deleted it (wireObject.Deleted): with the codec store.JSON in one
+// pass, else (or if that fails) as a wire object whose value the codec
 // then decodes.
-func (c *Client[T]) object(path string, data []byte) (store.Object[T], error) {
+func (c *Client[T]) object(path string, data []byte) (store.Object[T], bool, error) {
 	if c.plainJSON {
 		var to typedObject[T]
 		if json.Unmarshal(data, &to) == nil && to.Value != nil {
-			return store.Object[T]{Key: to.Key, Value: *to.Value, Revision: to.Revision, CreateRevision: to.CreateRevision}, nil
+			return store.Object[T]{Key: to.Key, Value: *to.Value, Revision: to.Revision, CreateRevision: to.CreateRevision}, to.Deleted, nil
 		}
 	}
 	var wo wireObject
 	if err := decodeAnswer(path, data, &wo); err != nil {
-		return store.Object[T]{}, err
+		return store.Object[T]{}, false, err
 	}
-	return c.decodeObject(wo)
+	obj, err := c.decodeObject(wo)
+	return obj, wo.Deleted, err
 }
 
 // lost describes a request that got no (complete) answer. It wraps err,
@@ -241,7 +244,7 @@ func responseError(resp *http.Response, data []byte) error {
 		}
 		return protocolErrorf("status %s: %q", resp.Status, snippet)
 	}
-	return decodeError(eb.Error.Code, eb.Error.Message)
+	return eb.Error.decode()
 }
 
 // decodeObject turns a wire object into a store object.
@@ -262,7 +265,8 @@ func (c *Client[T]) Get(ctx context.Context, key string) (store.Object[T], error
 	if err != nil {
 		return store.Object[T]{}, err
 	}
-	return c.object(pathGet, data)
+	obj, _, err := c.object(pathGet, data)
+	return obj, err
 }
 
 // List returns the objects under prefix, sorted by key, with the revision
@@ -328,44 +332,51 @@ func (c *Client[T]) encodeValue(value T) ([]byte, error) {
 // store.ErrExists. An error matching store.ErrUnavailable means the answer
 // was lost: the key may have been created.
 func (c *Client[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
-	return c.put(ctx, pathCreate, key, value, 0, false, guards)
+	obj, _, err := c.put(ctx, pathCreate, key, value, 0, false, guards)
+	return obj, err
 }
 
 // Update replaces the value at key if its revision is still revision, else
 // returns store.ErrConflict (or store.ErrNotFound). An error matching
 // store.ErrUnavailable means the answer was lost: the update may have
-// happened.
+// happened. The object returned is the value as the server's store keeps
+// it: over the API-server layer, with the layer's generation and status
+// (see Replace).
 func (c *Client[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
-	return c.put(ctx, pathUpdate, key, value, revision, true, guards)
+	obj, _, err := c.put(ctx, pathUpdate, key, value, revision, true, guards)
+	return obj, err
 }
 
-func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision int64, withRevision bool, guards []store.Guard) (store.Object[T], error) {
+// put writes value to path and returns the object answered and whether
+// the answer says the write deleted it.
+func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision int64, withRevision bool, guards []store.Guard) (store.Object[T], bool, error) {
 	q, err := writeQuery(key, revision, withRevision, guards)
 	if err != nil {
-		return store.Object[T]{}, err
+		return store.Object[T]{}, false, err
 	}
 	body, err := c.encodeValue(value)
 	if err != nil {
-		return store.Object[T]{}, err
+		return store.Object[T]{}, false, err
 	}
 	data, err := c.send(ctx, http.MethodPost, path, q, body, true)
 	if err != nil {
-		return store.Object[T]{}, err
+		return store.Object[T]{}, false, err
 	}
-	obj, err := c.object(path, data)
+	obj, deleted, err := c.object(path, data)
 	if err != nil {
-		return store.Object[T]{}, err
+		return store.Object[T]{}, false, err
 	}
 	if obj.Key != key {
-		return store.Object[T]{}, protocolErrorf("wrote %q, the server answered for %q", key, obj.Key)
+		return store.Object[T]{}, false, protocolErrorf("wrote %q, the server answered for %q", key, obj.Key)
 	}
-	return obj, nil
+	return obj, deleted, nil
 }
 
 // Delete removes key if its revision is still revision, else returns
 // store.ErrConflict (or store.ErrNotFound). An error matching
 // store.ErrUnavailable means the answer was lost: the key may have been
-// deleted.
+// deleted. Over the API-server layer, an object with finalizers is marked
+// instead, and the revision is the mark's; DeleteWith says which happened.
 func (c *Client[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {
 	q, err := writeQuery(key, revision, true, guards)
 	if err != nil {

@@ -294,7 +294,7 @@ func (w *watcher[T]) read(s *conn) error {
 			if f.Error == nil {
 				return fmt.Errorf("httpstore: watch: %w: the server ended the stream", store.ErrUnavailable)
 			}
-			return decodeError(f.Error.Code, f.Error.Message)
+			return f.Error.decode()
 		case frameStart:
 			return withContext(protocolErrorf("a second start frame"), "watch")
 		}

@@ -17,6 +17,12 @@
 // an error matching store.ErrUnavailable; for a write, the write may or may
 // not have happened, as with any store.
 //
+// Served over the API-server layer (an *apistore.Store), the store keeps
+// the layer's contract for every client, as store/apistore/apistoretest
+// checks over HTTP: finalizers and the deletion mark, the generation and
+// the status owned by the layer, propagations, the identity. The Client
+// offers the layer's writes (see "The API-server layer" below).
+//
 // A refused request changes nothing: the Host, the origin and the content
 // type (see below), authentication, authorization, the query, the body
 // size and the value are all checked before the store is called, and the
@@ -79,20 +85,68 @@
 //	GET  /v1/get?key=K                          → {"key","value","revision","createRevision"}
 //	GET  /v1/list?prefix=P                      → {"objects":[...],"revision":R}
 //	GET  /v1/revision                           → {"revision":R}
+//	GET  /v1/identity                           → {"identity":"..."}
 //	POST /v1/create?key=K[&guard=G...]          body: value → 201 object
-//	POST /v1/update?key=K&revision=R[&guard=G]  body: value → 200 object
-//	POST /v1/delete?key=K&revision=R[&guard=G]  → {"revision":R}
+//	POST /v1/update?key=K&revision=R[&guard=G]  body: value → 200 object[,"deleted":true]
+//	POST /v1/status?key=K&revision=R[&guard=G]  body: value → 200 object
+//	POST /v1/delete?key=K&revision=R[&guard=G][&propagation=P] → {"revision":R[,"marked":true]}
 //	GET  /v1/watch?prefix=P&after=R             → newline-delimited JSON frames
 //	POST /v1/progress?watch=ID&seq=N            → {"revision":R0}
 //
 // A guard is "mod:REVISION:KEY" (the key's last write is REVISION, 0 for
 // absent) or "create:REVISION:KEY" (its creation). A value is the codec's
-// encoding (store.JSON by default). An error is {"error":{"code","message"}}
-// with code one of invalid, not_found, exists, conflict, guard_failed,
-// compacted, lagging, unavailable, unauthorized, forbidden,
-// too_many_watches, internal; clients decide by the code, not the status.
-// A foreign Host or a POST from another origin is "forbidden" (403), a
-// POST without the JSON content type "invalid" (415).
+// encoding (store.JSON by default). An error is
+// {"error":{"code","message"[,"also":[...]]}} with code one of invalid,
+// not_found, exists, conflict, guard_failed, compacted, lagging,
+// unavailable, unauthorized, forbidden, too_many_watches, internal;
+// clients decide by the code, not the status. "also" names further
+// conditions the error matches, which a client that does not know them
+// may ignore: "deleting" (apistore.ErrDeleting: a create of a key marked
+// for deletion, code exists; a finalizer added to a marked object, code
+// invalid) and "unsupported" (errors.ErrUnsupported, code invalid, status
+// 404: the served store does not do what the route asks). A foreign Host
+// or a POST from another origin is "forbidden" (403), a POST without the
+// JSON content type "invalid" (415).
+//
+// # The API-server layer
+//
+// Served over an *apistore.Store (store/apistore), the handler applies the
+// layer for every client, Go programs, convergectl and curl alike: the
+// generation, the deletion mark and the status are the layer's whatever a
+// write says. The routes the layer adds:
+//
+//   - /v1/status writes the status of the body alone, over the stored spec
+//     and metadata (apistore.StatusWriter); a served store that is no
+//     StatusWriter refuses it as unsupported.
+//   - /v1/update of a Replacer (the layer) answers "deleted": true when the
+//     write removed the last finalizer of a marked object and so deleted
+//     it; the object answered is the value as the write left it, at the
+//     revision of the delete.
+//   - /v1/delete takes a propagation, background (the default, also when
+//     absent or empty), foreground or orphan (apistore.Propagation), and
+//     answers "marked": true when the object was only marked for deletion
+//     (its finalizers have yet to run). A served store that is no
+//     PropagatingDeleter deletes with background alone and refuses the
+//     others as unsupported; an unknown propagation is invalid (400)
+//     whatever the store.
+//   - /v1/identity answers the store's identity (store.Identifier); a
+//     store without one refuses it as unsupported.
+//
+// The exactness check above judges what the client sent against what the
+// codec keeps of it, not against what the layer then stores: a write whose
+// generation or deletion mark differs from the stored ones is accepted,
+// and the layer sets its own. So a served layer answers every write with
+// the object as stored (the layer's generation, the status it kept),
+// encoded again; a store that stores values as given is answered with the
+// checked encoding of the body, which is what it keeps.
+//
+// The Client offers the same writes (UpdateStatus, Replace, DeleteWith)
+// and Identity, so that a controller over a Client of a served layer gets
+// them through reconcile.Request.Store. Against a served store without
+// them they fail with an error matching errors.ErrUnsupported and
+// store.ErrInvalid, and nothing is written; Replace works on every store
+// (it says deleted only over the layer), as does DeleteWith with
+// apistore.Background.
 //
 // A watch stream's frames are {"type":"start","watch":ID,"heartbeatMillis":N},
 // then {"type":"created"|"updated"|"deleted","object":{...}} in revision

@@ -82,6 +82,9 @@ func appendObject(buf *bytes.Buffer, wo *wireObject, compact bool) error {
 	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), wo.Revision, 10))
 	buf.WriteString(`,"createRevision":`)
 	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), wo.CreateRevision, 10))
+	if wo.Deleted {
+		buf.WriteString(`,"deleted":true`)
+	}
 	buf.WriteByte('}')
 	return nil
 }

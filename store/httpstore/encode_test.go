@@ -11,12 +11,13 @@ import (
 
 // TestAppendObjectReadsBackAsEncodingJSONWrites: the hand-written encoding
 // of answers and watch frames decodes to the same object as encoding/json's,
-// for keys with every kind of character JSON escapes.
+// for keys with every kind of character JSON escapes, with "deleted" or
+// without.
 func TestAppendObjectReadsBackAsEncodingJSONWrites(t *testing.T) {
 	keys := []string{"a", `q"uote`, `back\slash`, "tab\tnl\ncr\r", "ctl\x01\x1f\x7f", "html <>&", "line\u2028sep\u2029", "ünïcødé 日本", "bad\xffutf8"}
 	for _, key := range keys {
-		for _, compact := range []bool{true, false} {
-			wo := wireObject{Key: key, Value: json.RawMessage(`{"n":1,"s":"x"}`), Revision: 7, CreateRevision: 3}
+		for i, compact := range []bool{true, false, true, false} {
+			wo := wireObject{Key: key, Value: json.RawMessage(`{"n":1,"s":"x"}`), Revision: 7, CreateRevision: 3, Deleted: i >= 2}
 			var buf bytes.Buffer
 			require.NoError(t, appendObject(&buf, &wo, compact))
 			want, err := json.Marshal(wo)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // Errors of the HTTP layer. A Client returns them (wrapped with detail);
@@ -99,6 +100,34 @@ func codeOf(err error) (code string, status int) {
 	return codeInternal, http.StatusInternalServerError
 }
 
+// Conditions a wire error may name in its "also" list, besides its code:
+// each is a sentinel the error matches on the server and again on the
+// client.
+var alsoConditions = []struct {
+	name string
+	err  error
+}{
+	// The object is marked for deletion (with code "exists" for a create,
+	// "invalid" for a finalizer added).
+	{"deleting", apistore.ErrDeleting},
+	// The served store does not do what the route asks (with code
+	// "invalid"): errors.ErrUnsupported.
+	{"unsupported", errors.ErrUnsupported},
+}
+
+// wireErrorOf describes err for the wire: its code and message, and the
+// further conditions it matches.
+func wireErrorOf(err error) wireError {
+	code, _ := codeOf(err)
+	we := wireError{Code: code, Message: err.Error()}
+	for _, c := range alsoConditions {
+		if errors.Is(err, c.err) {
+			we.Also = append(we.Also, c.name)
+		}
+	}
+	return we
+}
+
 // remoteError is an error the server reported: its message is the server's,
 // and it matches the sentinels its code names.
 type remoteError struct {
@@ -108,6 +137,25 @@ type remoteError struct {
 
 func (e *remoteError) Error() string   { return e.msg }
 func (e *remoteError) Unwrap() []error { return e.errs }
+
+// decode turns an error from the wire back into one matching the same
+// sentinels as on the server: its code's, and those of the conditions in
+// its also list that this client knows (others are ignored).
+func (we wireError) decode() error {
+	err := decodeError(we.Code, we.Message)
+	re, ok := err.(*remoteError)
+	if !ok {
+		return err
+	}
+	for _, name := range we.Also {
+		for _, c := range alsoConditions {
+			if c.name == name {
+				re.errs = append(re.errs, c.err)
+			}
+		}
+	}
+	return re
+}
 
 // decodeError turns a code and message from the wire back into an error
 // matching the same sentinels as on the server.

@@ -152,4 +152,11 @@ var handlerRequestSeeds = []struct {
 	{"POST", "/v1/../v1/create?key=a", `{"n":1}`, 2},
 	{"POST", "/v1/create?key=a", `{"n":1}`, 2 | notJSON},
 	{"POST", "/v1/delete?key=seed&revision=1", ``, 2 | notJSON},
+	{"POST", "/v1/delete?key=seed&revision=1&propagation=background", ``, 2},
+	{"POST", "/v1/delete?key=seed&revision=1&propagation=foreground", ``, 2},
+	{"POST", "/v1/delete?key=seed&revision=1&propagation=sideways", ``, 2},
+	{"POST", "/v1/delete?key=seed&revision=1&propagation=orphan&propagation=orphan", ``, 2},
+	{"POST", "/v1/status?key=seed&revision=1", `{"n":2}`, 2},
+	{"GET", "/v1/identity", ``, 1},
+	{"GET", "/v1/identity?key=seed", ``, 1},
 }

@@ -27,6 +27,7 @@ type Handler[T any] struct {
 	streams registry
 	ending  shutdowns
 	routes  map[string]route[T]
+	layer   layerOf[T]
 }
 
 type route[T any] struct {
@@ -41,6 +42,13 @@ type route[T any] struct {
 // http.StripPrefix and give clients the base URL with that path. It fails with
 // ErrInvalid for a nil store or a bad option. The handler does not own s:
 // closing s is the caller's business, and ends the watches being served.
+//
+// What s implements beyond store.Store decides the rest of the protocol
+// (see "The API-server layer" in the package documentation): status
+// writes for an apistore.StatusWriter, "deleted" answers for an
+// apistore.Replacer, propagations and "marked" answers for an
+// apistore.PropagatingDeleter, /v1/identity for a store.Identifier; an
+// *apistore.Store is all of them. The others are refused as unsupported.
 func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], error) {
 	if nilness.Is(s) {
 		return nil, fmt.Errorf("%w: nil store", ErrInvalid)
@@ -49,7 +57,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, guard: guard, watches: make(chan struct{}, cfg.maxWatches)}
+	h := &Handler[T]{s: s, codec: codec, enc: newValueEncoder(s, codec), cfg: cfg, guard: guard, watches: make(chan struct{}, cfg.maxWatches), layer: newLayerOf(s)}
 	h.routes = map[string]route[T]{
 		pathGet:      {http.MethodGet, false, (*Handler[T]).get},
 		pathList:     {http.MethodGet, false, (*Handler[T]).list},
@@ -59,6 +67,8 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 		pathCreate:   {http.MethodPost, true, (*Handler[T]).create},
 		pathUpdate:   {http.MethodPost, true, (*Handler[T]).update},
 		pathDelete:   {http.MethodPost, true, (*Handler[T]).delete},
+		pathStatus:   {http.MethodPost, true, (*Handler[T]).status},
+		pathIdentity: {http.MethodGet, false, (*Handler[T]).identity},
 	}
 	return h, nil
 }
@@ -72,7 +82,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
-		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/create, /v1/update, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
+		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if err := h.guard.Check(r); err != nil {
@@ -106,7 +116,7 @@ func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // writeError answers with err's code and message; a status of 0 means the
 // one the code implies.
 func writeError(w http.ResponseWriter, err error, status int) {
-	code, st := codeOf(err)
+	_, st := codeOf(err)
 	var se *statusError
 	switch {
 	case status != 0:
@@ -115,7 +125,7 @@ func writeError(w http.ResponseWriter, err error, status int) {
 	default:
 		status = st
 	}
-	writeJSON(w, status, errorBody{Error: wireError{Code: code, Message: err.Error()}})
+	writeJSON(w, status, errorBody{Error: wireErrorOf(err)})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -213,20 +223,15 @@ type writeArgs[T any] struct {
 	revision int64
 	guards   []store.Guard
 	value    T
-	encoded  []byte // the value as the store keeps it, which answers the write
+	encoded  []byte // the value as the codec keeps it (decodeValue)
+	q        query  // for the route's own parameters (extra)
 }
 
-// written is the wire object answering a write of a that the store
-// accepted as obj.
-func (h *Handler[T]) written(a writeArgs[T], obj store.Object[T]) wireObject {
-	return wireObject{Key: obj.Key, Value: a.encoded, Revision: obj.Revision, CreateRevision: obj.CreateRevision}
-}
-
-// parseWrite reads a write's query and, if withValue, its body (see
-// decodeValue).
-func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool) (writeArgs[T], error) {
+// parseWrite reads a write's query, which may also hold the parameters
+// extra, and, if withValue, its body (see decodeValue).
+func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevision, withValue bool, extra ...string) (writeArgs[T], error) {
 	var a writeArgs[T]
-	allowed := []string{paramKey, paramGuard}
+	allowed := append([]string{paramKey, paramGuard}, extra...)
 	if withRevision {
 		allowed = append(allowed, paramRevision)
 	}
@@ -234,6 +239,7 @@ func (h *Handler[T]) parseWrite(w http.ResponseWriter, r *http.Request, withRevi
 	if err != nil {
 		return a, err
 	}
+	a.q = q
 	if a.key, err = q.str(paramKey, true); err != nil {
 		return a, err
 	}
@@ -313,32 +319,53 @@ func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wo := h.written(a, obj)
+	wo, err := h.written(a, obj)
+	if err != nil {
+		return err
+	}
 	return writeObject(w, http.StatusCreated, &wo, h.enc.trusted)
 }
 
+// update serves Update, or Replace when the store has it (the layer's:
+// removing the last finalizer of a marked object deletes it), whose answer
+// then says "deleted".
 func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
 	a, err := h.parseWrite(w, r, true, true)
 	if err != nil {
 		return err
 	}
-	obj, err := h.s.Update(r.Context(), a.key, a.value, a.revision, a.guards...)
+	var obj store.Object[T]
+	deleted := false
+	if h.layer.replacer != nil {
+		obj, deleted, err = h.layer.replacer.Replace(r.Context(), a.key, a.value, a.revision, a.guards...)
+	} else {
+		obj, err = h.s.Update(r.Context(), a.key, a.value, a.revision, a.guards...)
+	}
 	if err != nil {
 		return err
 	}
-	wo := h.written(a, obj)
+	wo, err := h.written(a, obj)
+	if err != nil {
+		return err
+	}
+	wo.Deleted = deleted
 	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
 }
 
+// delete serves Delete and DeleteWith (see deleteWith).
 func (h *Handler[T]) delete(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.parseWrite(w, r, true, false)
+	a, err := h.parseWrite(w, r, true, false, paramPropagation)
 	if err != nil {
 		return err
 	}
-	rev, err := h.s.Delete(r.Context(), a.key, a.revision, a.guards...)
+	p, err := parsePropagation(a.q)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, revisionBody{Revision: rev})
+	body, err := h.deleteWith(r, a, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }

@@ -177,8 +177,8 @@ func endFrame(err error) frame {
 	if err == nil {
 		err = fmt.Errorf("%w: the store ended the watch", store.ErrUnavailable)
 	}
-	code, _ := codeOf(err)
-	return frame{Type: frameEnd, Error: &wireError{Code: code, Message: err.Error()}}
+	we := wireErrorOf(err)
+	return frame{Type: frameEnd, Error: &we}
 }
 
 // watchBatchDelay is the longest an event of a watch stream waits to be

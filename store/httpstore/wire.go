@@ -21,6 +21,8 @@ const (
 	pathDelete   = "/v1/delete"
 	pathWatch    = "/v1/watch"
 	pathProgress = "/v1/progress"
+	pathStatus   = "/v1/status"
+	pathIdentity = "/v1/identity"
 )
 
 // Query parameter names.
@@ -32,6 +34,8 @@ const (
 	paramGuard    = "guard"
 	paramWatch    = "watch"
 	paramSeq      = "seq"
+	// paramPropagation is a delete's propagation (apistore.Propagation).
+	paramPropagation = "propagation"
 )
 
 // wireObject is a store.Object on the wire. Value is the codec's encoding.
@@ -40,13 +44,20 @@ type wireObject struct {
 	Value          json.RawMessage `json:"value"`
 	Revision       int64           `json:"revision"`
 	CreateRevision int64           `json:"createRevision"`
+	// Deleted is set in the answer of an update that deleted the object
+	// (apistore.Replacer: the last finalizer of a marked object removed);
+	// Revision is then the delete's.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // wireError is the body of every refused request and the error of a watch's
-// end frame.
+// end frame. Also lists further conditions the error matches besides its
+// code's (alsoDeleting, alsoUnsupported), for clients that know them; a
+// client that does not still decides by the code.
 type wireError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Also    []string `json:"also,omitempty"`
 }
 
 type errorBody struct {
@@ -60,6 +71,17 @@ type listBody struct {
 
 type revisionBody struct {
 	Revision int64 `json:"revision"`
+}
+
+// deleteBody answers a delete: the revision of its write, and whether the
+// object was only marked for deletion (apistore.PropagatingDeleter).
+type deleteBody struct {
+	Revision int64 `json:"revision"`
+	Marked   bool  `json:"marked,omitempty"`
+}
+
+type identityBody struct {
+	Identity string `json:"identity"`
 }
 
 // Frame types of a watch stream.

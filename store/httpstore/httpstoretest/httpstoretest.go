@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/converge-go/converge/store/storetest"
 )
@@ -65,4 +66,18 @@ func Serve[T any](t testing.TB, s store.Store[T], opts Options) Served[T] {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return Served[T]{Client: c, Backend: s, Server: srv}
+}
+
+// ServeLayer serves the API-server layer over raw, apistore.New(raw,
+// kind), as Serve serves a store, and returns a client of it: the client
+// offers the layer's writes (apistore.StatusWriter, Replacer,
+// PropagatingDeleter) and raw's identity, applied by the server. Backend
+// is the layer. A nil raw or kind fails t.
+func ServeLayer[T any](t testing.TB, raw store.Store[T], kind apistore.Kind[T], opts Options) Served[T] {
+	t.Helper()
+	layer, err := apistore.New(raw, kind)
+	if err != nil {
+		t.Fatalf("apistore.New: %v", err)
+	}
+	return Serve[T](t, layer, opts)
 }
