@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/converge-go/converge/store"
@@ -31,7 +32,7 @@ type action func(ctx context.Context) error
 // command is one of convergectl's commands.
 type command struct {
 	name     string
-	flags    string // the command's flags, as its synopsis writes them
+	flags    string // the command's flags, as its synopsis writes them (its summary names the others)
 	args     string // its arguments, as its synopsis writes them
 	min, max int    // how many arguments it takes
 	summary  string
@@ -43,15 +44,17 @@ type command struct {
 // commands are convergectl's commands, in the order the usage lists them.
 var commands = []*command{
 	{name: "get", args: "KEY", min: 1, max: 1, prepare: (*cli).get,
-		summary: "print the object as one JSON line"},
+		summary: "print the object as one JSON line (-o spec|status|metadata: that part)"},
 	{name: "list", flags: "[-keys]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).list,
 		summary: "print the objects under PREFIX and the list's revision"},
 	{name: "put", flags: "[-create] [-rev R]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).put,
 		summary: `write the JSON value in FILE (default or "-": stdin)`},
-	{name: "apply", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).apply,
-		summary: "merge a JSON merge patch (RFC 7386) into the value"},
+	{name: "apply", flags: "[-patch]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).apply,
+		summary: "write a resource's spec and metadata, keeping its status; else merge a JSON merge patch (RFC 7386)"},
+	{name: "status", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).status,
+		summary: "write a resource's status alone, keeping its spec (needs the API-server layer)"},
 	{name: "delete", flags: "[-rev R]", args: "KEY", min: 1, max: 1, prepare: (*cli).delete,
-		summary: "delete the key (at its latest revision, or at R)"},
+		summary: "delete the key at its latest revision or at R, or mark it for its finalizers (-propagation P)"},
 	{name: "watch", flags: "[-after R]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).watch,
 		summary: "print changes as JSON lines until interrupted"},
 }
@@ -92,6 +95,11 @@ type object struct {
 	Revision       int64  `json:"revision"`
 	CreateRevision int64  `json:"createRevision,omitempty"`
 	Value          value  `json:"value,omitempty"`
+	// Deleted: an apply that removed the last finalizer of a marked
+	// object, which deleted it. Marked: a delete that only marked the
+	// object, whose finalizers have yet to run.
+	Deleted bool `json:"deleted,omitempty"`
+	Marked  bool `json:"marked,omitempty"`
 }
 
 func printed(o store.Object[value]) object {
@@ -99,6 +107,12 @@ func printed(o store.Object[value]) object {
 }
 
 func (c *cli) print(v any) error { return json.NewEncoder(c.stdout).Encode(v) }
+
+// note prints a line on stderr that is no error: what a command did
+// besides what it printed.
+func (c *cli) note(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "convergectl: "+format+"\n", args...)
+}
 
 // call bounds one request by -timeout (0: by ctx alone).
 func (c *cli) call(ctx context.Context) (context.Context, context.CancelFunc) {

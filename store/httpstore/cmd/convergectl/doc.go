@@ -9,13 +9,20 @@
 //
 // # Usage
 //
-//	convergectl [flags] get KEY                  print the object as one JSON line
+//	convergectl [flags] get KEY                  print the object as one JSON line (-o spec|status|metadata: that part)
 //	convergectl [flags] list [-keys] [PREFIX]    print the objects under PREFIX and the list's revision
 //	convergectl [flags] put [-create] [-rev R] KEY [FILE]
 //	                                             write the JSON value in FILE (default or "-": stdin)
-//	convergectl [flags] apply KEY [FILE]         merge a JSON merge patch (RFC 7386) into the value
-//	convergectl [flags] delete [-rev R] KEY      delete the key
+//	convergectl [flags] apply [-patch] KEY [FILE]
+//	                                             write a resource's spec and metadata, keeping its status;
+//	                                             else merge a JSON merge patch (RFC 7386)
+//	convergectl [flags] status KEY [FILE]        write a resource's status alone, keeping its spec
+//	convergectl [flags] delete [-rev R] KEY      delete the key at its latest revision or at R, or mark
+//	                                             it for its finalizers (-propagation P)
 //	convergectl [flags] watch [-after R] [PREFIX] print changes as JSON lines until interrupted
+//
+// Each command's flags come before its arguments: get -o PART KEY, delete
+// -propagation P KEY ("convergectl COMMAND -h" lists them).
 //
 // Flags, before the command:
 //
@@ -29,30 +36,76 @@
 //	-cert FILE, -key FILE   a client certificate and its key, for servers that require one
 //	-timeout D     bound on each request (default 30s; 0: no bound; watch is
 //	               bounded only by an interrupt)
-//	-max-value-size N   the largest value put and apply read, in bytes
+//	-max-value-size N   the largest value put, apply and status read, in bytes
 //	               (default store.DefaultMaxValueSize, the server's default)
 //
-// Objects are printed as {"key","revision","createRevision","value"}; list
-// prints {"revision":R,"objects":[...]}, where R is the store revision the
-// listing reflects (a watch from R misses nothing after it), and with -keys
-// one "KEY REVISION" line per object, KEY quoted as by strconv.Quote when it
-// holds a space, a quote, a backslash or a character that is not printable
-// (a newline, a tab), so that every object is one line, its revision the
-// last field, and a line that starts with a quote holds a quoted key. watch
-// prints one line per change,
-// {"type":"created"|"updated"|"deleted","key",...,"value"} (a deletion
-// carries the last value), from -after R (default: the current revision,
-// so only changes to come), and exits 0 on SIGINT or SIGTERM.
+// Objects are printed as {"key","revision","createRevision","value"},
+// with "deleted": true after an apply that deleted the object (see
+// Resources); delete prints {"key","revision"}, with "marked": true when it
+// only marked the object. list prints {"revision":R,"objects":[...]},
+// where R is the store revision the listing reflects (a watch from R
+// misses nothing after it), and with -keys one "KEY REVISION" line per
+// object, KEY quoted as by strconv.Quote when it holds a space, a quote, a
+// backslash or a character that is not printable (a newline, a tab), so
+// that every object is one line, its revision the last field, and a line
+// that starts with a quote holds a quoted key. watch prints one line per
+// change, {"type":"created"|"updated"|"deleted","key",...,"value"} (a
+// deletion carries the last value), from -after R (default: the current
+// revision, so only changes to come), and exits 0 on SIGINT or SIGTERM.
 //
 // put creates the key if it does not exist, else replaces its value with a
 // compare-and-swap against the revision it has just read, retried if
 // another writer got there first. With -create it only creates; with -rev R
 // (R at least 1) it only updates, and only if the key is still at revision
-// R. apply reads the value, merges the patch, and writes it back against the
-// revision read, retried likewise. delete removes the key at its latest
-// revision, or with -rev R only if it is still at R. Values must be valid
-// JSON of at most -max-value-size bytes: a larger input is refused after
-// reading one byte past the limit, never read whole.
+// R. delete removes the key at its latest revision, or with -rev R only if
+// it is still at R. Values must be valid JSON of at most -max-value-size
+// bytes: a larger input is refused after reading one byte past the limit,
+// never read whole.
+//
+// # Resources
+//
+// A resource is a JSON object of the shape of the API-server layer
+// (store/apistore, apistore.JSONKind): "metadata" (generation, finalizers,
+// the deletion mark, owners), "spec", and status members, every other
+// member. A server that serves its store with the layer (an
+// apistore.Store behind httpstore.NewHandler) keeps the layer's rules for
+// every writer: the generation and the deletion mark are its own, a spec
+// write keeps the status, a status write keeps the spec.
+//
+// apply KEY FILE, for a FILE that is a resource (a JSON object with a
+// "metadata" or "spec" member), writes FILE's spec and its metadata's
+// finalizers and owners over the stored object, keeping the stored status
+// and deletion mark, and creates the object if it is absent; FILE's status
+// members are not written. The generation is the stored one, bumped by one
+// when the spec changed (the server with the layer computes it again, and
+// its count stands). The write is a compare-and-swap against the revision
+// read, retried if another writer got there first. If it removed the last
+// finalizer of an object marked for deletion, the server deleted the
+// object: the line printed says "deleted": true, and stderr says so. For
+// any other FILE, or with -patch, apply reads the value, merges FILE as a
+// JSON merge patch, and writes it back against the revision read, retried
+// likewise (a missing key is then not found, exit 3).
+//
+// status KEY FILE writes the status members of FILE (metadata and spec in
+// it are ignored) over the stored spec and metadata, through the server's
+// layer, retried on conflict; a server without the layer refuses it
+// (exit 1), and nothing is written.
+//
+// get -o spec prints the spec (null if there is none), -o status an object
+// of the status members (what status takes), -o metadata the metadata as
+// apistore.Meta has it; -o json, the default, the whole object. A value
+// that is no resource fails -o spec, status and metadata (exit 1).
+//
+// delete -propagation foreground or orphan (default background) marks a
+// resource so that the garbage collector deletes its children first, or
+// leaves them (a server without the layer refuses both, exit 1). When the
+// object is only marked, because it has finalizers to run, the line
+// printed says "marked": true and stderr names the finalizers: "KEY:
+// marked for deletion; waiting for finalizers [a b]".
+//
+// Against a server without the layer, put, apply and delete write what they
+// send as it is: apply computes the spec, status and generation as the
+// layer would, but nothing enforces the layer's rules for other writers.
 //
 // # Exit codes
 //

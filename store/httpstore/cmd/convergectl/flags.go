@@ -36,7 +36,7 @@ func (f *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.certFile, "cert", "", "PEM `file` of a client certificate (with -key)")
 	fs.StringVar(&f.keyFile, "key", "", "PEM `file` of the client certificate's key (with -cert)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound on each request, 0 for none (watch is bounded only by an interrupt)")
-	fs.Int64Var(&f.maxValueSize, "max-value-size", store.DefaultMaxValueSize, "the largest value put and apply read, in `bytes`: the server's default limit; raise it for a server configured with a larger one")
+	fs.Int64Var(&f.maxValueSize, "max-value-size", store.DefaultMaxValueSize, "the largest value put, apply and status read, in `bytes`: the server's default limit; raise it for a server configured with a larger one")
 }
 
 // check reports the flags that contradict each other or are out of range,

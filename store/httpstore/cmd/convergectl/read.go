@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -12,10 +14,16 @@ import (
 
 // The commands that read: get, list and watch.
 
-func (c *cli) get(_ *flag.FlagSet, parse func() ([]string, error)) (action, error) {
+func (c *cli) get(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {
+	part := fs.String("o", "json", "what to print: `json` (the object), or the spec, status or metadata of a resource, as one JSON line")
 	args, err := parse()
 	if err != nil {
 		return nil, err
+	}
+	switch *part {
+	case "json", "spec", "status", "metadata":
+	default:
+		return nil, usagef("-o %q: want json, spec, status or metadata", *part)
 	}
 	return func(ctx context.Context) error {
 		ctx, cancel := c.call(ctx)
@@ -24,8 +32,44 @@ func (c *cli) get(_ *flag.FlagSet, parse func() ([]string, error)) (action, erro
 		if err != nil {
 			return err
 		}
-		return c.print(printed(obj))
+		if *part == "json" {
+			return c.print(printed(obj))
+		}
+		v, err := partOf(obj.Value, *part)
+		if err != nil {
+			return fmt.Errorf("%w: %s: the value is no resource: %s", errInvalid, args[0], err)
+		}
+		return c.print(v)
 	}, nil
+}
+
+// partOf returns one part of a resource, as apistore.JSONKind reads it:
+// its spec (null if it has none), its status (an object of every member
+// but metadata and spec) or its metadata (apistore.Meta: generation,
+// finalizers, the deletion mark, owners). A value that is not a JSON
+// object, or whose metadata is not apistore.Meta, is no resource: the
+// error says why, without a package's name.
+func partOf(v value, part string) (any, error) {
+	m, err := kind.Meta(v)
+	if err != nil {
+		return nil, errors.New(reason(err))
+	}
+	if part == "metadata" {
+		return m, nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(v, &members); err != nil {
+		return nil, err
+	}
+	if part == "spec" {
+		if spec, ok := members["spec"]; ok {
+			return spec, nil
+		}
+		return json.RawMessage("null"), nil
+	}
+	delete(members, "metadata")
+	delete(members, "spec")
+	return members, nil
 }
 
 func (c *cli) list(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {
