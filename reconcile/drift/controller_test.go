@@ -1,0 +1,159 @@
+package drift_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/drift"
+	"github.com/converge-go/converge/store"
+)
+
+// role is a desired role; the world holds its attributes.
+type role struct{ Attrs string }
+
+// roleOperator converges the fake world toward the store's roles and
+// counts its reconciles per key.
+type roleOperator struct {
+	world *world
+	mu    sync.Mutex
+	runs  map[string]int
+}
+
+func (o *roleOperator) Reconcile(_ context.Context, req reconcile.Request[*role]) (reconcile.Result, error) {
+	o.mu.Lock()
+	o.runs[req.Key]++
+	o.mu.Unlock()
+	if req.Deleted {
+		o.world.remove(req.Key) // not desired: drop it
+		return reconcile.Result{}, nil
+	}
+	if fp, ok := o.world.get(req.Key); !ok || fp != req.Object.Value.Attrs {
+		o.world.set(req.Key, req.Object.Value.Attrs)
+	}
+	return reconcile.Result{}, nil
+}
+
+// takeRuns returns the reconciles per key since the last call.
+func (o *roleOperator) takeRuns() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := o.runs
+	o.runs = map[string]int{}
+	return out
+}
+
+const interval = 30 * time.Second
+
+// startRoles runs a controller of alice and bob over a memory store, with
+// a drift source polling w every interval.
+func startRoles(t *testing.T, w *world, log *slog.Logger) (*reconcile.Controller[*role], *roleOperator, func()) {
+	s := store.NewMemory[*role]()
+	for _, name := range []string{"roles/alice", "roles/bob"} {
+		_, err := s.Create(context.Background(), name, &role{Attrs: "login"})
+		require.NoError(t, err)
+	}
+	src := newSource(t, w.list, drift.Options{Name: "postgres roles", Interval: interval})
+	op := &roleOperator{world: w, runs: map[string]int{}}
+	c, err := reconcile.New(s, op, reconcile.Options[*role]{Name: "roles", Prefix: "roles/", Sources: []reconcile.Source{src}, Logger: log})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	require.NoError(t, c.WaitForSync(ctx))
+	advance(interval) // a poll after the creations: the baseline holds them
+	synctest.Wait()
+	op.takeRuns()
+	return c, op, func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
+}
+
+func want(attrs ...string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(attrs); i += 2 {
+		out[attrs[i]] = attrs[i+1]
+	}
+	return out
+}
+
+func (w *world) snapshot() map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.objs)
+}
+
+// A role altered by hand, one dropped and one created behind the
+// controller's back are healed at the next poll, within one interval, by
+// reconciles of those keys alone.
+func TestDriftBehindTheControllersBackIsHealedWithinOneInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(nil)
+		_, op, stop := startRoles(t, w, nil)
+		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
+		w.set("roles/alice", "login,superuser")
+		w.remove("roles/bob")
+		w.set("roles/mallory", "superuser")
+		advance(interval)
+		synctest.Wait()
+		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
+		require.Equal(t, map[string]int{"roles/alice": 1, "roles/bob": 1, "roles/mallory": 1}, op.takeRuns())
+		advance(interval) // the heals' own echo: one reconcile each, finding nothing to do
+		synctest.Wait()
+		advance(3 * interval)
+		synctest.Wait()
+		require.Equal(t, map[string]int{"roles/alice": 1, "roles/bob": 1, "roles/mallory": 1}, op.takeRuns())
+		stop()
+	})
+}
+
+func TestKeysWokenByDriftShowTheSourcesNameInTheirTriggers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(nil)
+		c, _, stop := startRoles(t, w, nil)
+		w.set("roles/alice", "superuser")
+		advance(interval)
+		synctest.Wait()
+		for _, k := range c.Snapshot() {
+			if k.Key == "roles/alice" {
+				require.Equal(t, []string{"source postgres roles"}, k.LastTriggers)
+			}
+		}
+		stop()
+	})
+}
+
+// A poll that fails is returned to the controller, which logs it and
+// starts the source again after its backoff; drift found before or
+// during the outage is healed when the world answers again.
+func TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(nil)
+		var logs syncbuf.Buffer
+		_, op, stop := startRoles(t, w, slog.New(slog.NewTextHandler(&logs, nil)))
+		w.fail(errors.New("connection refused"))
+		w.set("roles/alice", "superuser")
+		advance(2 * interval)
+		synctest.Wait()
+		require.Contains(t, logs.String(), "source failed; restarting")
+		require.Contains(t, logs.String(), `drift source \"postgres roles\": list: connection refused`)
+		require.Empty(t, op.takeRuns(), "no poll, no wake-up")
+		require.Equal(t, "superuser", w.snapshot()["roles/alice"])
+		w.fail(nil)
+		advance(interval)
+		synctest.Wait()
+		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
+		require.Equal(t, map[string]int{"roles/alice": 1}, op.takeRuns())
+		stop()
+	})
+}

@@ -1,0 +1,50 @@
+package drift_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/converge-go/converge/reconcile/drift"
+)
+
+// Two polls of a database's roles: between them alice was made superuser
+// by hand, bob dropped and carol created. The first poll learns the
+// baseline; the second wakes those three keys, and nothing else.
+func Example() {
+	polls := [][]drift.Observed{
+		{
+			{Key: "roles/alice", Fingerprint: drift.Fingerprint("login")},
+			{Key: "roles/bob", Fingerprint: drift.Fingerprint("login")},
+			{Key: "roles/dave", Fingerprint: drift.Fingerprint("nologin")},
+		},
+		{
+			{Key: "roles/alice", Fingerprint: drift.Fingerprint("login", "superuser")},
+			{Key: "roles/carol", Fingerprint: drift.Fingerprint("login")},
+			{Key: "roles/dave", Fingerprint: drift.Fingerprint("nologin")},
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	list := func(ctx context.Context) ([]drift.Observed, error) {
+		if len(polls) == 0 { // the third poll: the example is over
+			cancel()
+			return nil, ctx.Err()
+		}
+		objs := polls[0]
+		polls = polls[1:]
+		return objs, nil
+	}
+	src, err := drift.New(list, drift.Options{Name: "postgres roles", Interval: time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A controller starts its sources itself (reconcile.Options.Sources).
+	err = src.Start(ctx, func(key string) { fmt.Println("drifted:", key) })
+	fmt.Println("Start returned", err)
+	// Output:
+	// drifted: roles/alice
+	// drifted: roles/bob
+	// drifted: roles/carol
+	// Start returned <nil>
+}
