@@ -48,10 +48,33 @@ var ErrBatchResults = errors.New("reconcile: batch returned no result for the ke
 func (c *Controller[T]) workBatches(ctx context.Context, r *run[T]) {
 	var batch []queue.Handout[string]
 	for {
-		var err error
-		batch, err = r.q.GetBatch(ctx, c.opts.BatchSize, batch[:0])
+		get, release, err := c.handOuts(ctx)
 		if err != nil {
 			return
+		}
+		batch, err = c.takeBatches(get, r, batch)
+		release()
+		if c.circ == nil || ctx.Err() != nil || errors.Is(err, queue.ErrShutDown) {
+			return
+		}
+	}
+}
+
+// takeBatches reconciles the batches it is handed until get ends or the
+// queue shuts down, as takeKeys does keys, and returns its buffer and
+// GetBatch's error.
+func (c *Controller[T]) takeBatches(get context.Context, r *run[T], batch []queue.Handout[string]) ([]queue.Handout[string], error) {
+	for {
+		var err error
+		batch, err = r.q.GetBatch(get, c.opts.BatchSize, batch[:0])
+		if err != nil {
+			return batch, err
+		}
+		if c.circ.holds() {
+			for _, h := range batch {
+				giveBack(r.q, h.Key, trigger(h.Tags))
+			}
+			return batch, nil
 		}
 		c.processBatch(r, batch)
 		for _, h := range batch {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 )
 
@@ -49,7 +50,8 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 //
 // The loop's phases live in files named for them: intake.go (changes
 // become keys), run.go (Run, sources, resync, carry-over between runs),
-// workers.go (hand-outs, reconciles and what follows each), the ledger
+// workers.go (hand-outs, reconciles and what follows each), circuit.go
+// (holding the hand-outs while a dependency is down), the ledger
 // (ledger*.go: every per-key fact), and introspection (health.go,
 // inspect.go).
 type Controller[T any] struct {
@@ -62,6 +64,10 @@ type Controller[T any] struct {
 	ids   atomic.Uint64
 	// refused counts the keys refused as outside the view (see inView).
 	refused refusals
+	// deps checks Options.Dependencies (an empty set without any), and
+	// circ holds the hand-outs while one is down (nil without any).
+	deps *dependency.Set
+	circ *circuit
 
 	// queue is the current run's workqueue; each Run after the first gets a
 	// fresh one, since a run ends by shutting its queue down.
@@ -97,6 +103,10 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		return nil, err
 	}
 	opts.fillDefaults()
+	deps, err := dependency.NewSet(opts.Dependencies...)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: Dependencies: %w", err)
+	}
 	batch, isBatch := rec.(BatchReconciler[T])
 	if opts.BatchSize > 1 && !isBatch {
 		return nil, fmt.Errorf("%w: BatchSize %d for a reconciler that does not implement BatchReconciler", ErrInvalid, opts.BatchSize)
@@ -109,6 +119,10 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		led:         newLedger[T](time.Now()),
 		wantWorkers: opts.Workers,
 		marks:       marksDeletion[T](),
+		deps:        deps,
+	}
+	if len(opts.Dependencies) > 0 {
+		c.circ = newCircuit(deps)
 	}
 	if opts.BatchSize > 1 {
 		c.batch = batch

@@ -3,8 +3,9 @@
 // converging. A plain controller needs this package alone; the process
 // that runs several loops (leader election, probes, HTTP) is
 // reconcile/manager, the ready-made Resource type with its spec and status
-// helpers is reconcile/resource, and reconcile/reconciletest drives a
-// reconciler to convergence in tests.
+// helpers is reconcile/resource, the health of the external systems a
+// reconciler acts on (Options.Dependencies) is reconcile/dependency, and
+// reconcile/reconciletest drives a reconciler to convergence in tests.
 //
 // # Guarantees
 //
@@ -32,6 +33,16 @@
 //   - Ready fails with ErrDegraded while the primary store is reported
 //     degraded and succeeds again once it serves; Healthy does not fail
 //     for it, since a restart would lose the cache the loop heals from.
+//   - While one of Options.Dependencies is down (its checks failed
+//     FailureThreshold times, so within (FailureThreshold+1) × Interval,
+//     or at once when a reconcile returns an error marked with
+//     dependency.Down), Health lists it down with since when and its
+//     latest error, Ready fails with an error matching dependency.ErrDown
+//     that names it (Healthy does not), and no key is handed to the
+//     reconciler: woken keys wait in the queue, reconciles in flight
+//     finish. At its first successful check, within one Interval of it
+//     serving again, every key that failed or waited meanwhile is
+//     reconciled at once, its retries reset.
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
@@ -354,9 +355,9 @@ func TestStuckReconcileMarksUnhealthy(t *testing.T) {
 }
 
 // TestEveryReconcileEndsInExactlyOneOutcome: the result and error of a
-// reconcile name one outcome, terminal wins over conflict, an error wins
-// over a requested requeue, and only successes and terminal failures
-// settle the object.
+// reconcile name one outcome, terminal wins over a dependency down, which
+// wins over conflict, an error wins over a requested requeue, and only
+// successes and terminal failures settle the object.
 func TestEveryReconcileEndsInExactlyOneOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		res     Result
@@ -372,6 +373,8 @@ func TestEveryReconcileEndsInExactlyOneOutcome(t *testing.T) {
 		{Result{}, Terminal(store.ErrConflict), TerminalFailure, true},
 		{Result{}, fmt.Errorf("status: %w", store.ErrConflict), Conflict, false},
 		{Result{}, &PanicError{Value: 1}, Panicked, false},
+		{Result{}, dependency.Down("pg", store.ErrConflict), DependencyDown, false},
+		{Result{}, Terminal(dependency.Down("pg", errors.New("x"))), TerminalFailure, true},
 	} {
 		got := classify(tc.res, tc.err)
 		require.Equal(t, tc.want, got, "%+v %v", tc.res, tc.err)

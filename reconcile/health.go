@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/converge-go/converge/reconcile/dependency"
 )
 
 // ErrNotSynced is returned by Ready until the initial list is in the cache.
@@ -54,6 +56,12 @@ type Health struct {
 	// keeps failing (its KeyState says since when, and the last error).
 	Deleting     int
 	DeletingKeys []string
+	// Dependencies is the state of each of Options.Dependencies, in their
+	// order: up or down, since when, the failures since its latest
+	// successful check and the latest error. While one is down, Ready
+	// fails and no key is handed to the reconciler; Healthy does not fail
+	// for it, since a restart would not bring the dependency back.
+	Dependencies []dependency.State
 	// Ownerless lists the buckets of keys no replica reconciles now, with
 	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
 	// is empty in a healthy deployment except while a crashed replica's
@@ -71,8 +79,8 @@ const maxStaleKeys = 16
 
 // Health reports the controller's state. It walks the queue's keys once
 // without copying them (for the processing ones), and the pending and
-// failing keys (for the stale ones). A degraded store makes the controller
-// unready (Ready), not unhealthy (Healthy).
+// failing keys (for the stale ones). A degraded store or a dependency down
+// makes the controller unready (Ready), not unhealthy (Healthy).
 func (c *Controller[T]) Health() Health {
 	h := Health{Synced: c.cache.isSynced()}
 	if err := c.cache.health(); err != nil {
@@ -92,6 +100,9 @@ func (c *Controller[T]) Health() Health {
 	h.Deleting, h.DeletingKeys = c.led.deletions(maxStaleKeys)
 	c.mu.Unlock()
 	h.Ownerless = c.ownerless()
+	if c.circ != nil {
+		h.Dependencies = c.deps.States()
+	}
 	for _, it := range c.q().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
 			h.Stuck = append(h.Stuck, KeyState{Key: it.Key, State: it.State, Since: it.Since, Priority: it.Priority, Triggers: c.triggerNamesOf(it.Tags)})
@@ -112,13 +123,17 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 	return c.led.stale(now.Add(-c.opts.StaleAfter), maxStaleKeys)
 }
 
-// Ready returns nil while the controller follows its store: ErrNotSynced
-// until the initial list is in the cache, then an error matching
-// ErrDegraded, and naming why, while Health reports the primary store
-// degraded (within two Options.HeartbeatInterval of the store becoming
-// unreachable), and nil again once it serves. The controller keeps
-// reconciling from its cache meanwhile. Another source's store being
-// degraded does not make it unready. It takes one read lock.
+// Ready returns nil while the controller follows its store and its
+// dependencies are up: ErrNotSynced until the initial list is in the
+// cache, then an error matching ErrDegraded, and naming why, while Health
+// reports the primary store degraded (within two Options.HeartbeatInterval
+// of the store becoming unreachable), then an error matching
+// dependency.ErrDown, naming each dependency down, since when and its
+// latest error, while one of Options.Dependencies is down; nil again once
+// the store serves and the dependencies are up. The controller keeps
+// reconciling from its cache while the store is degraded, and holds its
+// keys while a dependency is down. Another source's store being degraded
+// does not make it unready. It takes two locks.
 func (c *Controller[T]) Ready() error {
 	if !c.cache.isSynced() {
 		return ErrNotSynced
@@ -126,13 +141,13 @@ func (c *Controller[T]) Ready() error {
 	if err := c.cache.health(); err != nil {
 		return fmt.Errorf("%w: %w", ErrDegraded, err)
 	}
-	return nil
+	return c.deps.Err()
 }
 
 // Healthy returns an error matching ErrStuck while a reconcile has run past
 // Options.StuckAfter. Being degraded is not unhealthy (only unready, see
 // Ready): restarting would lose the cache the controller keeps healing
-// from.
+// from; nor is a dependency down: restarting would not bring it back.
 func (c *Controller[T]) Healthy() error {
 	h := c.Health()
 	if len(h.Stuck) == 0 {

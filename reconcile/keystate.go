@@ -35,7 +35,8 @@ type KeyState struct {
 	// Triggers says what woke the key for its next (queued) reconcile and
 	// LastTriggers for its latest one: "created", "updated", "deleted"
 	// (the primary store), "listed", "enqueued", "resync", "retry",
-	// "requeue", "held-change", "source NAME". Wake-ups that coalesce
+	// "requeue", "held-change", "dependency-up" (retried as its
+	// dependencies came back up), "source NAME". Wake-ups that coalesce
 	// into one reconcile are listed once.
 	Triggers, LastTriggers []string
 	// PendingSince is when the controller observed the oldest change of

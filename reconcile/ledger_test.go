@@ -283,7 +283,7 @@ func FuzzLedger(f *testing.F) {
 		rev := int64(0)
 		clock := epoch
 		given := map[string]int64{} // revision each key's reconcile was given
-		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked}
+		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], int(ops[i+1])
 			key := fmt.Sprintf("k%d", arg%6)

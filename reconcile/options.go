@@ -8,6 +8,7 @@ import (
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 )
 
@@ -84,6 +85,18 @@ type Options[T any] struct {
 	// Manager that has an elector (for controllers that only observe);
 	// by default a controller runs only in the leader.
 	WithoutLeaderElection bool
+	// Dependencies are the external systems the reconciles act on (the
+	// database an operator manages), checked while the controller runs
+	// (see reconcile/dependency for their intervals, thresholds and
+	// bounds). While one is down, Health says so, Ready fails with an
+	// error matching dependency.ErrDown, and the controller hands no key
+	// to the reconciler: keys wait in the queue, and the reconciles in
+	// flight finish. A reconcile that returns an error marked with
+	// dependency.Down takes the dependency down at once. When every
+	// dependency is up again, each key whose latest reconcile failed is
+	// retried at once, its backoff forgotten. Every dependency is one of
+	// every key: they hold the whole controller.
+	Dependencies []dependency.Dependency
 	// Shard, if set, splits the keys among replicas: this controller
 	// reconciles only the keys the Sharder says it owns, each reconcile's
 	// writes carry the ownership's guards, and a reconcile is cancelled

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 )
 
@@ -11,7 +12,7 @@ import (
 type outcomeCode uint8
 
 // outcomes lists every Outcome, the zero code standing for none.
-var outcomes = [...]Outcome{"", Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked}
+var outcomes = [...]Outcome{"", Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown}
 
 // codeOf returns o's code (0 for an unknown Outcome).
 func codeOf(o Outcome) outcomeCode {
@@ -33,15 +34,18 @@ var outcomeNeed = func() (n [len(outcomes)]uint8) {
 }()
 
 // need ranks o by how much its key needs a person, most first: a panic, a
-// transient error, a terminal failure, a conflict, a requeue of either
-// kind, a success; 0 for none (never reconciled).
+// transient error, a terminal failure, a dependency down (the dependency
+// needs one more than the key), a conflict, a requeue of either kind, a
+// success; 0 for none (never reconciled).
 func (o Outcome) need() uint8 {
 	switch o {
 	case Panicked:
-		return 6
+		return 7
 	case Failure:
-		return 5
+		return 6
 	case TerminalFailure:
+		return 5
+	case DependencyDown:
 		return 4
 	case Conflict:
 		return 3
@@ -75,6 +79,11 @@ const (
 	// Panicked: the reconciler panicked (a *PanicError); retried like a
 	// transient error.
 	Panicked Outcome = "panic"
+	// DependencyDown: an error marked with dependency.Down naming one of
+	// Options.Dependencies. The dependency is down at once, and the key
+	// waits in the queue, without backoff, until it is up again (an
+	// unknown name is a Failure).
+	DependencyDown Outcome = "dependency_down"
 )
 
 // Settled reports whether the reconcile dealt with the object it was given:
@@ -88,10 +97,11 @@ func (o Outcome) Settled() bool {
 	return false
 }
 
-// Failed reports whether the reconcile failed: transient, terminal or
-// panicked (a conflict is not a failure: it is a newer object to handle).
+// Failed reports whether the reconcile failed: transient, terminal,
+// panicked or for a dependency down (a conflict is not a failure: it is a
+// newer object to handle).
 func (o Outcome) Failed() bool {
-	return o == Failure || o == TerminalFailure || o == Panicked
+	return o == Failure || o == TerminalFailure || o == Panicked || o == DependencyDown
 }
 
 // Metrics receives a controller's measurements. The workqueue's go to
@@ -139,6 +149,8 @@ func classify(res Result, err error) Outcome {
 		return Panicked
 	case errors.Is(err, ErrTerminal):
 		return TerminalFailure
+	case errors.Is(err, dependency.ErrDown):
+		return DependencyDown
 	case errors.Is(err, store.ErrConflict):
 		return Conflict
 	}

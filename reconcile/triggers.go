@@ -12,21 +12,22 @@ import (
 type trigger = uint32
 
 const (
-	trigCreated  trigger = 1 << iota // the primary store: created
-	trigUpdated                      // the primary store: updated
-	trigDeleted                      // the primary store: deleted
-	trigListed                       // the initial list, or a re-list
-	trigEnqueued                     // Enqueue or EnqueueAll
-	trigResync                       // Options.ResyncPeriod
-	trigRetry                        // a failure's or conflict's backoff
-	trigRequeue                      // Result.Requeue or RequeueAfter
-	trigWrite                        // a change held back while the controller's own write was in flight
+	trigCreated   trigger = 1 << iota // the primary store: created
+	trigUpdated                       // the primary store: updated
+	trigDeleted                       // the primary store: deleted
+	trigListed                        // the initial list, or a re-list
+	trigEnqueued                      // Enqueue or EnqueueAll
+	trigResync                        // Options.ResyncPeriod
+	trigRetry                         // a failure's or conflict's backoff
+	trigRequeue                       // Result.Requeue or RequeueAfter
+	trigWrite                         // a change held back while the controller's own write was in flight
+	trigRecovered                     // a failed key retried at once as its dependencies came back up
 
 	firstSourceBit   = 12
 	maxTaggedSources = 32 - firstSourceBit
 )
 
-var triggerNames = [...]string{"created", "updated", "deleted", "listed", "enqueued", "resync", "retry", "requeue", "held-change"}
+var triggerNames = [...]string{"created", "updated", "deleted", "listed", "enqueued", "resync", "retry", "requeue", "held-change", "dependency-up"}
 
 // sourceTrigger is the bit of Options.Sources[i] (none past
 // maxTaggedSources: such a source still wakes keys, untagged).

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -59,11 +60,32 @@ func (c *Controller[T]) work(ctx context.Context, r *run[T]) {
 	}
 	var ctxs contextChunk
 	for {
-		key, why, err := r.q.GetTagged(ctx)
+		get, release, err := c.handOuts(ctx)
 		if err != nil {
 			return
 		}
-		c.process(r, &ctxs, key, why)
+		err = c.takeKeys(get, r, &ctxs)
+		release()
+		if c.circ == nil || ctx.Err() != nil || errors.Is(err, queue.ErrShutDown) {
+			return
+		}
+	}
+}
+
+// takeKeys reconciles the keys it is handed until get ends (the worker
+// stops, or the circuit opens) or the queue shuts down, and returns Get's
+// error. A key handed out as the circuit opens is given back.
+func (c *Controller[T]) takeKeys(get context.Context, r *run[T], ctxs *contextChunk) error {
+	for {
+		key, why, err := r.q.GetTagged(get)
+		if err != nil {
+			return err
+		}
+		if c.circ.holds() {
+			giveBack(r.q, key, why)
+			return nil
+		}
+		c.process(r, ctxs, key, why)
 		r.q.Done(key)
 	}
 }
@@ -137,6 +159,9 @@ func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, e
 func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
 	key := req.Key
 	outcome := classify(res, err)
+	if outcome == DependencyDown && !c.circ.blame(err) {
+		outcome = Failure // not one of Options.Dependencies: an error like any other
+	}
 	switch outcome {
 	case Success:
 		q.Forget(key)
@@ -153,17 +178,8 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 	case Conflict:
 		c.retryConflict(q, req)
 		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
-	default: // Failure, Panicked
-		delay := c.opts.RateLimiter.When(key)
-		if res.RequeueAfter > 0 {
-			delay = min(delay, res.RequeueAfter)
-		}
-		q.AddWith(key, queue.AddOptions{After: delay, Tags: trigRetry})
-		level := slog.LevelWarn
-		if outcome == Panicked {
-			level = slog.LevelError
-		}
-		c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
+	default: // Failure, Panicked, DependencyDown
+		c.retry(ctx, q, key, outcome, res, err)
 	}
 	latency, converged := c.finish(q, ending{
 		key: key, revision: req.Object.Revision, deleted: req.Deleted,
@@ -175,6 +191,28 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 			c.opts.Metrics.Converged(c.opts.Name, latency)
 		}
 	}
+}
+
+// retry queues a key whose reconcile failed: after its backoff, or, while
+// a dependency is down (the circuit holds the hand-outs), at once and
+// without counting a retry, to wait in the queue until the dependency is
+// up (see circuit).
+func (c *Controller[T]) retry(ctx context.Context, q *queue.Queue[string], key string, outcome Outcome, res Result, err error) {
+	if c.circ.holds() {
+		q.AddWith(key, queue.AddOptions{Tags: trigRetry})
+		c.logFailure(ctx, slog.LevelWarn, "reconcile failed while a dependency is down; holding the key until it is up", err)
+		return
+	}
+	delay := c.opts.RateLimiter.When(key)
+	if res.RequeueAfter > 0 {
+		delay = min(delay, res.RequeueAfter)
+	}
+	q.AddWith(key, queue.AddOptions{After: delay, Tags: trigRetry})
+	level := slog.LevelWarn
+	if outcome == Panicked {
+		level = slog.LevelError
+	}
+	c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
 }
 
 // retryConflict reconciles a key whose write conflicted again at once if
