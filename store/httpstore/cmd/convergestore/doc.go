@@ -1,0 +1,112 @@
+// Command convergestore is a store server: a process of its own that
+// serves a bbolt store (store/boltstore) over HTTP (store/httpstore) with
+// the API-server layer (store/apistore, JSONKind): finalizers and the
+// deletion mark, a generation bumped by every spec change, status owned by
+// the server, owner references. It is to converge's operators what the API
+// server is to Kubernetes' controllers: the operators connect to it with
+// httpstore.New (their controllers, leases and helpers work over the
+// client unchanged), several operators on one machine share it, and
+// desired state can be read and edited (convergectl) while they are down.
+// A deletion made while no operator runs is carried out, through its
+// finalizers, when one starts.
+//
+// The store is mounted at /store on a reconcile/manager server, beside the
+// probes /healthz and /readyz: clients use http://HOST:PORT/store.
+//
+// # Install
+//
+// From a checkout of the repository, at its root (through its go.work):
+//
+//	go install ./store/httpstore/cmd/convergestore
+//
+// Once the module is published:
+//
+//	go install github.com/converge-go/converge/store/httpstore/cmd/convergestore@latest
+//
+// # Usage
+//
+//	convergestore -dir DIR [flags]
+//
+//	-dir DIR             the directory of the store file DIR/store.db and of
+//	                     the generated token file DIR/token; created with
+//	                     mode 0700 (required)
+//	-addr ADDR           the TCP address to serve on (default 127.0.0.1:7017,
+//	                     loopback only; port 0 picks a free port)
+//	-tls-cert F, -tls-key F
+//	                     serve HTTPS with this certificate chain and key (PEM)
+//	-client-ca F         require a client certificate signed by one of these
+//	                     CAs (PEM) on every connection, probes included
+//	-token-file F        a read-write bearer token, read from F (repeatable)
+//	-read-token-file F   a read-only bearer token, read from F (repeatable):
+//	                     it may read and watch; its writes are refused (403)
+//	-insecure-no-token   serve without any token (logged as a warning)
+//	-allow-host NAME     a host name clients reach the server by, besides IP
+//	                     literals and localhost (repeatable)
+//	-lock-timeout D      how long to wait for a store file another process
+//	                     holds (default 5s)
+//	-heartbeat D         how often watch streams carry a heartbeat (default
+//	                     httpstore.DefaultHeartbeat, 5s)
+//
+// Tokens: without -token-file, the read-write token is the one in
+// DIR/token, generated the first time (32 bytes from crypto/rand, hex, mode
+// 0600), so that it survives restarts and clients read it from there; given
+// -token-file, or -insecure-no-token, the server removes a DIR/token left by
+// an earlier run. Every token file, given or generated, must be a regular
+// file of the server's user that no one else may read or write (mode 0600
+// or stricter), not a symbolic link, holding one token of printable ASCII
+// on one line; any other is refused (exit 1), and the error says why,
+// never what the file holds. The same tokens guard the whole server (the
+// manager's ServerOptions.Tokens; the probes answer their bare status
+// without one) and the store (the handler's own read-write and read-only
+// tokens). A Host header naming another host than an IP literal,
+// localhost or an -allow-host name is refused, as is a write from a web
+// page of another origin (see SECURITY.md).
+//
+// On start, once it listens, convergestore prints on standard output the
+// URL it serves, the store file and the token file (never a token):
+//
+//	convergestore: serving http://127.0.0.1:7017/store
+//	convergestore: store file /var/lib/app/store.db
+//	convergestore: read-write token in /var/lib/app/token
+//
+// Logs go to standard error. It serves until SIGINT or SIGTERM, then
+// stops: watch streams end at once (their clients resume on the next
+// server at the URL), requests in flight finish, and the store file is
+// closed.
+//
+// # Example session
+//
+//	$ convergestore -dir /tmp/app &
+//	convergestore: serving http://127.0.0.1:7017/store
+//	convergestore: store file /tmp/app/store.db
+//	convergestore: read-write token in /tmp/app/token
+//	$ echo '{"metadata":{"finalizers":["app/cleanup"]},"spec":{"replicas":3}}' |
+//	    convergectl -server http://127.0.0.1:7017/store -token-file /tmp/app/token put app/web
+//	{"key":"app/web","revision":1,"createRevision":1,"value":{"metadata":{"generation":1,"finalizers":["app/cleanup"]},"spec":{"replicas":3}}}
+//	$ convergectl -server http://127.0.0.1:7017/store -token-file /tmp/app/token list
+//	{"revision":1,"objects":[{"key":"app/web","revision":1,"createRevision":1,"value":{"metadata":{"generation":1,"finalizers":["app/cleanup"]},"spec":{"replicas":3}}}]}
+//	$ convergectl -server http://127.0.0.1:7017/store -token-file /tmp/app/token delete app/web
+//	{"key":"app/web","revision":2,"marked":true}
+//	convergectl: app/web: marked for deletion; waiting for finalizers [app/cleanup]
+//
+// The delete only marks app/web (metadata.deletion): it stays readable
+// until a controller's cleanup removes its finalizer (reconcile/resource's
+// Finalize), which removes it. convergectl's apply and status write a
+// resource's spec and its status apart; the server keeps the generation
+// and the status its own whoever writes.
+//
+// # Exit codes
+//
+//	0  stopped by SIGINT or SIGTERM, or -h
+//	1  an error: an unsafe token file, an address in use, a bad certificate
+//	2  a command line that cannot be read: an unknown flag, a malformed
+//	   value (-addr, -allow-host), contradictory or missing flags
+//	3  the store file is damaged (boltstore.ErrCorrupt) or is not a store
+//	   file (boltstore.ErrFormat); it is left as it is
+//	4  another process holds the store file (boltstore.ErrLocked) for longer
+//	   than -lock-timeout
+//
+// Errors are printed on standard error, one line, prefixed
+// "convergestore:"; a command line that cannot be read is followed by the
+// usage.
+package main
