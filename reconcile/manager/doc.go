@@ -19,6 +19,11 @@
 //     run again at the next term. Followers keep serving probes and HTTP.
 //   - /readyz and /healthz answer from each runnable's ReadyChecker and
 //     HealthChecker; a check that panics is reported as a failure.
+//   - With Options.Dependencies, the manager is unready while one is down
+//     (on every replica, followers included): Ready and /readyz name it,
+//     since when and its latest error; it is never unhealthy for it. A
+//     controller's own dependency down makes it unready through the
+//     controller's Ready.
 //   - With Options.Server, the HTTP server (probes, and what Handle mounts)
 //     starts first and shuts down gracefully within the shutdown timeout:
 //     requests in flight finish, handlers' shutdown hooks run

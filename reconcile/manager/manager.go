@@ -19,6 +19,7 @@ import (
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/dependency"
 )
 
 // DefaultShutdownTimeout is how long Manager.Run waits, once its context has
@@ -85,6 +86,15 @@ type Options struct {
 	// to every reconcile). Writes made on behalf of the leadership should
 	// carry its Guard so that a deposed leader's late writes are rejected.
 	Elector *lock.Elector
+	// Dependencies are external systems the whole process needs (a
+	// database every controller uses), checked on every replica while Run
+	// runs (see reconcile/dependency for intervals, thresholds and
+	// bounds). While one is down the manager is unready (Ready, /readyz:
+	// "dependencies: " and the dependency's name, since when and latest
+	// error), never unhealthy. A controller's own dependencies
+	// (reconcile.Options.Dependencies) make it unready already, and so the
+	// manager.
+	Dependencies []dependency.Dependency
 	// Server, if set, makes Run serve HTTP on one address for the whole
 	// process: /healthz and /readyz, and whatever is mounted with Handle
 	// (a store API, a debug page, metrics). It starts before the other
@@ -102,6 +112,7 @@ type Manager struct {
 	log             *slog.Logger
 	shutdownTimeout time.Duration
 	elector         *lock.Elector
+	deps            *dependency.Set // nil without Options.Dependencies
 
 	mu        sync.Mutex
 	runnables []*managed
@@ -143,10 +154,12 @@ func (p managerPhase) String() string {
 }
 
 // New returns a Manager with no runnables of the caller's yet (with
-// Options.Server, its HTTP server is the first runnable, named "http"). A
-// negative ShutdownTimeout, or a Server without an address, with a
-// negative limit, an unusable token or a malformed host or origin, returns
-// an error matching ErrInvalid.
+// Options.Server, its HTTP server is the first runnable, named "http";
+// with Options.Dependencies, their checks are the next, named
+// "dependencies"). A negative ShutdownTimeout, a bad dependency (see
+// dependency.NewSet), or a Server without an address, with a negative
+// limit, an unusable token or a malformed host or origin, returns an error
+// matching ErrInvalid.
 func New(opts Options) (*Manager, error) {
 	if opts.ShutdownTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative manager shutdown timeout %v", ErrInvalid, opts.ShutdownTimeout)
@@ -164,6 +177,14 @@ func New(opts Options) (*Manager, error) {
 			return nil, err
 		}
 		m.runnables = append(m.runnables, &managed{runnable: srv, name: "http"})
+	}
+	if len(opts.Dependencies) > 0 {
+		deps, err := dependency.NewSet(opts.Dependencies...)
+		if err != nil {
+			return nil, fmt.Errorf("manager: Dependencies: %w", err)
+		}
+		m.deps = deps
+		m.runnables = append(m.runnables, &managed{runnable: dependencies{deps}, name: "dependencies"})
 	}
 	return m, nil
 }
