@@ -8,11 +8,17 @@ replace github.com/converge-go/converge/store/boltstore => ../../store/boltstore
 
 replace github.com/converge-go/converge/store/etcdstore => ../../store/etcdstore
 
+replace github.com/converge-go/converge/store/httpstore/cmd/convergestore => ../../store/httpstore/cmd/convergestore
+
+// The store server the process tests run, built with go build.
+tool github.com/converge-go/converge/store/httpstore/cmd/convergestore
+
 require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/converge-go/converge v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/boltstore v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/etcdstore v0.0.0-00010101000000-000000000000
+	github.com/converge-go/converge/store/httpstore/cmd/convergestore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
