@@ -5,7 +5,11 @@
 // degraded reasons, stuck reconciles, stale keys, keys refused as outside
 // its view, quoted so that an empty or unprintable key shows), the
 // leadership of the process and the term's fencing token when the caller
-// provides them, its store's status, cache revision and workers; then its
+// provides them, its store's status, cache revision and workers, its
+// dependencies (reconcile.Options.Dependencies: up or down, since when,
+// failures and the latest error, a dependency down highlighted, since
+// the controller holds its keys meanwhile; the process's own too, with
+// Options.Dependencies); then its
 // keys, one page at a time: queue state by name, retries and next retry
 // time, the latest reconcile's outcome, error (wrapped at word
 // boundaries in a column of readable width), duration and revision, what
@@ -42,8 +46,9 @@
 //   - prefix=P: keys starting with P.
 //   - sort=key|state|outcome|retries|pending, desc=true: the order
 //     (outcome: the keys that most need a person first — panic, error,
-//     terminal, conflict, then requeue and requeue_after, then success,
-//     then never reconciled; retries: most retries first; pending: the
+//     terminal, dependency_down, conflict, then requeue and
+//     requeue_after, then success, then never reconciled; retries: most
+//     retries first; pending: the
 //     oldest pending change first); ties are broken by key.
 //   - page=N (from 1), size=N (default DefaultPageSize, at most
 //     MaxPageSize): pagination, per controller.
@@ -81,6 +86,7 @@ import (
 
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/dependency"
 )
 
 // Controller is what the page reads of a controller. Every
@@ -101,6 +107,10 @@ type Options struct {
 	// caller's elector: the lock package's held lock has a Token. Nil:
 	// no term is shown.
 	Term func() (token int64, ok bool)
+	// Dependencies returns the process's own dependencies
+	// (manager.Manager's Dependencies), shown above the controllers. Nil:
+	// none are shown (each controller's own are, from its Health).
+	Dependencies func() []dependency.State
 	// LogURL, if set, returns a link to the caller's log search for a key
 	// (its controller, key, and the revision its latest reconcile saw, 0
 	// if none); the page links each key's log attributes to it. Only
@@ -186,6 +196,9 @@ func (h *Handler) view(q query) view {
 		if token, ok := h.opts.Term(); ok {
 			v.Term = &token
 		}
+	}
+	if h.opts.Dependencies != nil {
+		v.Dependencies = dependenciesOf(h.opts.Dependencies(), now)
 	}
 	for _, c := range h.controllers {
 		if q.Controller == "" || c.Name() == q.Controller {

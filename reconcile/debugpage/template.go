@@ -45,6 +45,10 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 {{- with .Leader}} · leader: <span class="leader">{{if .}}yes{{else}}no{{end}}</span>{{end}}
 {{- with .Term}} · term token: <span class="term">{{.}}</span>{{end}}
 · <a class="json" href="{{.JSONLink}}">JSON</a></div>
+{{- with .Dependencies}}
+<div class="health process-dependencies">process dependencies: {{template "dependencies" .}}</div>
+{{- template "down" .}}
+{{- end}}
 <form method="get" action="">
 <label>controller <select name="controller"><option value="">all</option>
 {{- range .Names}}<option{{if eq . $.Query.Controller}} selected{{end}}>{{.}}</option>{{end}}</select></label>
@@ -69,7 +73,11 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <span>stale: {{if .Stale}}<b class="bad">{{.Stale}}</b>{{range .StaleKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
 <span class="deleting">deleting: {{if .Deleting}}<b class="bad">{{.Deleting}}</b>{{range .DeletingKeys}} <code>{{.}}</code>{{end}}{{else}}0{{end}}</span>
 <span class="refused">refused keys: {{if .Refused}}<b class="bad">{{.Refused}}</b>{{range .RefusedKeys}} <code>{{printf "%q" .}}</code>{{end}}{{else}}0{{end}}</span>
+{{- with .Dependencies}}
+<span class="dependencies">dependencies: {{template "dependencies" .}}</span>
+{{- end}}
 </div>
+{{- template "down" .Dependencies}}
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
 {{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
 {{- if and .Ownerless (not .Shard)}}<div class="bad ownerless">ownerless buckets ({{len .Ownerless}}):{{range .Ownerless}} {{.}}{{end}}</div>{{end}}
@@ -135,4 +143,12 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 {{- end}}
 </body>
 </html>
+{{- define "dependencies"}}
+{{- range $i, $d := .}}{{if $i}} {{end}}<span class="dependency {{$d.State}}" data-dependency="{{$d.Name}}"><code>{{$d.Name}}</code> {{if eq $d.State "down"}}<b class="bad">down</b>{{else}}<b class="ok">up</b>{{end}}</span>{{end}}
+{{- end}}
+{{- define "down"}}
+{{- range .}}{{if eq .State "down"}}
+<div class="bad dependency-down" data-dependency="{{.Name}}">dependency <code>{{.Name}}</code> down for {{.For}} (since {{.Since}}, failures: {{.Failures}}){{with .LastError}}: {{.}}{{end}}; no key is reconciled until it is up</div>
+{{- end}}{{end}}
+{{- end}}
 `))

@@ -15,11 +15,13 @@ import (
 // durations text as time.Duration prints them ("1.5s"), states and
 // outcomes names. Empty times and durations are left out.
 type view struct {
-	Generated   string           `json:"generated"`
-	Leader      *bool            `json:"leader,omitempty"`
-	Term        *int64           `json:"term,omitempty"`
-	Query       query            `json:"query"`
-	Controllers []controllerView `json:"controllers"`
+	Generated string `json:"generated"`
+	Leader    *bool  `json:"leader,omitempty"`
+	Term      *int64 `json:"term,omitempty"`
+	// Dependencies are the process's own (Options.Dependencies).
+	Dependencies []dependencyView `json:"dependencies,omitempty"`
+	Query        query            `json:"query"`
+	Controllers  []controllerView `json:"controllers"`
 	// For the template's form (not encoded).
 	Names       []string `json:"-"`
 	StateBoxes  []choice `json:"-"`
@@ -53,6 +55,9 @@ type controllerView struct {
 	// whose cleanup (finalizers) has not finished.
 	Deleting     int      `json:"deleting"`
 	DeletingKeys []string `json:"deletingKeys"`
+	// Dependencies are Health.Dependencies: while one is down, no key is
+	// handed to the reconciler.
+	Dependencies []dependencyView `json:"dependencies,omitempty"`
 	// Ownerless is Health.Ownerless: the buckets no replica works on.
 	Ownerless []int `json:"ownerless,omitempty"`
 	// Shard is the controller's shard section, if its Sharder has a
@@ -121,7 +126,8 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
 		Deleting: health.Deleting, DeletingKeys: orEmpty(health.DeletingKeys),
-		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
+		Dependencies: dependenciesOf(health.Dependencies, now),
+		States:       map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}
 	for _, d := range health.Degraded {
