@@ -13,6 +13,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
+	"github.com/converge-go/converge/examples/internal/testcerts"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,7 +60,7 @@ func TestWithoutEndpointsOpenStartsAnEmbeddedMemberThatServes(t *testing.T) {
 // certificate, or without the CA, the same member refuses them.
 func TestExistingClusterOverMutualTLS(t *testing.T) {
 	dir := t.TempDir()
-	certs, err := etcdtest.Write(dir)
+	certs, err := testcerts.Write(dir)
 	require.NoError(t, err)
 	member, endpoint, err := etcdtest.StartTLS(t.TempDir(), certs)
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func TestExistingClusterOverMutualTLS(t *testing.T) {
 // Flags that cannot work are refused with ErrInvalid before anything is
 // dialled or started.
 func TestUnusableTLSFlagsAreInvalid(t *testing.T) {
-	certs, err := etcdtest.Write(t.TempDir())
+	certs, err := testcerts.Write(t.TempDir())
 	require.NoError(t, err)
 	for name, f := range map[string]etcdflag.Flags{
 		"cert without key":        {Endpoints: "127.0.0.1:1", Cert: certs.ClientCert},

@@ -5,17 +5,19 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/etcdflag"
+	"github.com/converge-go/converge/examples/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
 // External starts an etcd server process that requires client
-// certificates (StartTLSProcess, with certificates Write makes), stopped
-// at t's cleanup, and returns the flags that reach it as -etcd and the TLS
-// flags would: for tests of a program run against a cluster it did not
-// start. It fails t if the server cannot be built or started.
+// certificates (StartTLSProcess, with certificates testcerts.Write
+// makes), stopped at t's cleanup, and returns the flags that reach it as
+// -etcd and the TLS flags would: for tests of a program run against a
+// cluster it did not start. It fails t if the server cannot be built or
+// started.
 func External(t testing.TB) etcdflag.Flags {
 	t.Helper()
-	certs, err := Write(t.TempDir())
+	certs, err := testcerts.Write(t.TempDir())
 	if err != nil {
 		t.Fatalf("etcdtest: certificates: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/converge-go/converge/examples/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
@@ -33,7 +34,7 @@ type Process struct {
 // c's CA signed, and waits up to patience until it serves. Unlike
 // StartTLS, nothing of the server runs in the calling process: a test
 // that counts its goroutines sees only its own. The caller calls Stop.
-func StartTLSProcess(ctx context.Context, bin, dir string, c Certs, patience time.Duration) (*Process, error) {
+func StartTLSProcess(ctx context.Context, bin, dir string, c testcerts.Certs, patience time.Duration) (*Process, error) {
 	addrs, err := etcdprocs.FreeAddrs(2)
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func StartTLSProcess(ctx context.Context, bin, dir string, c Certs, patience tim
 }
 
 // waitServing reads through a TLS client until it succeeds.
-func (p *Process) waitServing(ctx context.Context, c Certs, patience time.Duration) error {
+func (p *Process) waitServing(ctx context.Context, c testcerts.Certs, patience time.Duration) error {
 	pair, err := tls.LoadX509KeyPair(c.ClientCert, c.ClientKey)
 	if err != nil {
 		return err
