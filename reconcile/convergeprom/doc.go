@@ -83,6 +83,15 @@
 // store key, or not under its Prefix), refused and never reconciled
 // (reconcile.Metrics.KeyRefused, Health().Refused); above 0, the code that
 // maps events to keys has a bug.
+// converge_dependency_up{controller,dependency} and
+// converge_dependency_down_seconds{controller,dependency}: for each of the
+// controller's dependencies (reconcile.Options.Dependencies,
+// Health().Dependencies), 1 while it is up and 0 while it is down (the
+// controller then hands no key to its reconciler), and the seconds since
+// it went down (0 while up); read at scrape time, like the health series
+// above, so that a change is seen at the next scrape without any hook
+// in reconcile.Metrics. A reconcile that failed for a dependency down
+// (reconcile.DependencyDown) counts as result="error".
 //
 // Sharding (reconcile/shard): a Metrics is also a shard.Metrics, for
 // shard.Options.Metrics of any number of replicas:

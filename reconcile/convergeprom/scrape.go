@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,10 @@ var (
 		"Keys out of date (a change not converged, or failing) for longer than the controller's StaleAfter", []string{"controller"}, nil)
 	degradedDesc = prometheus.NewDesc("converge_store_degraded",
 		"1 while the controller cannot follow its store (or another source's) and reconciles from its cache, else 0", []string{"controller"}, nil)
+	dependencyUpDesc = prometheus.NewDesc("converge_dependency_up",
+		"1 while the controller's dependency is up, 0 while it is down and the controller holds its keys (Health().Dependencies)", []string{"controller", "dependency"}, nil)
+	dependencyDownDesc = prometheus.NewDesc("converge_dependency_down_seconds",
+		"Seconds since the controller's dependency went down, 0 while it is up", []string{"controller", "dependency"}, nil)
 	ownerlessDesc = prometheus.NewDesc("converge_shard_ownerless_buckets",
 		"Buckets of keys that no shard replica works on, as the controller's replica sees them (Health().Ownerless)", []string{"controller"}, nil)
 )
@@ -37,7 +42,7 @@ var (
 type scraped struct{ m *Metrics }
 
 func (s scraped) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{activeWorkersDesc, maxConcurrentDesc, depthDesc, unfinishedDesc, longestDesc, staleDesc, degradedDesc, ownerlessDesc} {
+	for _, d := range []*prometheus.Desc{activeWorkersDesc, maxConcurrentDesc, depthDesc, unfinishedDesc, longestDesc, staleDesc, degradedDesc, ownerlessDesc, dependencyUpDesc, dependencyDownDesc} {
 		ch <- d
 	}
 }
@@ -104,9 +109,25 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 			degraded = 1
 		}
 		gauge(ch, degradedDesc, degraded, name)
+		collectDependencies(ch, name, health)
 		if reportsOwnerless(h.HealthReporter) {
 			gauge(ch, ownerlessDesc, float64(len(health.Ownerless)), name)
 		}
+	}
+}
+
+// collectDependencies sends converge_dependency_up and
+// converge_dependency_down_seconds for each of the controller's
+// dependencies.
+func collectDependencies(ch chan<- prometheus.Metric, name string, h reconcile.Health) {
+	now := time.Now()
+	for _, d := range h.Dependencies {
+		up, down := 1.0, 0.0
+		if d.Down {
+			up, down = 0, now.Sub(d.Since).Seconds()
+		}
+		gauge(ch, dependencyUpDesc, up, name, d.Name)
+		gauge(ch, dependencyDownDesc, down, name, d.Name)
 	}
 }
 
