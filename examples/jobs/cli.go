@@ -99,6 +99,9 @@ func addJob(ctx context.Context, s store.Store[*Job], name string, spec Spec) (s
 	if err != nil {
 		return cur, false, err
 	}
+	if cur.Value.Deleting() {
+		return cur, false, fmt.Errorf("job %s is being deleted, waiting for its attempt to stop: add it again once it is gone: %w", name, store.ErrExists)
+	}
 	if !sameSpec(cur.Value.Spec, spec) {
 		return cur, false, fmt.Errorf("job %s exists with another spec (delete it first): %w", name, store.ErrExists)
 	}
@@ -262,7 +265,10 @@ func cmdList(ctx context.Context, args []string, out io.Writer) error {
 			exit = fmt.Sprint(*j.Status.ExitCode)
 		}
 		phase := j.Status.Phase
-		if phase == "" {
+		switch {
+		case j.Deleting():
+			phase = "Deleting" // marked: its attempt is being stopped
+		case phase == "":
 			phase = Pending
 		}
 		command := strings.Join(append([]string{j.Spec.Command}, j.Spec.Args...), " ")
@@ -282,29 +288,77 @@ type jobLine struct {
 	*Job
 }
 
-// cmdDelete: jobs delete NAME...: delete jobs; a running attempt is stopped.
+// cmdDelete: jobs delete [-wait D] NAME...: delete jobs. A job carries
+// the daemon's finalizer, so its deletion marks it, and the daemon removes
+// it once it has stopped its attempt (at once if none runs); the command
+// waits up to -wait for that, and reports each job deleted, or only
+// marked, waiting for its attempt to stop (the daemon is down, say).
 func cmdDelete(ctx context.Context, args []string, out io.Writer) error {
-	names, s, err := connect(flag.NewFlagSet("delete", flag.ContinueOnError), args, someArgs)
+	fs := flag.NewFlagSet("delete", flag.ContinueOnError)
+	wait := fs.Duration("wait", 5*time.Second, "how long to wait for the daemon to stop a deleted job's attempt and remove the job (0: do not wait)")
+	names, s, err := connect(fs, args, someArgs)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	for _, name := range names {
-		for {
-			obj, err := s.Get(ctx, KeyPrefix+name)
-			if err != nil {
-				return fmt.Errorf("job %s: %w", name, err)
-			}
-			_, err = s.Delete(ctx, obj.Key, obj.Revision)
-			if errors.Is(err, store.ErrConflict) {
-				continue // its status changed meanwhile
-			}
-			if err != nil {
-				return fmt.Errorf("job %s: %w", name, err)
-			}
+		if err := deleteJob(ctx, s, name); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(*wait)
+	for _, name := range names {
+		obj, gone, err := waitGone(ctx, s, KeyPrefix+name, deadline)
+		switch {
+		case err != nil:
+			return fmt.Errorf("job %s: %w", name, err)
+		case gone:
 			fmt.Fprintf(out, "deleted %s\n", name)
-			break
+		case obj.Value.Status.Phase == Starting || obj.Value.Status.Phase == Running:
+			fmt.Fprintf(out, "%s marked for deletion: waiting for its attempt (pid %d) to stop; the daemon removes it then\n", name, obj.Value.Status.PID)
+		default:
+			fmt.Fprintf(out, "%s marked for deletion: waiting for the daemon to remove it\n", name)
 		}
 	}
 	return nil
+}
+
+// deleteJob deletes job name at its current revision, trying again while
+// its status changes; a job already marked is left as it is.
+func deleteJob(ctx context.Context, s store.Store[*Job], name string) error {
+	for {
+		obj, err := s.Get(ctx, KeyPrefix+name)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+		_, err = s.Delete(ctx, obj.Key, obj.Revision)
+		if errors.Is(err, store.ErrConflict) {
+			continue // its status changed meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+		return nil
+	}
+}
+
+// waitGone polls key until it is gone or deadline passes; it returns the
+// object still there, if any.
+func waitGone(ctx context.Context, s store.Store[*Job], key string, deadline time.Time) (store.Object[*Job], bool, error) {
+	for {
+		obj, err := s.Get(ctx, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return obj, true, nil
+		case err != nil:
+			return obj, false, err
+		case !time.Now().Before(deadline):
+			return obj, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return obj, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -76,11 +78,12 @@ const (
 )
 
 // RunDaemon runs the daemon until ctx ends: a controller running the jobs
-// of a bbolt store, which it serves over HTTP at StorePath, with the debug
-// page, the metrics, /healthz and /readyz beside it. Everything it serves
-// requires its token (see DaemonConfig.Token), except the bare status of
-// the probes; a request naming another host, or a write from a web page,
-// is refused whatever its token (reconcile/manager, store/httpstore). When
+// of a bbolt store with the API-server layer over it, which it serves over
+// HTTP at StorePath, with the debug page, the metrics, /healthz and
+// /readyz beside it. Everything it serves requires its token (see
+// DaemonConfig.Token), except the bare status of the probes; a request
+// naming another host, or a write from a web page, is refused whatever its
+// token (reconcile/manager, store/httpstore). When
 // ctx ends it stops taking work, gives running attempts Grace to finish,
 // stops the others (each counts as a failed attempt) and returns once every
 // attempt it started has been reaped.
@@ -92,11 +95,18 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	if err := os.MkdirAll(runs, 0o700); err != nil {
 		return err
 	}
-	s, err := boltstore.Open[*Job](filepath.Join(cfg.Dir, "jobs.db"), boltstore.WithLockTimeout(5*time.Second))
+	db, err := boltstore.Open[*Job](filepath.Join(cfg.Dir, "jobs.db"), boltstore.WithLockTimeout(5*time.Second))
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.Close()) }()
+	defer func() { err = errors.Join(err, db.Close()) }()
+	// The API-server layer over bbolt, for the controller and, served
+	// as it is, for every client: deleting a job with the daemon's
+	// finalizer marks it, whoever deletes.
+	s, err := apistore.New(db, resource.Kind[Spec, Status]{})
+	if err != nil {
+		return err
+	}
 	// After the store's lock: one daemon per directory makes the token.
 	token, err := daemonToken(cfg)
 	if err != nil {
@@ -215,5 +225,3 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
-
-var _ store.Store[*Job] = (*boltstore.Store[*Job])(nil)

@@ -1,12 +1,14 @@
 // Command jobs is a job runner built on converge: a daemon keeps jobs (a
-// command, its retries and timeout) in a bbolt store, serves that store over
-// HTTP for the commands below, and runs each job's command as a real OS
-// process, to success at most once, with retries on the controller's
-// backoff, timeouts and a concurrency limit. It survives being killed with
-// SIGKILL at any moment: no job ever has two attempts running at once, and
-// no finished job runs again. The reconciler is in reconciler.go; main.go
-// only wires: it reads the command line and starts the daemon (daemon.go)
-// or a client command (cli.go).
+// command, its retries and timeout) in a bbolt store with the API-server
+// layer over it (store/apistore), serves that store over HTTP for the
+// commands below, and runs each job's command as a real OS process, to
+// success at most once, with retries on the controller's backoff, timeouts
+// and a concurrency limit. It survives being killed with SIGKILL at any
+// moment: no job ever has two attempts running at once, no finished job
+// runs again, and a job deleted while it was down has its attempt stopped
+// when it starts again. The reconciler is in reconciler.go; main.go only
+// wires: it reads the command line and starts the daemon (daemon.go) or a
+// client command (cli.go).
 //
 // Run it from the repository root:
 //
@@ -25,7 +27,11 @@
 //	jobs run [...same...]     add a job, then wait until it is final
 //	jobs wait NAME...         wait until the jobs are final
 //	jobs list [-json]         list the jobs: phase, attempts, last exit code, message
-//	jobs delete NAME...       delete jobs (a running attempt is stopped)
+//	jobs delete [-wait D] NAME...
+//	                          delete jobs: each is marked until the daemon has
+//	                          stopped its running attempt, then removed; waits
+//	                          up to -wait (default 5s) and says which are only
+//	                          marked
 //
 // The daemon's HTTP server also serves converge's debug page at
 // /debug/converge/ (why a job is not converging: its retries, last error,
@@ -40,8 +46,11 @@
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
 // .jobs). Exit codes: 0 done (for run and wait: every job succeeded), 1 an
 // error or a failed job, 2 a command line that cannot be read. The store is
-// a plain converge store served by store/httpstore, so any of its clients
-// (convergectl) reads and writes the same jobs under the prefix "jobs/".
+// served by store/httpstore with the API-server layer, which applies its
+// rules whoever writes: any of its clients (convergectl) reads and writes
+// the same jobs under the prefix "jobs/", a job's generation is bumped by
+// every change of its spec, its status is the daemon's, and "convergectl
+// delete" marks a job as "jobs delete" does.
 //
 // # Tokens
 //
@@ -113,12 +122,28 @@
 // may run, and a job whose attempt succeeded never runs again.
 //
 // One reconcile waits for one attempt: the controller's workers (-workers)
-// bound the attempts running at once. A job deleted while it runs has its
-// attempt stopped. A new generation of a final job's spec runs it again
-// from attempt 1. On SIGINT or SIGTERM the daemon stops taking work, gives
-// running attempts -grace to end, stops the others (each counts as a failed
-// attempt, recorded as stopped by the daemon: give jobs retries if they must
-// survive that) and exits once every process it started has been reaped.
+// bound the attempts running at once. A new generation of a final job's
+// spec runs it again from attempt 1. On SIGINT or SIGTERM the daemon stops
+// taking work, gives running attempts -grace to end, stops the others (each
+// counts as a failed attempt, recorded as stopped by the daemon: give jobs
+// retries if they must survive that) and exits once every process it
+// started has been reaped.
+//
+// # Deleting a job
+//
+// Before it records a job's first attempt, the daemon puts its finalizer
+// (Finalizer, "jobs.example/attempt") on the job (resource.Finalize). So
+// deleting the job, with "jobs delete", convergectl or any client, only
+// marks it (metadata.deletion): it stays readable, shown as Deleting by
+// "jobs list", and cannot be added again meanwhile. The daemon stops its
+// attempt, if one runs (SIGTERM to the shim, SIGKILL to its group after
+// -grace), then removes the finalizer, which removes the job. A daemon
+// that was down when the job was deleted, or was killed after the mark and
+// before the attempt stopped, does this when it starts: it finds the job
+// marked and stops the attempt it adopts, so no deletion leaves a process
+// running. "jobs delete" waits up to -wait for the job to go, and says
+// which jobs are only marked, waiting for their attempt to stop (or for a
+// daemon to start).
 //
 // The daemon's HTTP server (reconcile/manager) serves the store at /store,
 // and /healthz and /readyz. Linux only: processes are found through /proc.
@@ -148,7 +173,7 @@ const usage = `Usage:
   jobs run [-retries N] [-timeout D] NAME -- COMMAND [ARG...]
   jobs wait NAME...
   jobs list [-json]
-  jobs delete NAME...
+  jobs delete [-wait D] NAME...
 Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER) and
 -token T ($JOBS_TOKEN; default: the daemon's token file in DIR, when -server is not given).
 `

@@ -19,6 +19,15 @@ import (
 // documentation for the state machine). A reconcile of a job whose attempt
 // runs lasts as long as the attempt: the controller's workers are the
 // concurrency limit.
+//
+// Its first step is the finalizer (resource.Finalize with Finalizer): the
+// finalizer is on every job before its first attempt is recorded, so that
+// deleting a job, in a store with the API-server layer (store/apistore,
+// which the daemon's store has), only marks it until the daemon has
+// stopped its attempt, if one runs; the daemon then removes the finalizer,
+// which removes the job. A job deleted while no daemon runs is thus
+// cleaned up by the next one, as is a job whose deletion a daemon saw but
+// was killed before it stopped the attempt.
 type Reconciler struct {
 	launcher *launcher
 	// backoff is the controller's rate limiter: the delay after failed
@@ -33,13 +42,21 @@ type Reconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job]) (reconcile.Result, error) {
 	if req.Deleted {
+		// Gone without the finalizer's cleanup (a store without the
+		// API-server layer, or the finalizer removed by hand): stop its
+		// attempt all the same.
 		return reconcile.Result{}, r.cleanup(ctx, req)
 	}
-	obj := req.Object
-	job := obj.Value
-	if job == nil {
+	if req.Object.Value == nil {
 		return reconcile.Result{}, nil
 	}
+	obj, deleting, err := resource.Finalize(ctx, req, Finalizer, func(ctx context.Context) error {
+		return r.cleanup(ctx, req)
+	})
+	if deleting || err != nil {
+		return reconcile.Result{}, err
+	}
+	job := obj.Value
 	st := job.Status
 	switch {
 	case st.Phase == Starting || st.Phase == Running:
@@ -221,8 +238,9 @@ func (r *Reconciler) locate(st Status) (int, uint64, bool) {
 }
 
 // await waits for the recorded attempt to end, then judges it. If the job
-// is deleted meanwhile, the attempt is stopped; if the controller stops
-// (ctx ends), the attempt is stopped and judged (a failed attempt).
+// is deleted meanwhile (marked, or gone), the attempt is stopped; if the
+// controller stops (ctx ends), the attempt is stopped and judged (a failed
+// attempt).
 func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
 	st := obj.Value.Status
 	var done <-chan struct{}
@@ -236,7 +254,9 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 		if done == nil && !alive(st.PID, st.StartTicks) {
 			break
 		}
-		if r.gone(ctx, req, obj) {
+		if r.deleted(ctx, req, obj) {
+			// The next reconcile, woken by the deletion, finds nothing
+			// running and removes the finalizer.
 			r.stop(context.WithoutCancel(ctx), st.PID, st.StartTicks, done)
 			r.launcher.forget(st.RunID)
 			return reconcile.Result{}, nil
@@ -267,11 +287,12 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 	return r.finish(ctx, req, obj, res)
 }
 
-// gone reports whether the job was deleted (or deleted and created again)
-// since obj: the cache says so, and the store confirms.
-func (r *Reconciler) gone(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) bool {
+// deleted reports whether the job was deleted since obj: marked for
+// deletion, as the cache says, or gone (or deleted and created again), as
+// the cache says and the store confirms.
+func (r *Reconciler) deleted(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) bool {
 	if cur, ok := r.cached(req.Key); ok && cur.CreateRevision == obj.CreateRevision {
-		return false
+		return cur.Value != nil && cur.Value.Deleting()
 	}
 	cur, err := req.Store.Get(ctx, req.Key)
 	return errors.Is(err, store.ErrNotFound) || (err == nil && cur.CreateRevision != obj.CreateRevision)
@@ -335,21 +356,28 @@ func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], ob
 	return result, nil
 }
 
-// cleanup stops the attempt of a deleted job, if one runs.
+// cleanup stops the attempt of a deleted job, if one runs: a child of
+// this daemon, or one adopted from an earlier daemon (found as settle
+// finds it). An attempt that has ended needs nothing: what it recorded
+// goes with the job. It is the finalizer's cleanup, run again after a
+// crash, so it treats what is already gone as done.
 func (r *Reconciler) cleanup(ctx context.Context, req reconcile.Request[*Job]) error {
 	job := req.Object.Value
 	if job == nil || (job.Status.Phase != Starting && job.Status.Phase != Running) {
 		return nil
 	}
-	pid, ticks, ok := r.locate(job.Status)
+	st := job.Status
+	pid, ticks, ok := r.locate(st)
 	if !ok {
+		reconcile.LoggerFrom(ctx).Info("deleted job: its attempt is not running", "run", st.RunID)
 		return nil
 	}
 	var done <-chan struct{}
-	if c := r.launcher.child(job.Status.RunID); c != nil {
+	if c := r.launcher.child(st.RunID); c != nil {
 		done = c.done
 	}
+	reconcile.LoggerFrom(ctx).Info("deleted job: stopping its attempt", "run", st.RunID, "pid", pid)
 	r.stop(ctx, pid, ticks, done)
-	r.launcher.forget(job.Status.RunID)
+	r.launcher.forget(st.RunID)
 	return nil
 }

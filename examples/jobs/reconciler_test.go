@@ -10,6 +10,7 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/stretchr/testify/require"
@@ -20,8 +21,10 @@ import (
 // processes (the shims and commands are copies of the test binary).
 
 type recoveryEnv struct {
-	t       *testing.T
-	s       *store.Memory[*Job]
+	t *testing.T
+	s *store.Memory[*Job]
+	// layer is s with the API-server layer over it, as the daemon's store.
+	layer   *apistore.Store[*Job]
 	rec     *Reconciler
 	runs    string
 	taskLog string
@@ -45,7 +48,9 @@ func newRecoveryEnv(t *testing.T) *recoveryEnv {
 		cached:   func(string) (store.Object[*Job], bool) { return store.Object[*Job]{}, false },
 		poll:     10 * time.Millisecond,
 	}
-	e := &recoveryEnv{t: t, s: s, rec: rec, runs: runs, taskLog: filepath.Join(dir, "tasks.log"), exe: exe}
+	layer, err := apistore.New(s, resource.Kind[Spec, Status]{})
+	require.NoError(t, err)
+	e := &recoveryEnv{t: t, s: s, layer: layer, rec: rec, runs: runs, taskLog: filepath.Join(dir, "tasks.log"), exe: exe}
 	rec.cached = func(key string) (store.Object[*Job], bool) {
 		obj, err := s.Get(context.Background(), key)
 		return obj, err == nil
@@ -195,6 +200,81 @@ func TestDeletedJobHasItsRunningAttemptStopped(t *testing.T) {
 		t.Fatal("the reconcile did not return after the deletion")
 	}
 	require.Empty(t, groupMembers(running.Value.Status.PID), "the deleted job's attempt still runs")
+}
+
+// In a store with the API-server layer, as the daemon's, deleting a job
+// whose attempt runs only marks it: the reconcile waiting for the attempt
+// stops it, and the next (which the mark wakes) removes the finalizer,
+// which removes the job.
+func TestDeletingAJobMarksItUntilItsRunningAttemptIsStoppedThenItGoes(t *testing.T) {
+	e := newRecoveryEnv(t)
+	obj, err := e.layer.Create(t.Context(), KeyPrefix+"m", &Job{Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "m", "hang"}}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.rec.Reconcile(t.Context(), reconcile.Request[*Job]{Key: obj.Key, Object: obj, Store: e.layer})
+		done <- err
+	}()
+	var running store.Object[*Job]
+	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+		o, err := e.s.Get(t.Context(), obj.Key)
+		running = o
+		return err == nil && o.Value.Status.Phase == Running && e.runsOf("m") == 1, err
+	}))
+	require.True(t, running.Value.HasFinalizer(Finalizer), "an attempt started before the finalizer was on the job")
+	_, marked, err := e.layer.DeleteWith(t.Context(), obj.Key, running.Revision, apistore.Background)
+	require.NoError(t, err)
+	require.True(t, marked)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("the reconcile did not return after the deletion")
+	}
+	require.Empty(t, groupMembers(running.Value.Status.PID), "the deleted job's attempt still runs")
+	markedObj, err := e.s.Get(t.Context(), obj.Key)
+	require.NoError(t, err, "the job went before its finalizer was removed")
+	require.True(t, markedObj.Value.Deleting())
+
+	_, err = e.rec.Reconcile(t.Context(), reconcile.Request[*Job]{Key: obj.Key, Object: markedObj, Deleting: true, Store: e.layer})
+	require.NoError(t, err)
+	_, err = e.s.Get(t.Context(), obj.Key)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, 1, e.runsOf("m"))
+}
+
+// A job marked for deletion while no daemon ran, its attempt still
+// running (started by a daemon since gone: not a child of this one), has
+// that attempt stopped by the next daemon's reconcile, which then removes
+// the finalizer: the job is gone and nothing of the attempt is left.
+func TestJobMarkedWhileNoDaemonRanHasItsAdoptedAttemptStoppedThenGoes(t *testing.T) {
+	e := newRecoveryEnv(t)
+	other := newLauncher(e.exe, e.runs, time.Second)
+	c, err := other.launch("n-run", Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "n", "hang"}})
+	require.NoError(t, err)
+	obj, err := e.layer.Create(t.Context(), KeyPrefix+"n", &Job{Meta: apistore.Meta{Finalizers: []string{Finalizer}},
+		Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "n", "hang"}}})
+	require.NoError(t, err)
+	v := *obj.Value
+	v.Status = Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "n-run", PID: c.pid, StartTicks: c.ticks}
+	obj, err = e.layer.UpdateStatus(t.Context(), obj.Key, &v, obj.Revision)
+	require.NoError(t, err)
+	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "the attempt's command running", func() (bool, error) {
+		return e.runsOf("n") == 1, nil
+	}))
+	_, err = e.layer.Delete(t.Context(), obj.Key, obj.Revision)
+	require.NoError(t, err)
+
+	marked, err := e.s.Get(t.Context(), obj.Key)
+	require.NoError(t, err)
+	require.True(t, marked.Value.Deleting())
+	_, err = e.rec.Reconcile(t.Context(), reconcile.Request[*Job]{Key: obj.Key, Object: marked, Deleting: true, Store: e.layer})
+	require.NoError(t, err)
+	other.wait()
+	require.Empty(t, groupMembers(c.pid), "the attempt of the deleted job still runs")
+	_, err = e.s.Get(t.Context(), obj.Key)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, 1, e.runsOf("n"))
 }
 
 func TestShutdownStopsARunningAttemptAndRecordsIt(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,6 +24,7 @@ import (
 //	flaky N     exit 1 in its first N runs (counted in LOG), then 0
 //	sleep D     sleep D, then exit 0
 //	hang        sleep until killed
+//	stubborn    ignore SIGTERM, sleep until killed (SIGKILL)
 const taskArg = "jobs-test-task"
 
 func runTask(args []string) int {
@@ -59,6 +61,9 @@ func runTask(args []string) int {
 		d, _ := time.ParseDuration(arg)
 		time.Sleep(d)
 	case "hang":
+		select {}
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
 		select {}
 	default:
 		code = 2

@@ -12,6 +12,11 @@ import (
 // "jobs/NAME".
 const KeyPrefix = "jobs/"
 
+// Finalizer is the finalizer the daemon puts on every job before its first
+// attempt: deleting the job then only marks it until the daemon has
+// stopped its attempt (see Reconciler).
+const Finalizer = "jobs.example/attempt"
+
 // Spec is what a user asks for: a command to run to success.
 type Spec struct {
 	// Command is the program to run (looked up in the daemon's PATH), and
