@@ -71,19 +71,21 @@ func (c *circuit) wait(ctx context.Context) (context.Context, error) {
 	}
 }
 
-// trip opens the circuit.
-func (c *circuit) trip() {
+// trip opens the circuit and reports whether it was closed.
+func (c *circuit) trip() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.tripLocked()
+	return c.tripLocked()
 }
 
-func (c *circuit) tripLocked() {
-	if !c.open {
-		c.open = true
-		c.endUp()
-		c.closed = make(chan struct{})
+func (c *circuit) tripLocked() bool {
+	if c.open {
+		return false
 	}
+	c.open = true
+	c.endUp()
+	c.closed = make(chan struct{})
+	return true
 }
 
 // blame opens the circuit for a reconcile error marked with
@@ -103,16 +105,18 @@ func (c *circuit) blame(err error) bool {
 	return true
 }
 
-// reset closes the circuit if every dependency is up.
-func (c *circuit) reset() {
+// reset closes the circuit if every dependency is up, and reports whether
+// it did.
+func (c *circuit) reset() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if down, _ := c.deps.Watch(); !c.open || down {
-		return
+		return false
 	}
 	c.open = false
 	c.up, c.endUp = context.WithCancel(context.Background())
 	close(c.closed)
+	return true
 }
 
 // followDependencies keeps the circuit in step with the dependencies until
@@ -123,10 +127,14 @@ func (c *Controller[T]) followDependencies(ctx context.Context) {
 		down, changed := c.deps.Watch()
 		switch {
 		case down:
-			c.circ.trip()
+			if c.circ.trip() {
+				c.opts.Logger.Warn("dependency down; holding every key until it is up", "error", c.deps.Err())
+			}
 		case c.circ.holds():
-			c.retryHeld()
-			c.circ.reset()
+			n := c.retryHeld()
+			if c.circ.reset() {
+				c.opts.Logger.Info("dependencies up; reconciling again", "retried", n)
+			}
 		}
 		select {
 		case <-changed:
@@ -138,8 +146,9 @@ func (c *Controller[T]) followDependencies(ctx context.Context) {
 
 // retryHeld forgets the backoff of every key whose latest reconcile failed
 // and queues it at once: it failed, or waited for its retry, while a
-// dependency was down (or just before it was found down).
-func (c *Controller[T]) retryHeld() {
+// dependency was down (or just before it was found down). It returns how
+// many keys it queued.
+func (c *Controller[T]) retryHeld() int {
 	c.mu.Lock()
 	keys := c.led.unsettled()
 	c.mu.Unlock()
@@ -148,9 +157,7 @@ func (c *Controller[T]) retryHeld() {
 		q.Forget(key)
 		q.AddWith(key, queue.AddOptions{Tags: trigRecovered})
 	}
-	if len(keys) > 0 {
-		c.opts.Logger.Info("dependencies up; retrying the keys held", "keys", len(keys))
-	}
+	return len(keys)
 }
 
 // handOuts returns the context a worker's Gets take until the circuit

@@ -17,6 +17,10 @@ import (
 //
 // It is not safe for concurrent use: the controller's mu guards it.
 //
+// The keys a circuit holds while a dependency is down are not the
+// ledger's: they wait in the queue (see circuit), and the ledger's
+// unsettled records say which to retry when it is up.
+//
 // Invariants (checked after every step by FuzzLedger against a model):
 //   - A key has a record exactly when it is pending, has a last
 //     reconcile, or is marked conflicted; index, the record's key and its
