@@ -24,13 +24,14 @@ var errUsage = errors.New("usage")
 
 // clientFlags are the flags of every command that talks to a daemon.
 type clientFlags struct {
-	dir, server, token string
+	dir, server, token, tokenFile string
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dir, "dir", envOr("JOBS_DIR", ".jobs"), "the daemon's directory, whose "+URLFile+" names the server ($JOBS_DIR)")
-	fs.StringVar(&c.server, "server", os.Getenv("JOBS_SERVER"), "the daemon's store URL, such as http://127.0.0.1:7007/store ($JOBS_SERVER; default: read from -dir)")
+	fs.StringVar(&c.server, "server", os.Getenv("JOBS_SERVER"), "the store's URL: the daemon's, such as http://127.0.0.1:7007/store, or the store server's of a daemon run with -store-server ($JOBS_SERVER; default: read from -dir)")
 	fs.StringVar(&c.token, "token", "", "bearer token (default $JOBS_TOKEN, else the daemon's "+TokenFile+" file in -dir when -server is not given)")
+	fs.StringVar(&c.tokenFile, "token-file", "", "read the bearer token from this file (yours, mode 0600), such as a store server's token file")
 }
 
 func envOr(name, def string) string {
@@ -46,6 +47,16 @@ func envOr(name, def string) string {
 // token is never sent to a server named by -server.
 func (c *clientFlags) client() (*httpstore.Client[*Job], error) {
 	url, token := c.server, c.token
+	if token == "" && c.tokenFile != "" {
+		tok, ok, err := readTokenFile(c.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("-token-file: %s: no such file", c.tokenFile)
+		}
+		token = tok
+	}
 	if token == "" {
 		token = os.Getenv("JOBS_TOKEN")
 	}

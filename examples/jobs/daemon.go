@@ -2,8 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
-	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,11 +29,12 @@ import (
 
 // DaemonConfig configures RunDaemon.
 type DaemonConfig struct {
-	// Dir holds the store (jobs.db), the attempts' files (runs/), the file
-	// daemon.url, written once the daemon serves, and TokenFile.
+	// Dir holds the store (jobs.db, unless StoreServer), the attempts'
+	// files (runs/), URLFile and HTTPFile, written once the daemon serves,
+	// TokenFile, and LockFile on a store server.
 	Dir string
-	// Addr is the address to serve the store on ("127.0.0.1:0" picks a port;
-	// daemon.url says which).
+	// Addr is the address to serve on ("127.0.0.1:0" picks a port;
+	// HTTPFile says which).
 	Addr string
 	// Token is the bearer token the store API requires. If empty, the
 	// daemon requires the one in Dir's TokenFile, generated (crypto/rand)
@@ -61,11 +63,27 @@ type DaemonConfig struct {
 	// Logger receives the daemon's logs (default: discarded). The token is
 	// never logged.
 	Logger *slog.Logger
+	// StoreServer, if set, is the URL of a store served elsewhere with the
+	// API-server layer (store/httpstore over store/apistore, as the
+	// convergestore command serves it), which then holds the jobs instead
+	// of the daemon's own bbolt file: the daemon serves no store, only its
+	// debug page, metrics and probes. StoreToken is the bearer token it
+	// requires ("" for none), and StoreTLS the client TLS configuration of
+	// an https URL (nil: the system's roots). Run one daemon per store:
+	// two would both run its jobs.
+	StoreServer string
+	StoreToken  string
+	StoreTLS    *tls.Config
 }
 
 // URLFile is the file in the daemon's directory that holds the URL the
-// store is served at.
+// daemon serves its store at. A daemon on a store server serves none, and
+// removes the file.
 const URLFile = "daemon.url"
+
+// HTTPFile is the file in the daemon's directory that holds the base URL
+// of its HTTP server (the debug page, the metrics, the probes).
+const HTTPFile = "daemon.http"
 
 // StorePath is where the store is mounted on the daemon's HTTP server.
 const StorePath = "/store"
@@ -80,13 +98,14 @@ const (
 // RunDaemon runs the daemon until ctx ends: a controller running the jobs
 // of a bbolt store with the API-server layer over it, which it serves over
 // HTTP at StorePath, with the debug page, the metrics, /healthz and
-// /readyz beside it. Everything it serves requires its token (see
+// /readyz beside it; or, with StoreServer, the jobs of that store, and
+// the rest. Everything it serves requires its token (see
 // DaemonConfig.Token), except the bare status of the probes; a request
 // naming another host, or a write from a web page, is refused whatever its
-// token (reconcile/manager, store/httpstore). When
-// ctx ends it stops taking work, gives running attempts Grace to finish,
-// stops the others (each counts as a failed attempt) and returns once every
-// attempt it started has been reaped.
+// token (reconcile/manager, store/httpstore). When ctx ends it stops
+// taking work, gives running attempts Grace to finish, stops the others
+// (each counts as a failed attempt) and returns once every attempt it
+// started has been reaped.
 func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -95,18 +114,11 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	if err := os.MkdirAll(runs, 0o700); err != nil {
 		return err
 	}
-	db, err := boltstore.Open[*Job](filepath.Join(cfg.Dir, "jobs.db"), boltstore.WithLockTimeout(5*time.Second))
+	s, served, closeStore, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, db.Close()) }()
-	// The API-server layer over bbolt, for the controller and, served
-	// as it is, for every client: deleting a job with the daemon's
-	// finalizer marks it, whoever deletes.
-	s, err := apistore.New(db, resource.Kind[Spec, Status]{})
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, closeStore()) }()
 	// After the store's lock: one daemon per directory makes the token.
 	token, err := daemonToken(cfg)
 	if err != nil {
@@ -119,15 +131,39 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	m, url, err := newServer(s, c, reg, token, cfg)
+	m, base, err := newServer(served, c, reg, token, cfg)
 	if err != nil {
 		return err
 	}
 	if token == "" {
-		cfg.Logger.Warn("serving without a token (-insecure-no-token): every program that can reach the daemon can run commands as this user", "url", url)
+		cfg.Logger.Warn("serving without a token (-insecure-no-token): every program that can reach the daemon can run commands as this user", "url", base)
 	}
-	cfg.Logger.Info("serving", "url", url, "workers", cfg.Workers, "auth", authSource(cfg))
+	if served != nil {
+		cfg.Logger.Info("serving", "url", base+StorePath, "workers", cfg.Workers, "auth", authSource(cfg))
+	} else {
+		cfg.Logger.Info("running the jobs of a store server", "store", cfg.StoreServer, "url", base, "workers", cfg.Workers, "auth", authSource(cfg))
+	}
 	return m.Run(ctx)
+}
+
+// openStore returns the store of the jobs, the one to serve (nil: none)
+// and what closes them: the bbolt file of cfg.Dir, with the API-server
+// layer over it, served as it is; or, with cfg.StoreServer, a client of
+// that server (storeserver.go), served not at all.
+func openStore(cfg DaemonConfig) (s, served store.Store[*Job], closeStore func() error, err error) {
+	if cfg.StoreServer != "" {
+		c, closeClient, err := storeServerClient(cfg)
+		return c, nil, closeClient, err
+	}
+	db, err := boltstore.Open[*Job](filepath.Join(cfg.Dir, "jobs.db"), boltstore.WithLockTimeout(5*time.Second))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	layer, err := apistore.New(db, resource.Kind[Spec, Status]{})
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, db.Close())
+	}
+	return layer, layer, db.Close, nil
 }
 
 // authSource says, for the daemon's log, where its token comes from.
@@ -172,19 +208,14 @@ func newController(s store.Store[*Job], l *launcher, cfg DaemonConfig) (*reconci
 	return c, reg, nil
 }
 
-// newServer returns the manager running c and serving s, the debug page
-// and the metrics of reg, all behind token if set, and the store's URL,
-// which it has written to daemon.url.
+// newServer returns the manager running c and serving s (if not nil),
+// the debug page and the metrics of reg, all behind token if set, and its
+// base URL. It has written the URL of s to URLFile (or removed the file,
+// for no s), then the base URL to HTTPFile.
 func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *prometheus.Registry, token string, cfg DaemonConfig) (*manager.Manager, string, error) {
-	hopts := []httpstore.HandlerOption{httpstore.WithAllowedHosts(cfg.AllowedHosts...)}
 	var tokens []string
 	if token != "" {
-		hopts = append(hopts, httpstore.WithReadWriteToken(token))
 		tokens = []string{token}
-	}
-	h, err := httpstore.NewHandler[*Job](s, hopts...)
-	if err != nil {
-		return nil, "", err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -199,9 +230,9 @@ func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *promethe
 		ln.Close()
 		return nil, "", err
 	}
-	url := fmt.Sprintf("http://%s%s", ln.Addr(), StorePath)
+	base := "http://" + ln.Addr().String()
 	if err := errors.Join(
-		m.Handle(StorePath+"/", http.StripPrefix(StorePath, h)),
+		serveStore(m, s, token, cfg),
 		m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, c)),
 		m.Handle(MetricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})),
 		m.Add(c),
@@ -209,11 +240,43 @@ func newServer(s store.Store[*Job], c *reconcile.Controller[*Job], reg *promethe
 		ln.Close()
 		return nil, "", err
 	}
-	if err := writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(url+"\n")); err != nil {
+	if err := writeURLs(cfg.Dir, base, s != nil); err != nil {
 		ln.Close()
 		return nil, "", err
 	}
-	return m, url, nil
+	return m, base, nil
+}
+
+// serveStore mounts s at StorePath on m, behind token if set; a nil s is
+// not served.
+func serveStore(m *manager.Manager, s store.Store[*Job], token string, cfg DaemonConfig) error {
+	if s == nil {
+		return nil
+	}
+	hopts := []httpstore.HandlerOption{httpstore.WithAllowedHosts(cfg.AllowedHosts...)}
+	if token != "" {
+		hopts = append(hopts, httpstore.WithReadWriteToken(token))
+	}
+	h, err := httpstore.NewHandler[*Job](s, hopts...)
+	if err != nil {
+		return err
+	}
+	return m.Handle(StorePath+"/", http.StripPrefix(StorePath, h))
+}
+
+// writeURLs writes URLFile (the store's URL, if the daemon serves it; else
+// the file is removed, so that no client reaches a store that is not the
+// daemon's) and then HTTPFile (the base URL).
+func writeURLs(dir, base string, servesStore bool) error {
+	urlFile := filepath.Join(dir, URLFile)
+	if servesStore {
+		if err := writeFileAtomic(urlFile, []byte(base+StorePath+"\n")); err != nil {
+			return err
+		}
+	} else if err := os.Remove(urlFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, HTTPFile), []byte(base+"\n"))
 }
 
 // writeFileAtomic replaces path with b: readers see the old or the new

@@ -17,19 +17,23 @@ import (
 // daemonProc is a daemon run as a child process, as the demo and the tests
 // run it: to be killed with SIGKILL and started again.
 type daemonProc struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
-	err  error // Wait's, once done is closed
+	cmd *exec.Cmd
+	// base is the URL of its HTTP server, url its store's ("" for a
+	// daemon on a store server, which serves none).
+	base, url string
+	done      chan struct{}
+	err       error // Wait's, once done is closed
 }
 
 // startDaemon starts "exe daemon -dir dir -addr 127.0.0.1:0 args..." with
-// env added to this process's environment, and returns once it serves its
-// store and its controller is ready (or fails after limit).
+// env added to this process's environment, and returns once it serves
+// and its controller is ready (or fails after limit).
 func startDaemon(ctx context.Context, exe string, env []string, dir string, logs io.Writer, limit time.Duration, args ...string) (*daemonProc, error) {
-	urlFile := filepath.Join(dir, URLFile)
-	if err := os.Remove(urlFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	httpFile, urlFile := filepath.Join(dir, HTTPFile), filepath.Join(dir, URLFile)
+	for _, f := range []string{httpFile, urlFile} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
 	}
 	cmd := exec.Command(exe, append([]string{"daemon", "-dir", dir, "-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
@@ -44,9 +48,13 @@ func startDaemon(ctx context.Context, exe string, env []string, dir string, logs
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if b, err := os.ReadFile(urlFile); err == nil {
-			d.url = strings.TrimSpace(string(b))
-			if ready(ctx, strings.TrimSuffix(d.url, StorePath)+"/readyz") {
+		// The daemon writes URLFile, if it serves a store, before HTTPFile.
+		if b, err := os.ReadFile(httpFile); err == nil {
+			d.base = strings.TrimSpace(string(b))
+			if b, err := os.ReadFile(urlFile); err == nil {
+				d.url = strings.TrimSpace(string(b))
+			}
+			if ready(ctx, d.base+"/readyz") {
 				return d, nil
 			}
 		}

@@ -6,9 +6,10 @@
 // and a concurrency limit. It survives being killed with SIGKILL at any
 // moment: no job ever has two attempts running at once, no finished job
 // runs again, and a job deleted while it was down has its attempt stopped
-// when it starts again. The reconciler is in reconciler.go; main.go only
-// wires: it reads the command line and starts the daemon (daemon.go) or a
-// client command (cli.go).
+// when it starts again. With -store-server it runs the jobs of a store
+// served elsewhere instead (see Store server). The reconciler is in
+// reconciler.go; main.go only wires: it reads the command line and starts
+// the daemon (daemon.go, storeserver.go) or a client command (cli.go).
 //
 // Run it from the repository root:
 //
@@ -42,7 +43,7 @@
 //
 // and, for Prometheus, authorization.credentials_file: .jobs/token.
 //
-// The client commands find the daemon by -server (or $JOBS_SERVER), else by
+// The client commands find the store by -server (or $JOBS_SERVER), else by
 // the file daemon.url in the daemon's directory -dir ($JOBS_DIR, default
 // .jobs). Exit codes: 0 done (for run and wait: every job succeeded), 1 an
 // error or a failed job, 2 a command line that cannot be read. The store is
@@ -61,11 +62,12 @@
 // hex) into the file token in its directory, created with mode 0600 and
 // kept across restarts; a token file that others may read or change, or
 // that another user owns, is refused, by the daemon and by the clients.
-// The client commands send -token, else $JOBS_TOKEN, else the token file
-// beside daemon.url when they found the daemon there (never to a -server
-// named on the command line). -insecure-no-token serves without a token,
-// with a warning in the log: every program that reaches the address can
-// then run commands. The token is never printed or logged.
+// The client commands send -token, else the token in -token-file, else
+// $JOBS_TOKEN, else the token file beside daemon.url when they found the
+// daemon there (never to a -server named on the command line).
+// -insecure-no-token serves without a token, with a warning in the log:
+// every program that reaches the address can then run commands. The token
+// is never printed or logged.
 //
 // The token guards everything the daemon serves: the store, the debug page
 // and the metrics; the probes answer without it, with their bare status
@@ -145,8 +147,28 @@
 // which jobs are only marked, waiting for their attempt to stop (or for a
 // daemon to start).
 //
-// The daemon's HTTP server (reconcile/manager) serves the store at /store,
-// and /healthz and /readyz. Linux only: processes are found through /proc.
+// # Store server
+//
+// With -store-server URL the daemon keeps no store of its own: it runs the
+// jobs of a store served elsewhere with the API-server layer, such as the
+// convergestore command's (store/httpstore/cmd/convergestore), which
+// applies the layer's rules server-side for the daemon and every other
+// client alike. -store-token-file F names the file of that server's token
+// (refused if others may read it, as the daemon's own); -store-ca F
+// verifies an https server with the CAs of a PEM file, and -store-cert F
+// with -store-key F identify the daemon with a client certificate. The
+// daemon then serves no store (no daemon.url), only its debug page, its
+// metrics and the probes; the client commands reach the jobs through the
+// store server: -server URL with -token-file F. Jobs can be added and
+// deleted while the daemon is down, and it runs (or stops) them when it
+// starts. Run one daemon per store: two would both run its jobs. The
+// attempts' files stay in the daemon's directory, which one daemon holds
+// at a time (the file daemon.lock).
+//
+// The daemon's HTTP server (reconcile/manager) serves the store at /store
+// (unless on a store server), and /healthz and /readyz; the file
+// daemon.url in its directory holds the store's URL, daemon.http the
+// server's. Linux only: processes are found through /proc.
 package main
 
 import (
@@ -174,8 +196,9 @@ const usage = `Usage:
   jobs wait NAME...
   jobs list [-json]
   jobs delete [-wait D] NAME...
-Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER) and
--token T ($JOBS_TOKEN; default: the daemon's token file in DIR, when -server is not given).
+Client commands take -dir DIR ($JOBS_DIR), -server URL ($JOBS_SERVER),
+-token T ($JOBS_TOKEN; default: the daemon's token file in DIR, when -server
+is not given) and -token-file F.
 `
 
 // run runs the command line and returns the exit code.
@@ -223,7 +246,7 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("daemon", flag.ContinueOnError)
 	cfg := DaemonConfig{}
 	fs.StringVar(&cfg.Dir, "dir", envOr("JOBS_DIR", ".jobs"), "directory of the store, the attempts' files and daemon.url ($JOBS_DIR)")
-	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store on (port 0: any; daemon.url says which)")
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:7007", "address to serve the store (unless -store-server), the debug page, the metrics and the probes on (port 0: any; daemon.http says which)")
 	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must send (default $JOBS_TOKEN, else the one generated once into DIR/"+TokenFile+"; prefer $JOBS_TOKEN: others can see command lines)")
 	fs.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve without a token: every program that reaches -addr can run commands as you")
 	fs.Func("allow-host", "a host name clients may reach the daemon by, besides IP addresses and localhost (repeatable)", func(name string) error {
@@ -234,9 +257,14 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
 	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")
 	fs.DurationVar(&cfg.BackoffMax, "backoff-max", 5*time.Minute, "longest delay between attempts")
+	var sf storeServerFlags
+	sf.register(fs)
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || cfg.Workers < 1 || cfg.Grace <= 0 || cfg.BackoffBase <= 0 || cfg.BackoffMax < cfg.BackoffBase {
 		return errUsage
+	}
+	if err := sf.apply(&cfg); err != nil {
+		return err
 	}
 	// Read after parsing, so that -h never shows it.
 	if cfg.Token == "" && !cfg.InsecureNoToken {
@@ -256,4 +284,43 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	cfg.Executable = exe
 	return RunDaemon(ctx, cfg)
+}
+
+// storeServerFlags are the daemon's flags of a store served elsewhere.
+type storeServerFlags struct {
+	url, tokenFile, ca, cert, key string
+}
+
+func (f *storeServerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "store-server", "", "run the jobs of the store served at this URL, with the API-server layer (convergestore's, such as http://127.0.0.1:7017/store), instead of DIR's bbolt file; the daemon then serves no store")
+	fs.StringVar(&f.tokenFile, "store-token-file", "", "read the store server's bearer token from this file (yours, mode 0600)")
+	fs.StringVar(&f.ca, "store-ca", "", "verify an https store server's certificate with the CAs of this PEM file (default: the system's)")
+	fs.StringVar(&f.cert, "store-cert", "", "identify to the store server with this client certificate (PEM; with -store-key)")
+	fs.StringVar(&f.key, "store-key", "", "the key of -store-cert (PEM)")
+}
+
+// apply sets cfg's store server from the flags: errUsage for a store
+// flag without -store-server, an error for a token or TLS file that
+// cannot be used.
+func (f *storeServerFlags) apply(cfg *DaemonConfig) error {
+	if f.url == "" {
+		if f.tokenFile != "" || f.ca != "" || f.cert != "" || f.key != "" {
+			return errUsage
+		}
+		return nil
+	}
+	cfg.StoreServer = f.url
+	if f.tokenFile != "" {
+		tok, ok, err := readTokenFile(f.tokenFile)
+		if err != nil {
+			return fmt.Errorf("-store-token-file: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("-store-token-file: %s: no such file", f.tokenFile)
+		}
+		cfg.StoreToken = tok
+	}
+	var err error
+	cfg.StoreTLS, err = storeTLS(f.ca, f.cert, f.key)
+	return err
 }
