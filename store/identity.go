@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 )
 
@@ -58,14 +59,14 @@ func (m *Memory[T]) Identity(ctx context.Context) (string, error) {
 
 // Identity returns the identity of the view's byte store: views of one byte
 // store share it. A byte store that is no Identifier makes it fail with an
-// error matching ErrInvalid.
+// error matching ErrInvalid and errors.ErrUnsupported.
 func (v *View[T]) Identity(ctx context.Context) (string, error) {
 	if err := v.check(ctx); err != nil {
 		return "", err
 	}
 	id, ok := v.raw.(Identifier)
 	if !ok {
-		return "", fmt.Errorf("%w: the byte store %T of the view has no identity", ErrInvalid, v.raw)
+		return "", fmt.Errorf("%w: %w: the byte store %T of the view has no identity", ErrInvalid, errors.ErrUnsupported, v.raw)
 	}
 	return id.Identity(ctx)
 }

@@ -1,0 +1,147 @@
+package snapshot
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
+
+// Defaults of SaverOptions.
+const (
+	// DefaultEvery is how often a Saver looks whether the store moved.
+	DefaultEvery = 10 * time.Minute
+	// DefaultKeep is how many snapshots a Saver keeps.
+	DefaultKeep = 10
+)
+
+// SaverOptions configure a Saver. Zero values select the defaults; a
+// negative value is refused with store.ErrInvalid.
+type SaverOptions struct {
+	// Dir is the directory of the snapshots, created (mode 0700) by Run if
+	// missing. Required.
+	Dir string
+	// Every is how often the Saver looks whether the store moved, and
+	// saves a snapshot if it did (0: DefaultEvery). It bounds the writes a
+	// lost store takes with it: those after the last snapshot.
+	Every time.Duration
+	// Keep is how many good snapshots Retain keeps after each save (0:
+	// DefaultKeep).
+	Keep int
+	// Logger receives a line per snapshot saved and per failure (nil:
+	// discard).
+	Logger *slog.Logger
+}
+
+// Saver saves a snapshot of a store into a directory at once and then
+// every interval, only when the store's revision (or its identity) moved
+// since the newest snapshot there, and keeps the newest few (Retain). It
+// is a runnable (reconcile/manager.Runnable) without depending on one:
+// Run blocks until its context ends.
+type Saver struct {
+	src   Source
+	dir   string
+	every time.Duration
+	keep  int
+	log   *slog.Logger
+}
+
+// NewSaver returns a Saver of src with opts, or an error matching
+// store.ErrInvalid for a nil src, an empty Dir or a negative value.
+func NewSaver(src Source, opts SaverOptions) (*Saver, error) {
+	switch {
+	case src == nil:
+		return nil, fmt.Errorf("snapshot: %w: nil source", store.ErrInvalid)
+	case opts.Dir == "":
+		return nil, fmt.Errorf("snapshot: %w: no directory", store.ErrInvalid)
+	case opts.Every < 0 || opts.Keep < 0:
+		return nil, fmt.Errorf("snapshot: %w: every %v, keep %d: want 0 or more", store.ErrInvalid, opts.Every, opts.Keep)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Saver{
+		src:   src,
+		dir:   opts.Dir,
+		every: cmp.Or(opts.Every, DefaultEvery),
+		keep:  cmp.Or(opts.Keep, DefaultKeep),
+		log:   log,
+	}, nil
+}
+
+// Name names the Saver in a manager's logs and health.
+func (s *Saver) Name() string { return "snapshot" }
+
+// Run saves snapshots until ctx ends, then returns nil. A save that fails
+// (the store unreachable, the disk full) is logged and tried again at the
+// next interval; only a directory that cannot be created ends Run early,
+// with its error. Each snapshot is written by WriteFile, named
+// "snapshot-TIME-rREVISION.snap". Run may be called again once it has
+// returned, not twice at once.
+func (s *Saver) Run(ctx context.Context) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	var last mark
+	if found, err := Latest(s.dir); err == nil {
+		last = mark{rev: found.Info.Revision, identity: found.Info.Identity, ok: true}
+	}
+	tick := time.NewTicker(s.every)
+	defer tick.Stop()
+	for {
+		last = s.saveIfMoved(ctx, last)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// mark is the revision and identity of the newest snapshot saved.
+type mark struct {
+	rev      int64
+	identity string
+	ok       bool
+}
+
+// saveIfMoved saves a snapshot unless the store is where last says, and
+// returns the newest snapshot's mark.
+func (s *Saver) saveIfMoved(ctx context.Context, last mark) mark {
+	rev, id, err := s.src.revision(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return last
+	case err != nil:
+		s.log.Warn("snapshot not saved: the store's revision cannot be read", "dir", s.dir, "err", err)
+		return last
+	case last.ok && rev == last.rev && id == last.identity:
+		return last
+	}
+	c, err := s.src.capture(ctx)
+	var info Info
+	name := ""
+	if err == nil {
+		name = fmt.Sprintf("snapshot-%s-r%d%s", time.Now().UTC().Format("20060102T150405.000000000Z"), c.rev, Ext)
+		info, err = WriteFile(ctx, filepath.Join(s.dir, name), captured(c))
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("snapshot not saved", "dir", s.dir, "err", err)
+		}
+		return last
+	}
+	s.log.Info("snapshot saved", "file", name, "revision", info.Revision, "objects", info.Count)
+	if removed, err := Retain(s.dir, s.keep); err != nil {
+		s.log.Warn("old snapshots not removed", "dir", s.dir, "err", err)
+	} else if len(removed) > 0 {
+		s.log.Info("old snapshots removed", "dir", s.dir, "removed", len(removed))
+	}
+	return mark{rev: info.Revision, identity: info.Identity, ok: true}
+}
