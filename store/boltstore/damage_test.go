@@ -193,8 +193,8 @@ func damages(data []byte) []damage {
 // leaves the file as it was, or the store opens and every read either fails
 // with ErrCorrupt or returns exactly what was written (the damage hit bytes
 // that carry nothing). Never a panic or a crash, never a reset, never a
-// value that was not written. A file that lost pages it needs, or is
-// empty, must be refused by Open.
+// value that was not written, and a refused file is not left locked. A
+// file that lost pages it needs, or is empty, must be refused by Open.
 func TestDamagedFilesAreReportedNeverPanicOrReset(t *testing.T) {
 	data, want := buildFixture(t)
 	dir := t.TempDir()
@@ -207,6 +207,11 @@ func TestDamagedFilesAreReportedNeverPanicOrReset(t *testing.T) {
 		if err != nil {
 			if !errors.Is(err, boltstore.ErrCorrupt) {
 				t.Errorf("%s: Open: %v, want ErrCorrupt", d.name, err)
+			}
+			// A refused file holds nothing (no lock, no mapping): opened
+			// again, it is refused again as damaged, not as locked.
+			if _, err := openNoPanic(path, boltstore.WithLockTimeout(time.Millisecond)); !errors.Is(err, boltstore.ErrCorrupt) {
+				t.Errorf("%s: Open again: %v, want ErrCorrupt", d.name, err)
 			}
 			assertUnchanged(t, path, damaged)
 			mustNot(t, os.Remove(path))
@@ -236,13 +241,13 @@ func TestDamagedFilesAreReportedNeverPanicOrReset(t *testing.T) {
 
 // openNoPanic opens the store at path, reporting a panic as an error that
 // matches nothing the test accepts.
-func openNoPanic(path string) (s *boltstore.Store[*item], err error) {
+func openNoPanic(path string, opts ...boltstore.Option) (s *boltstore.Store[*item], err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("Open panicked: %v", p)
 		}
 	}()
-	return boltstore.Open[*item](path)
+	return boltstore.Open[*item](path, opts...)
 }
 
 // TestEmptyExistingFileIsRefusedNotReset: an existing empty file is damage

@@ -127,7 +127,7 @@ func parseMeta(b []byte, id uint64) (meta, error) {
 		// bbolt writes the 64 bytes of a meta within one disk sector,
 		// which disks write whole: a crash does not tear it, damage does.
 		return meta{}, fmt.Errorf("%w: meta page %d: checksum mismatch", ErrCorrupt, id)
-	case order.Uint64(b) != id || order.Uint16(b[8:])&metaPageFlag == 0:
+	case order.Uint64(b) != id || order.Uint16(b[8:]) != metaPageFlag:
 		return meta{}, fmt.Errorf("%w: meta page %d: bad page header", ErrCorrupt, id)
 	}
 	m := meta{
@@ -152,7 +152,8 @@ type verifier struct {
 }
 
 // page reads page id with its overflow pages, marks them reached, and
-// checks its header.
+// checks its header: its id, flags of one of the types in wantFlags, its
+// overflow within the file.
 func (v *verifier) page(id uint64, wantFlags uint16) ([]byte, error) {
 	if id < 2 || id >= v.hwm {
 		return nil, fmt.Errorf("%w: reference to page %d, outside 2..%d", ErrCorrupt, id, v.hwm-1)
@@ -165,7 +166,7 @@ func (v *verifier) page(id uint64, wantFlags uint16) ([]byte, error) {
 	switch {
 	case order.Uint64(head) != id:
 		return nil, fmt.Errorf("%w: page %d calls itself page %d", ErrCorrupt, id, order.Uint64(head))
-	case order.Uint16(head[8:])&wantFlags == 0:
+	case !oneOf(order.Uint16(head[8:]), wantFlags):
 		return nil, fmt.Errorf("%w: page %d has flags %#x", ErrCorrupt, id, order.Uint16(head[8:]))
 	case overflow >= v.hwm-id:
 		return nil, fmt.Errorf("%w: page %d overflows past the last page", ErrCorrupt, id)
@@ -184,6 +185,13 @@ func (v *verifier) page(id uint64, wantFlags uint16) ([]byte, error) {
 		return nil, fmt.Errorf("%w: page %d: %w", ErrCorrupt, id, err)
 	}
 	return buf, nil
+}
+
+// oneOf reports whether a page's flags are exactly one of the flags in
+// want: bbolt compares them whole, and a page whose flags mix types is of
+// none (its freelist page read panics, at Open).
+func oneOf(flags, want uint16) bool {
+	return flags != 0 && flags&(flags-1) == 0 && flags&want != 0
 }
 
 // bucketTree checks the tree of a bucket whose root is page id.
@@ -255,7 +263,7 @@ func (v *verifier) bucket(b []byte, id uint64, depth int) error {
 		return v.bucketTree(root, depth+1)
 	}
 	inline := b[bucketHeaderLen:]
-	if len(inline) < pageHeaderSize || order.Uint16(inline[8:])&leafPageFlag == 0 || order.Uint32(inline[12:]) != 0 {
+	if len(inline) < pageHeaderSize || order.Uint16(inline[8:]) != leafPageFlag || order.Uint32(inline[12:]) != 0 {
 		return fmt.Errorf("%w: page %d: malformed inline bucket", ErrCorrupt, id)
 	}
 	if depth+1 > maxDepth {
