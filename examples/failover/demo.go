@@ -18,6 +18,8 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/etcdstore"
 )
 
@@ -196,7 +198,11 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 		}
 		defer func() { err = errors.Join(err, clearPrefix(context.WithoutCancel(ctx), operator)) }()
 	}
-	objects, err := etcdstore.New[*controller.ReplicaSet](operator, etcdPrefix)
+	rawObjects, err := etcdstore.New[*controller.ReplicaSet](operator, etcdPrefix)
+	if err != nil {
+		return err
+	}
+	objects, err := apistore.New[*controller.ReplicaSet](rawObjects, resource.Kind[controller.Spec, controller.Status]{})
 	if err != nil {
 		return err
 	}

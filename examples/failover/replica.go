@@ -15,7 +15,9 @@ import (
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/etcdstore"
 	"github.com/converge-go/converge/store/faultstore"
 )
@@ -86,13 +88,19 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	if err != nil {
 		return nil, err
 	}
-	objects, err := faultstore.New(rawObjects, faultstore.Options{})
+	faulty, err := faultstore.New(rawObjects, faultstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The API-server layer over the objects: a deletion of a replica set
+	// marks it until the controller has stopped its pods (its finalizer).
+	objects, err := apistore.New[*controller.ReplicaSet](faulty, resource.Kind[controller.Spec, controller.Status]{})
 	if err != nil {
 		return nil, err
 	}
 	r.cutOff = func() {
 		leases.SetOutage(faultstore.Loud)
-		objects.SetOutage(faultstore.Loud)
+		faulty.SetOutage(faultstore.Loud)
 	}
 	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
 	if err != nil {
