@@ -1,0 +1,126 @@
+// Package tokenfile keeps a bearer token in a file readable by its user
+// alone, as notebook servers do: the jobs example's daemon and the
+// convergestore server generate one there when given none, and their
+// clients read it. A file others could read or change, another user's
+// file, a symbolic link, or a file that does not hold exactly one token is
+// refused: a token read from it could have been planted or seen. Tokens
+// never appear in errors.
+package tokenfile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrUnsafe matches the error of a token file that must not be used:
+// readable or writable by others, owned by another user, not a regular
+// file (a symbolic link included), or not holding one token.
+var ErrUnsafe = errors.New("unsafe token file")
+
+// maxBytes bounds what is read from a token file.
+const maxBytes = 4096
+
+// Read returns the token in path; ok is false if there is no such file. A
+// file that must not be used returns an error matching ErrUnsafe, naming
+// the file and why, never its content.
+func Read(path string) (tok string, ok bool, err error) {
+	f, err := openPrivate(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	if err := private(fi); err != nil {
+		return "", false, fmt.Errorf("%w: %s %w: make it mode 0600 and yours, or remove it", ErrUnsafe, path, err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return "", false, err
+	}
+	tok, err = parse(b)
+	if err != nil {
+		return "", false, fmt.Errorf("%w: %s %w", ErrUnsafe, path, err)
+	}
+	return tok, true, nil
+}
+
+// Create generates a token (32 random bytes, hex) and writes it to path,
+// created with mode 0600, whole or not at all (a temporary file synced,
+// then renamed, then the directory synced). It returns the token.
+func Create(path string) (string, error) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	tok := hex.EncodeToString(b)
+	tmp := path + ".tmp"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := writeSynced(tmp, []byte(tok+"\n")); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", err
+	}
+	return tok, syncDir(filepath.Dir(path))
+}
+
+// ReadOrCreate returns the token in path, generating it with Create the
+// first time.
+func ReadOrCreate(path string) (string, error) {
+	tok, ok, err := Read(path)
+	if err != nil || ok {
+		return tok, err
+	}
+	return Create(path)
+}
+
+// writeSynced creates path (which must not exist) with mode 0600 and b in
+// it, synced to disk.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// parse returns the token held in b: one line of printable ASCII without
+// spaces, a final newline allowed.
+func parse(b []byte) (string, error) {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 || len(b) > maxBytes {
+		return "", fmt.Errorf("holds no token (%d bytes)", len(b))
+	}
+	for _, c := range b {
+		if c <= ' ' || c > '~' {
+			return "", errors.New("holds something other than one token")
+		}
+	}
+	return string(b), nil
+}

@@ -1,0 +1,107 @@
+package tokenfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestATokenIsCreatedOnceReadableByItsUserAloneAndReadBack: the generated
+// token is 32 random bytes in hex, in a file of mode 0600, and reading it
+// back (ReadOrCreate included) gives the same token.
+func TestATokenIsCreatedOnceReadableByItsUserAloneAndReadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "token")
+	tok, err := ReadOrCreate(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tok) != 64 || strings.Trim(tok, "0123456789abcdef") != "" {
+		t.Fatalf("token %d bytes, not 32 random bytes in hex", len(tok))
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %04o, want 0600", fi.Mode().Perm())
+	}
+	again, err := ReadOrCreate(path)
+	if err != nil || again != tok {
+		t.Fatalf("read back %v, %v: not the token made", again == tok, err)
+	}
+	if other, _ := Create(filepath.Join(t.TempDir(), "token")); other == tok {
+		t.Fatal("two tokens alike")
+	}
+}
+
+// TestUnsafeTokenFilesAreRefusedWithoutShowingTheirContent: a file others
+// may read or change, a symbolic link, a FIFO, an empty file or one with
+// more than a token is refused with ErrUnsafe, and no error shows what the
+// file holds; a missing file is not an error.
+func TestUnsafeTokenFilesAreRefusedWithoutShowingTheirContent(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "s3cret-token-value"
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good", secret+"\n", 0o600)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{
+		"world-readable": write("readable", secret, 0o644),
+		"group-writable": write("writable", secret, 0o620),
+		"symbolic link":  link,
+		"fifo":           fifo,
+		"empty":          write("empty", "", 0o600),
+		"two tokens":     write("two", secret+" "+secret, 0o600),
+		"two lines":      write("lines", secret+"\n"+secret+"\n", 0o600),
+	} {
+		_, ok, err := Read(path)
+		if !errors.Is(err, ErrUnsafe) || ok {
+			t.Errorf("%s: %v (ok %v), want ErrUnsafe", name, err, ok)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error shows the file's content: %v", name, err)
+		}
+	}
+	if tok, ok, err := Read(good); err != nil || !ok || tok != secret {
+		t.Errorf("a private token file: %v %v", ok, err)
+	}
+	if _, ok, err := Read(filepath.Join(dir, "missing")); ok || err != nil {
+		t.Errorf("a missing file: ok %v, %v", ok, err)
+	}
+}
+
+// TestAnotherUsersTokenFileIsRefused: a file of mode 0600 that belongs to
+// another user is refused (it needs root to make one).
+func TestAnotherUsersTokenFileIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("skipped: making a file of another user needs root")
+	}
+	path := filepath.Join(t.TempDir(), "theirs")
+	if err := os.WriteFile(path, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Read(path); !errors.Is(err, ErrUnsafe) {
+		t.Fatalf("another user's file: %v, want ErrUnsafe", err)
+	}
+}
