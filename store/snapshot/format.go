@@ -40,9 +40,13 @@ const formatName = "converge"
 // checksumPrefix starts Info.Checksum.
 const checksumPrefix = "sha256:"
 
-// maxLine bounds a line a reader accepts: an object of MaxValueSize bytes
-// with the longest key, every byte of it escaped.
-var maxLine = base64.StdEncoding.EncodedLen(MaxValueSize) + 6*store.MaxKeyLen + 256
+// maxLine bounds an object line a reader accepts: an object of
+// MaxValueSize bytes with the longest key, every byte of it escaped.
+// maxOtherLine bounds the header and the trailer, which hold no value.
+var (
+	maxLine      = base64.StdEncoding.EncodedLen(MaxValueSize) + 6*store.MaxKeyLen + 256
+	maxOtherLine = 64 << 10
+)
 
 // encodeLine writes v as one line of JSON, HTML characters unescaped.
 func encodeLine(w io.Writer, v any) error {
@@ -66,15 +70,15 @@ func decodeLine(line []byte, v any) error {
 }
 
 // readLine returns the next line of br, with its newline, or an error: a
-// line longer than maxLine, or the input ending without a newline
+// line longer than limit, or the input ending without a newline
 // (io.ErrUnexpectedEOF, or io.EOF if nothing was left), or the reader's
 // error.
-func readLine(br *bufio.Reader) ([]byte, error) {
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := br.ReadSlice('\n')
-		if len(line)+len(frag) > maxLine {
-			return nil, fmt.Errorf("%w: a line longer than %d bytes", ErrDamaged, maxLine)
+		if len(line)+len(frag) > limit {
+			return nil, fmt.Errorf("%w: a line longer than %d bytes", ErrDamaged, limit)
 		}
 		line = append(line, frag...)
 		switch {

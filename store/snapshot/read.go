@@ -36,7 +36,7 @@ type Reader struct {
 // the header names a version this package does not know, or r's error.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{br: bufio.NewReader(r), hash: sha256.New()}
-	line, err := rd.next()
+	line, err := rd.next(maxOtherLine)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func (r *Reader) Next() (store.Object[[]byte], error) {
 
 // object reads and checks the next object line.
 func (r *Reader) object() (store.Object[[]byte], error) {
-	line, err := r.next()
+	line, err := r.next(maxLine)
 	if err != nil {
 		return store.Object[[]byte]{}, err
 	}
@@ -130,7 +130,7 @@ func checkObject(prev string, o store.Object[[]byte], rev int64) error {
 // trailer reads and checks the trailer, and that nothing follows it.
 func (r *Reader) trailer() error {
 	sum := hex.EncodeToString(r.hash.Sum(nil))
-	line, err := readLine(r.br)
+	line, err := readLine(r.br, maxOtherLine)
 	if err != nil {
 		return r.damaged(err)
 	}
@@ -157,9 +157,10 @@ func (r *Reader) trailer() error {
 	return io.EOF
 }
 
-// next reads the next line of the checksummed part.
-func (r *Reader) next() ([]byte, error) {
-	line, err := readLine(r.br)
+// next reads the next line of the checksummed part, of at most limit
+// bytes.
+func (r *Reader) next(limit int) ([]byte, error) {
+	line, err := readLine(r.br, limit)
 	if err != nil {
 		return nil, r.damaged(err)
 	}

@@ -12,11 +12,11 @@ import (
 // Version is the format version Save writes and Read reads.
 const Version = 1
 
-// MaxValueSize is the largest value, in bytes, a snapshot holds: Save
-// refuses a larger one with an error matching store.ErrInvalid, and Read
-// refuses a longer line as damage, so that a damaged file cannot make it
-// allocate without bound.
-const MaxValueSize = 64 << 20
+// MaxValueSize is the largest value, in bytes, a snapshot holds (sixteen
+// times store.DefaultMaxValueSize): Save refuses a larger one with an
+// error matching store.ErrInvalid, and a Reader refuses a longer line as
+// damage, so that a damaged file cannot make it allocate without bound.
+const MaxValueSize = 16 << 20
 
 // Errors of the package, besides the store package's. Test for them with
 // errors.Is.

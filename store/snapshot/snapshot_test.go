@@ -231,7 +231,23 @@ func TestEveryTruncationAndEveryDamagedBitIsAnError(t *testing.T) {
 	check("a byte after the trailer", append(bytes.Clone(data), '\n'))
 	check("a second trailer", append(bytes.Clone(data), data[bytes.LastIndexByte(data[:len(data)-1], '\n')+1:]...))
 	check("not a snapshot", []byte("{\"key\":\"a\"}\n"))
-	check("a long line", bytes.Repeat([]byte("x"), 100<<20))
+	check("a long first line", bytes.Repeat([]byte("x"), 1<<20))
+	// A damaged object line is read up to the bound, never further.
+	header := data[:bytes.IndexByte(data, '\n')+1]
+	endless := io.MultiReader(bytes.NewReader(header), endlessX{})
+	if _, _, err := snapshot.Read(endless); !errors.Is(err, snapshot.ErrDamaged) {
+		t.Fatalf("an endless object line: %v, want ErrDamaged", err)
+	}
+}
+
+// endlessX reads as an endless run of 'x'.
+type endlessX struct{}
+
+func (endlessX) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }
 
 // A header naming another version of the format is ErrFormat.
