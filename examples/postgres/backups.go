@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/converge-go/converge/reconcile/intent"
+	"github.com/converge-go/converge/reconcile/resource"
+)
+
+// This file holds the operator's side of a backup's dump: the world the
+// Backup reconciler asks about an attempt (find), acts in (start) and
+// cleans (remove). An attempt runs in a process of its own, this program
+// run as "backup-run" (dumpshim.go), which outlives the operator: it claims
+// the attempt's ID, runs pg_dump, verifies the dump with pg_restore --list,
+// renames it into place and writes its result file. So an operator killed
+// mid-dump finds, when it starts again, the attempt running (its claim is
+// locked) and adopts it, or finished (its result file) and judges it.
+
+// errDumpRunning: a backup's dump still runs; its files are removed once
+// it has ended.
+var errDumpRunning = errors.New("postgres: the backup's dump still runs")
+
+// dumps is the world of backups: where an attempt is found by its ID,
+// started, and its files removed.
+type dumps interface {
+	// find says what became of attempt id: Absent if it never started,
+	// Running, or Finished with its result.
+	find(ctx context.Context, id string) (intent.Found[DumpResult], error)
+	// start starts attempt id, a dump of database for the Backup key, and
+	// wakes key when it ends.
+	start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error)
+	// remove removes the files of the attempt rec names; errDumpRunning
+	// while it runs.
+	remove(ctx context.Context, rec intent.Record[DumpResult]) error
+}
+
+// dumpRunner is the dumps of the operator: attempts run as processes of
+// this program, their files under dir: the dumps in dir/DATABASE/ID.dump,
+// the claims and results in dir/.runs.
+type dumpRunner struct {
+	exe    string   // this program
+	bin    string   // PostgreSQL's programs (pg_dump, pg_restore)
+	dir    string   // where dumps go
+	env    []string // the libpq environment of the dumps; holds the password
+	wake   func(key string)
+	logs   io.Writer
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	running map[string]bool // attempts this process started and has not seen end
+	wg      sync.WaitGroup
+}
+
+func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
+
+func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
+	res, ok, err := readResult(d.runs(), id)
+	if err != nil || ok {
+		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+	}
+	d.mu.Lock()
+	mine := d.running[id]
+	d.mu.Unlock()
+	if mine {
+		return intent.Found[DumpResult]{State: intent.Running}, nil
+	}
+	exists, held, err := claimState(filepath.Join(d.runs(), id+".claim"))
+	switch {
+	case err != nil:
+		return intent.Found[DumpResult]{}, err
+	case !exists:
+		return intent.Found[DumpResult]{State: intent.Absent}, nil
+	case held:
+		return intent.Found[DumpResult]{State: intent.Running}, nil
+	}
+	// Claimed, no longer running: its result, written before it ended,
+	// or none if it was killed.
+	if res, ok, err := readResult(d.runs(), id); err != nil || ok {
+		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+	}
+	return intent.Found[DumpResult]{State: intent.Finished, Result: DumpResult{Error: "the dump's process ended without a result"}}, nil
+}
+
+func (d *dumpRunner) start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error) {
+	if err := os.MkdirAll(d.runs(), 0o700); err != nil {
+		return intent.Found[DumpResult]{}, err
+	}
+	cmd := exec.Command(d.exe, dumpCommand, "-id", id, "-database", database, "-dir", d.dir, "-bin", d.bin)
+	cmd.Env = append(os.Environ(), d.env...)
+	cmd.Stdout, cmd.Stderr = d.logs, d.logs
+	// A process group of its own: a ^C or a signal to the operator's group
+	// does not cut its dump short; it ends by itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the dump of %s: %w", database, err)
+	}
+	d.logger.Info("dump started", "backup", key, "attempt", id, "pid", cmd.Process.Pid)
+	d.mu.Lock()
+	d.running[id] = true
+	d.mu.Unlock()
+	d.wg.Go(func() {
+		_ = cmd.Wait() // its result file says how it went
+		d.mu.Lock()
+		delete(d.running, id)
+		d.mu.Unlock()
+		d.wake(key)
+	})
+	return intent.Found[DumpResult]{State: intent.Running}, nil
+}
+
+func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) error {
+	if rec.ID == "" {
+		return nil // no attempt was ever recorded
+	}
+	found, err := d.find(ctx, rec.ID)
+	if err != nil {
+		return err
+	}
+	if found.State == intent.Running {
+		return errDumpRunning
+	}
+	var errs []error
+	for _, p := range []string{found.Result.File, filepath.Join(d.runs(), rec.ID+".json"), filepath.Join(d.runs(), rec.ID+".claim")} {
+		if p == "" {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wait waits for the dumps this process started to end.
+func (d *dumpRunner) wait() { d.wg.Wait() }
+
+// readResult reads attempt id's result file; ok is false if there is none.
+func readResult(runs, id string) (DumpResult, bool, error) {
+	b, err := os.ReadFile(filepath.Join(runs, id+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return DumpResult{}, false, nil
+	}
+	if err != nil {
+		return DumpResult{}, false, err
+	}
+	var res DumpResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		return DumpResult{}, false, fmt.Errorf("postgres: result of %s: %w", id, err)
+	}
+	return res, true, nil
+}
+
+// claimState says whether the claim file at path exists and whether a
+// process holds its lock: the claiming dump runs.
+func claimState(path string) (exists, held bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return true, true, nil
+	}
+	if err != nil {
+		return true, false, err
+	}
+	return true, false, syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}
+
+// backupOutcome is the status and Ready condition of a backup whose dump
+// record is rec.
+func backupOutcome(st BackupStatus, rec intent.Record[DumpResult]) (BackupStatus, resource.Condition) {
+	st.Dump = rec
+	switch {
+	case !rec.Done:
+		st.Phase, st.Error = BackupRunning, ""
+		return st, notReady("Running", "pg_dump runs: attempt "+rec.ID)
+	case rec.Result.OK:
+		st.Phase, st.Error = BackupSucceeded, ""
+		return st, ready(fmt.Sprintf("%s: %d bytes, %d entries verified", rec.Result.File, rec.Result.Bytes, rec.Result.Entries))
+	default:
+		st.Phase, st.Error = BackupFailed, rec.Result.Error
+		return st, notReady("Failed", rec.Result.Error)
+	}
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/converge-go/converge/reconcile/debugpage"
+	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/store/httpstore"
+)
+
+// DaemonConfig configures RunDaemon.
+type DaemonConfig struct {
+	// StoreServer is the URL of the store, served with the API-server
+	// layer (convergestore, or the demo's server); StoreToken its bearer
+	// token ("" for none).
+	StoreServer, StoreToken string
+	// DSN is PostgreSQL's connection string; Password, if set, its
+	// password (else the DSN's, $PGPASSWORD or ~/.pgpass, as libpq finds
+	// it). Neither is ever logged.
+	DSN, Password string
+	// Dir holds the dumps (Dir/backups) and the file URLFile.
+	Dir string
+	// Addr is the address of the HTTP server: /healthz, /readyz and the
+	// debug page ("127.0.0.1:0" picks a port; URLFile says which).
+	Addr string
+	// BinDir holds pg_dump and pg_restore; Executable is this program.
+	BinDir, Executable string
+	// Operator's intervals, workers and backoff (see Config).
+	DriftInterval, PruneInterval, CheckInterval, BackoffMax time.Duration
+	Workers                                                 int
+	Logger                                                  *slog.Logger
+}
+
+// URLFile is the file in the daemon's directory that holds the base URL of
+// its HTTP server, written once it serves.
+const URLFile = "operator.url"
+
+// DebugPath is where the daemon serves converge's debug page.
+const DebugPath = "/debug/converge/"
+
+// RunDaemon runs the operator until ctx ends: its controllers on the store
+// server's objects, PostgreSQL checked as their dependency, and an HTTP
+// server with the probes and the debug page, which name PostgreSQL while
+// it is down. Its server only reads; bind it to loopback (the default) or
+// a private network: the debug page shows keys and errors.
+func RunDaemon(ctx context.Context, cfg DaemonConfig) error {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	stores, closeStores, err := dialStores(cfg.StoreServer, cfg.StoreToken)
+	if err != nil {
+		return err
+	}
+	defer closeStores()
+	p, err := openPG(cfg.DSN, cfg.Password)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	op, err := NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
+		Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
+		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	m, err := manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: time.Minute, Server: &manager.ServerOptions{Listener: ln}})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	if err := errors.Join(
+		m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, op.Controllers()...)),
+		op.Add(m),
+		writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(base+"\n")),
+	); err != nil {
+		ln.Close()
+		return err
+	}
+	cfg.Logger.Info("operator running", "store", cfg.StoreServer, "postgres", redacted(p.pool.Config()), "http", base)
+	err = m.Run(ctx)
+	op.WaitDumps()
+	return err
+}
+
+// openPG opens the pool of dsn, with password if set.
+func openPG(dsn, password string) (*pg, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors never quote the password.
+		return nil, fmt.Errorf("postgres: -pg: %w", err)
+	}
+	if password != "" {
+		cfg.ConnConfig.Password = password
+	}
+	return newPG(cfg)
+}
+
+// dumpEnv is the libpq environment that connects pg_dump where the pool
+// connects; it holds the password.
+func dumpEnv(cfg *pgxpool.Config) []string {
+	c := cfg.ConnConfig
+	env := []string{"PGHOST=" + c.Host, "PGPORT=" + strconv.Itoa(int(c.Port)), "PGUSER=" + c.User, "PGDATABASE=" + c.Database}
+	if c.Password != "" {
+		env = append(env, "PGPASSWORD="+c.Password)
+	}
+	if c.TLSConfig == nil {
+		env = append(env, "PGSSLMODE=disable")
+	}
+	return env
+}
+
+// redacted shows where the pool connects, without its password.
+func redacted(cfg *pgxpool.Config) string {
+	c := cfg.ConnConfig
+	return fmt.Sprintf("%s@%s/%s", c.User, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), c.Database)
+}
+
+// dialStores returns the operator's stores, clients of the store served at
+// url, and what closes them.
+func dialStores(url, token string) (Stores, func() error, error) {
+	var opts []httpstore.ClientOption
+	if token != "" {
+		opts = append(opts, httpstore.WithToken(token))
+	}
+	roles, err1 := httpstore.New[*Role](url, opts...)
+	dbs, err2 := httpstore.New[*Database](url, opts...)
+	schedules, err3 := httpstore.New[*BackupSchedule](url, opts...)
+	backups, err4 := httpstore.New[*Backup](url, opts...)
+	raw, err5 := httpstore.New[json.RawMessage](url, opts...)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+		return Stores{}, nil, fmt.Errorf("postgres: -store-server: %w", err)
+	}
+	closeAll := func() error {
+		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close())
+	}
+	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Raw: raw}, closeAll, nil
+}
+
+// writeFileAtomic replaces path with b: readers see the old or the new
+// content, never a part.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store"
+)
+
+// This file holds what the Database reconciler does in PostgreSQL: read a
+// database from pg_database, create it, set its owner and its mark, make
+// its extensions, and drop or release it.
+
+// dbState is a database as pg_database shows it.
+type dbState struct {
+	exists  bool
+	owner   string
+	comment string
+}
+
+const databaseQuery = `SELECT pg_get_userbyid(datdba)::text, COALESCE(shobj_description(oid, 'pg_database'), '')
+	FROM pg_database WHERE datname = $1`
+
+// readDatabase returns the database name as pg_database has it.
+func readDatabase(ctx context.Context, q execer, name string) (dbState, error) {
+	st := dbState{exists: true}
+	err := q.QueryRow(ctx, databaseQuery, name).Scan(&st.owner, &st.comment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return dbState{}, nil
+	}
+	return st, err
+}
+
+// ensure makes database name exist, owned by owner, marked as the
+// operator's when it made it, with the spec's extensions. Before a CREATE
+// DATABASE it records the intent in obj's status (Creating), through s:
+// CREATE DATABASE cannot share a transaction with its mark, and a database
+// found unmarked while the intent is set is the one this object was
+// creating when the operator stopped. It returns the object as last
+// written and the status it observed.
+func (r *databaseReconciler) ensure(ctx context.Context, conn *pgx.Conn, s store.Store[*Database], obj store.Object[*Database],
+	name, owner string,
+) (store.Object[*Database], DatabaseStatus, error) {
+	spec, prev := obj.Value.Spec, obj.Value.Status
+	cur, err := readDatabase(ctx, conn, name)
+	if err != nil {
+		return obj, prev, err
+	}
+	creating := prev.Creating
+	if !cur.exists {
+		if !creating {
+			st := DatabaseStatus{Creating: true, Extensions: prev.Extensions}
+			if obj, err = resource.WriteStatus(ctx, s, obj, st, notReady("Creating", "CREATE DATABASE "+name)); err != nil {
+				return obj, prev, err
+			}
+			creating = true
+		}
+		if err := createDatabase(ctx, conn, name, owner); err != nil {
+			return obj, obj.Value.Status, err
+		}
+		cur = dbState{exists: true, owner: owner}
+	}
+	created, err := r.markCreated(ctx, conn, name, spec.reclaim(), cur.comment, creating)
+	if err != nil {
+		return obj, obj.Value.Status, err
+	}
+	if cur.owner != owner {
+		if err := setOwner(ctx, conn, name, owner); err != nil {
+			return obj, obj.Value.Status, err
+		}
+	}
+	present, err := r.pg.ensureExtensions(ctx, name, spec.Extensions, prev.Extensions)
+	st := DatabaseStatus{Exists: true, Owner: owner, Extensions: present, Created: created}
+	return obj, st, err
+}
+
+// markCreated reports whether the operator made database name from this
+// store (its comment is one of the operator's marks, or is empty while the
+// object was creating it), and then makes its comment the mark of policy.
+func (r *databaseReconciler) markCreated(ctx context.Context, conn *pgx.Conn, name string, policy Reclaim, comment string, creating bool) (bool, error) {
+	ours, err := r.marks.ours(ctx, comment, DatabaseOwner, RetainedOwner)
+	if err != nil || !(ours || comment == "" && creating) {
+		return false, err
+	}
+	owner := RetainedOwner
+	if policy == Delete {
+		owner = DatabaseOwner
+	}
+	want, err := r.marks.mark(ctx, owner)
+	if err != nil || comment == want.String() {
+		return true, err
+	}
+	return true, setComment(ctx, conn, name, want.String())
+}
+
+// reclaim is a Database's cleanup. A database the operator made from this
+// store (its mark, or the intent in db's status) is dropped with reclaim
+// delete, and released with retain: its mark is removed, so that no
+// operator drops it later. Any other database is left as it is.
+func (r *databaseReconciler) reclaim(ctx context.Context, key string, db *Database) error {
+	name, err := nameOf(DatabasePrefix, key)
+	if err != nil {
+		return nil // an invalid name was never made
+	}
+	return r.pg.session(ctx, key, func(conn *pgx.Conn) error {
+		cur, err := readDatabase(ctx, conn, name)
+		if err != nil || !cur.exists {
+			return err
+		}
+		ours, err := r.marks.ours(ctx, cur.comment, DatabaseOwner, RetainedOwner)
+		if err != nil || !(ours || cur.comment == "" && db.Status.Creating) {
+			return err
+		}
+		if db.Spec.reclaim() == Delete {
+			return dropDatabase(ctx, conn, name)
+		}
+		return setComment(ctx, conn, name, "")
+	})
+}
+
+// createDatabase creates the database name owned by owner. CREATE
+// DATABASE cannot run in a transaction: its mark is written apart, after
+// it (setComment), and the Database's status records the intent before it.
+func createDatabase(ctx context.Context, conn *pgx.Conn, name, owner string) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s OWNER %s", ident(name), ident(owner)))
+	return err
+}
+
+// setComment sets the comment of database name; "" removes it.
+func setComment(ctx context.Context, conn *pgx.Conn, name, comment string) error {
+	text := "NULL"
+	if comment != "" {
+		text = literal(comment)
+	}
+	_, err := conn.Exec(ctx, fmt.Sprintf("COMMENT ON DATABASE %s IS %s", ident(name), text))
+	return err
+}
+
+// setOwner makes owner the owner of database name.
+func setOwner(ctx context.Context, conn *pgx.Conn, name, owner string) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf("ALTER DATABASE %s OWNER TO %s", ident(name), ident(owner)))
+	return err
+}
+
+// dropDatabase drops database name, ending the sessions connected to it.
+func dropDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", ident(name)))
+	return err
+}
+
+// ensureExtensions makes database name hold the extensions of want, and
+// drops those of made (made by the operator earlier) that want no longer
+// lists, on a connection of its own to that database. It returns the
+// extensions of want present.
+func (p *pg) ensureExtensions(ctx context.Context, name string, want, made []string) ([]string, error) {
+	cfg := p.pool.Config().ConnConfig.Copy()
+	cfg.Database = name
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, "SELECT extname::text FROM pg_extension")
+	if err != nil {
+		return nil, err
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	var present []string
+	for _, e := range sortedSet(want) {
+		if !slices.Contains(have, e) {
+			if _, err := conn.Exec(ctx, "CREATE EXTENSION "+ident(e)); err != nil {
+				return present, err
+			}
+		}
+		present = append(present, e)
+	}
+	for _, e := range made {
+		if !slices.Contains(want, e) && slices.Contains(have, e) {
+			if _, err := conn.Exec(ctx, "DROP EXTENSION IF EXISTS "+ident(e)); err != nil {
+				return present, err
+			}
+		}
+	}
+	return present, nil
+}
+
+// databasesFingerprintQuery lists every database but the templates with
+// what the drift source compares: that it exists, and its owner.
+const databasesFingerprintQuery = `SELECT datname::text, pg_get_userbyid(datdba)::text FROM pg_database WHERE NOT datistemplate`
+
+// databaseComments lists every database but the templates with its
+// comment.
+const databaseComments = `SELECT datname::text, COALESCE(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE NOT datistemplate`

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+)
+
+// errSecretFile marks a file of a secret (a token, a password) that is
+// refused: readable or writable by others, not a regular file, or empty.
+var errSecretFile = errors.New("postgres: unsafe secret file")
+
+// runOperatorCommand runs "postgres operator [flags]" until SIGINT or
+// SIGTERM.
+func runOperatorCommand(args []string, stderr io.Writer) int {
+	fl := flag.NewFlagSet("operator", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	cfg := DaemonConfig{}
+	var tokenFile, passwordFile string
+	var verbose bool
+	fl.StringVar(&cfg.StoreServer, "store-server", "", "the store's URL, served with the API-server layer (required)")
+	fl.StringVar(&tokenFile, "store-token-file", "", "the store's bearer token, read from this file (mode 0600)")
+	fl.StringVar(&cfg.DSN, "pg", "", "PostgreSQL's connection string (required); keep the password out of it")
+	fl.StringVar(&passwordFile, "pg-password-file", "", "PostgreSQL's password, read from this file (mode 0600)")
+	fl.StringVar(&cfg.BinDir, "pg-bin", "", "the directory of pg_dump and pg_restore (default: found)")
+	fl.StringVar(&cfg.Dir, "dir", ".postgres-operator", "the dumps (DIR/backups) and the file operator.url")
+	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:7018", "the address of /healthz, /readyz and "+DebugPath)
+	fl.DurationVar(&cfg.DriftInterval, "drift-interval", 30*time.Second, "how often the catalog is polled for drift")
+	fl.DurationVar(&cfg.PruneInterval, "prune-interval", 10*time.Minute, "how often the pruners pass")
+	fl.DurationVar(&cfg.CheckInterval, "check-interval", 5*time.Second, "how often PostgreSQL's health is checked")
+	fl.DurationVar(&cfg.BackoffMax, "backoff-max", 30*time.Second, "the longest backoff of a failing object")
+	fl.IntVar(&cfg.Workers, "workers", 4, "reconciles at once per kind")
+	fl.BoolVar(&verbose, "v", false, "debug logs")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	if cfg.StoreServer == "" || cfg.DSN == "" || fl.NArg() > 0 {
+		fmt.Fprintln(stderr, "postgres operator: -store-server and -pg are required, and nothing else")
+		fl.Usage()
+		return 2
+	}
+	if err := prepareDaemon(&cfg, tokenFile, passwordFile, verbose, stderr); err != nil {
+		fmt.Fprintf(stderr, "postgres operator: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := RunDaemon(ctx, cfg); err != nil {
+		fmt.Fprintf(stderr, "postgres operator: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// prepareDaemon reads the secret files, finds the PostgreSQL programs and
+// the executable, and makes the logger and the directory.
+func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, verbose bool, stderr io.Writer) error {
+	var err error
+	if tokenFile != "" {
+		if cfg.StoreToken, err = readSecretFile(tokenFile); err != nil {
+			return err
+		}
+	}
+	if passwordFile != "" {
+		if cfg.Password, err = readSecretFile(passwordFile); err != nil {
+			return err
+		}
+	}
+	if cfg.BinDir, err = cluster.BinDir(cluster.Options{BinDir: cfg.BinDir}); err != nil {
+		return err
+	}
+	if cfg.Executable, err = os.Executable(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return err
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	return nil
+}
+
+// readSecretFile returns the secret in path, one line: a file that others
+// may read or write, or anything but a regular file, is refused with an
+// error matching errSecretFile that never shows what it holds.
+func readSecretFile(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%w: %s must be a regular file that only its owner may read (mode 0600)", errSecretFile, path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" || strings.ContainsAny(s, "\n\r") {
+		return "", fmt.Errorf("%w: %s must hold one line", errSecretFile, path)
+	}
+	return s, nil
+}

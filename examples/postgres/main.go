@@ -1,0 +1,145 @@
+// Command postgres is an operator of a real PostgreSQL server, built on
+// converge: Roles, Databases and scheduled Backups declared in a store and
+// made so in PostgreSQL, as "The Reconciliation Loop" imagines an operator
+// that knows "how to safely back up a PostgreSQL database". The
+// reconcilers are in reconciler.go, one per kind; main.go only wires: it
+// reads the command line and runs the narrated demo (demo.go), the daemon
+// (daemon.go) or a backup's dump (dumpshim.go).
+//
+// Run it from the repository root:
+//
+//	go run ./examples/postgres            # the narrated demo, on a private PostgreSQL
+//	go run ./examples/postgres operator -store-server http://127.0.0.1:7017/store \
+//	    -store-token-file /tmp/app/token -pg 'postgres://admin@127.0.0.1:5432/postgres'
+//
+// # The objects
+//
+// Each kind is a reconcile/resource Resource in a store served with the
+// API-server layer (store/apistore: finalizers, the generation and the
+// status owned by the layer), under its prefix; the spec is the user's,
+// the status the operator's, with its observed generation, a Ready
+// condition and the object's own error:
+//
+//   - roles/NAME, a Role: login, connection limit, membership in other
+//     roles, reconciled against pg_roles (pg_authid) and pg_auth_members,
+//     declaratively, as CloudNativePG does: a role no Role names is
+//     ignored unless it carries the operator's mark. A role the operator
+//     creates is created with its mark and memberships in one transaction.
+//   - databases/NAME, a Database: owner, extensions, and a reclaim policy.
+//     Deleted with reclaim delete, its database is dropped, only if the
+//     operator created it from this store, as its mark says; with retain
+//     (the default) it is kept and released, its mark removed.
+//   - backupschedules/NAME, a BackupSchedule: a database, a cron schedule
+//     and a retention. At each slot it creates a Backup under the slot's key
+//     (reconcile/schedule.SlotKey, with a create-only write, so a crash
+//     cannot duplicate it), owned by the schedule (reconcile/owners: its
+//     backups go with it); at most one runs at a time, at most one catch-up
+//     after downtime, and retention deletes the oldest only once a newer one
+//     succeeded.
+//   - backups/..., a Backup (made by a schedule, or by hand): one pg_dump of
+//     the database into a file made good only by a rename after fsync
+//     (reconcile/intent), verified with pg_restore --list before it counts.
+//     Its intent is recorded before pg_dump starts, and the dump runs in a
+//     process of its own that outlives the operator: after a crash, the next
+//     reconcile adopts the running attempt or judges the finished one, and
+//     never dumps twice. Dumps run one at a time on a server.
+//
+// Marks: a role or database the operator creates gets a COMMENT holding a
+// reconcile/prune mark, its owner and the store's identity. Only what
+// holds the operator's mark from this very store is ever dropped, by a
+// deletion or by the pruners, which drop what the operator made and no
+// object names any longer, gated by reconcile/prune: never before the first
+// sync, while the store is degraded, against a store of another identity,
+// or with an empty desired set. An operator started on a fresh store
+// against a server holding databases marked from another store drops
+// nothing.
+//
+// Finalizers: Roles, Databases and Backups carry one until their cleanup
+// is done, so a deletion made while the operator is down is carried out
+// when it starts again.
+//
+// Drift: two reconcile/drift sources poll the catalog (every
+// -drift-interval) and wake the keys whose role or database changed
+// behind the operator's back: a role altered or dropped with psql is put
+// back, a database dropped by hand is created again.
+//
+// PostgreSQL's health: it is each PostgreSQL-facing controller's
+// dependency (reconcile.Options.Dependencies), checked every
+// -check-interval. It is down within 4 × -check-interval of failing, at
+// once when a reconcile cannot reach it; while it is down, /readyz and the
+// debug page name it, and the controllers hold their keys (a circuit)
+// instead of retrying them against a dead server, then retry them at once
+// when it is back.
+//
+// # Commands
+//
+//	postgres                  the narrated demo: a private PostgreSQL in a temporary
+//	                          directory, a store server and the operator, all removed at exit
+//	postgres operator [flags] run the operator until SIGINT or SIGTERM
+//
+// The operator's flags:
+//
+//	-store-server URL        the store, served with the API-server layer (required)
+//	-store-token-file F      the store's bearer token, read from F (mode 0600)
+//	-pg DSN                  PostgreSQL's connection string (required); put no
+//	                         password in it: use -pg-password-file, $PGPASSWORD or ~/.pgpass
+//	-pg-password-file F      PostgreSQL's password, read from F (mode 0600)
+//	-pg-bin DIR              where pg_dump and pg_restore are (default: found)
+//	-dir DIR                 the dumps (DIR/backups) and operator.url (default .postgres-operator)
+//	-addr ADDR               /healthz, /readyz and /debug/converge/ (default 127.0.0.1:7018)
+//	-drift-interval D        how often the catalog is polled (default 30s)
+//	-prune-interval D        how often the pruners pass (default 10m)
+//	-check-interval D        how often PostgreSQL's health is checked (default 5s)
+//	-workers N               reconciles at once per kind (default 4)
+//	-v                       debug logs
+//
+// With a store served by convergestore, convergectl edits the objects
+// (apply reads a resource on standard input):
+//
+//	export CONVERGE_SERVER=http://127.0.0.1:7017/store
+//	echo '{"spec":{"login":true,"connectionLimit":10}}' | convergectl -token-file /tmp/app/token apply roles/app
+//	echo '{"spec":{"owner":"app","extensions":["pgcrypto"],"reclaim":"delete"}}' | convergectl -token-file /tmp/app/token apply databases/app
+//	echo '{"spec":{"database":"app","schedule":"0 3 * * *","keepSucceeded":7}}' | convergectl -token-file /tmp/app/token apply backupschedules/app
+//	convergectl -token-file /tmp/app/token get -o status databases/app
+//	convergectl -token-file /tmp/app/token delete databases/app
+//
+// Secrets: the database's password and the store's token are read from
+// files or the environment, never from a command line of the operator's
+// (a dump gets the password in its environment), and never printed or
+// logged.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run runs the command of args and returns its exit code: 0 done, 1 an
+// error, 2 a command line that cannot be read.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "operator":
+		return runOperatorCommand(args[1:], stderr)
+	case dumpCommand:
+		return runDump(args[1:], stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "postgres: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+const usage = `Usage:
+  postgres                   the narrated demo, on a private PostgreSQL
+  postgres operator [flags]  run the operator (postgres operator -h for its flags)
+`

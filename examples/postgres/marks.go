@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/converge-go/converge/reconcile/prune"
+	"github.com/converge-go/converge/store"
+)
+
+// This file holds the marks the operator leaves in PostgreSQL's COMMENTs
+// on what it creates (reconcile/prune.Mark: an owner and the store's
+// identity), and reads back before it drops anything: a role or database
+// is the operator's only if its comment is the operator's mark from this
+// very store.
+
+// The owners written in marks. RoleOwner and DatabaseOwner are also the
+// names of the pruners that drop what they mark; RetainedOwner marks a
+// database the operator created with reclaim retain, which no pruner ever
+// drops (prune.Select counts it as another owner's) and which is released,
+// its mark removed, when its Database is deleted.
+const (
+	RoleOwner     = "postgres-operator.roles"
+	DatabaseOwner = "postgres-operator.databases"
+	RetainedOwner = "postgres-operator.retained"
+)
+
+// marks makes and reads the operator's marks. The store's identity is read
+// once, the first time it is needed, and kept: a store's identity never
+// changes, and the operator keeps healing from its cache while the store
+// is unreachable.
+type marks struct {
+	store store.Identifier
+
+	mu       sync.Mutex
+	identity string
+}
+
+// mark returns owner's mark with the store's identity.
+func (m *marks) mark(ctx context.Context, owner string) (prune.Mark, error) {
+	id, err := m.identityOf(ctx)
+	if err != nil {
+		return prune.Mark{}, err
+	}
+	return prune.Mark{Owner: owner, Store: id}, nil
+}
+
+func (m *marks) identityOf(ctx context.Context) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.identity != "" {
+		return m.identity, nil
+	}
+	id, err := m.store.Identity(ctx)
+	if err != nil {
+		return "", err
+	}
+	m.identity = id
+	return id, nil
+}
+
+// ours reports whether comment is a mark of one of owners from this store.
+func (m *marks) ours(ctx context.Context, comment string, owners ...string) (bool, error) {
+	mk, ok := prune.ParseMark(comment)
+	if !ok || !slices.Contains(owners, mk.Owner) {
+		return false, nil
+	}
+	id, err := m.identityOf(ctx)
+	if err != nil {
+		return false, err
+	}
+	return mk.Store == id, nil
+}

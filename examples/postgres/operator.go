@@ -1,0 +1,208 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/debugpage"
+	"github.com/converge-go/converge/reconcile/dependency"
+	"github.com/converge-go/converge/reconcile/drift"
+	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/owners"
+	"github.com/converge-go/converge/reconcile/prune"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/schedule"
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
+)
+
+// Stores are the operator's stores: one per kind, and the raw objects for
+// the owners' collector, all of one store with the API-server layer (a
+// store server's clients, say).
+type Stores struct {
+	Roles     store.Store[*Role]
+	Databases store.Store[*Database]
+	Schedules store.Store[*BackupSchedule]
+	Backups   store.Store[*Backup]
+	Raw       store.Store[json.RawMessage]
+}
+
+// Config configures an Operator. Stores, PG, BinDir, BackupDir and
+// Executable are required; the durations have working defaults.
+type Config struct {
+	Stores Stores
+	PG     *pg
+	// BinDir holds pg_dump and pg_restore; BackupDir receives the dumps.
+	BinDir, BackupDir string
+	// Executable is this program, run as each dump's process.
+	Executable string
+	// DumpEnv is the libpq environment of the dumps (it holds the
+	// password, if any).
+	DumpEnv []string
+	// Workers per controller (default 4).
+	Workers int
+	// DriftInterval is how often the catalog is polled for drift (default
+	// 30s); PruneInterval how often the pruners pass (default 10m);
+	// CheckInterval how often PostgreSQL's health is checked (default
+	// dependency.DefaultInterval): it is down within 4 × CheckInterval of
+	// failing, at once when a reconcile finds it unreachable.
+	DriftInterval, PruneInterval, CheckInterval time.Duration
+	// BackoffMax bounds the backoff of a failing key (default 30s).
+	BackoffMax time.Duration
+	// Logger receives the controllers' logs; DumpLogs the dumps' output
+	// (default: discarded, and standard error).
+	Logger   *slog.Logger
+	DumpLogs io.Writer
+}
+
+// Operator is the PostgreSQL operator: a controller per kind, drift
+// sources, two pruners and the owners' collector, to be run by a manager.
+type Operator struct {
+	Roles      *reconcile.Controller[*Role]
+	Databases  *reconcile.Controller[*Database]
+	Schedules  *reconcile.Controller[*BackupSchedule]
+	Backups    *reconcile.Controller[*Backup]
+	collector  *owners.Collector[json.RawMessage]
+	rolePruner *prune.Pruner[*Role]
+	dbPruner   *prune.Pruner[*Database]
+	dumps      *dumpRunner
+}
+
+// NewOperator wires the operator of cfg.
+func NewOperator(cfg Config) (*Operator, error) {
+	cfg = withDefaults(cfg)
+	o := &Operator{}
+	mk := &marks{store: identifierOf(cfg.Stores.Roles)}
+	deps := []dependency.Dependency{{Name: DependencyName, Check: cfg.PG.ping, Interval: cfg.CheckInterval}}
+	roleDrift, err := driftSource("postgres roles", filterDesired(cfg.PG.roleFingerprints(), cached(&o.Roles)), cfg.DriftInterval)
+	if err != nil {
+		return nil, err
+	}
+	dbDrift, err := driftSource("postgres databases", filterDesired(cfg.PG.databaseFingerprints(), cached(&o.Databases)), cfg.DriftInterval)
+	if err != nil {
+		return nil, err
+	}
+	slots, err := schedule.NewSource(o.scheduleEntries, schedule.Options{Name: "backup schedules"})
+	if err != nil {
+		return nil, err
+	}
+	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
+		logger: cfg.Logger, running: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
+	var errs [4]error
+	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, &roleReconciler{pg: cfg.PG, marks: mk},
+		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, &databaseReconciler{pg: cfg.PG, marks: mk},
+		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
+	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, &scheduleReconciler{backups: cfg.Stores.Backups},
+		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
+	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, &backupReconciler{dumps: o.dumps, poll: time.Second},
+		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	return o, o.newHelpers(cfg)
+}
+
+// newHelpers makes the owners' collector and the pruners.
+func (o *Operator) newHelpers(cfg Config) error {
+	var err1, err2, err3 error
+	o.collector, err1 = owners.NewCollector(cfg.Stores.Raw, apistore.JSONKind{}, owners.CollectorOptions{Name: "backup owners", Logger: cfg.Logger})
+	o.rolePruner, err2 = prune.New[*Role](o.Roles, cfg.Stores.Roles, prune.Options{Name: RoleOwner, Prefix: RolePrefix,
+		Interval: cfg.PruneInterval, World: cfg.PG.world(roleComments, RolePrefix), Delete: cfg.PG.pruneRole, Logger: cfg.Logger})
+	o.dbPruner, err3 = prune.New[*Database](o.Databases, cfg.Stores.Databases, prune.Options{Name: DatabaseOwner, Prefix: DatabasePrefix,
+		Interval: cfg.PruneInterval, World: cfg.PG.world(databaseComments, DatabasePrefix), Delete: cfg.PG.pruneDatabase, Logger: cfg.Logger})
+	return errors.Join(err1, err2, err3)
+}
+
+// Add adds the operator's runnables to m.
+func (o *Operator) Add(m *manager.Manager) error {
+	return errors.Join(m.Add(o.Roles), m.Add(o.Databases), m.Add(o.Schedules), m.Add(o.Backups),
+		m.Add(o.collector), m.Add(o.rolePruner), m.Add(o.dbPruner))
+}
+
+// Controllers returns the operator's controllers, for the debug page.
+func (o *Operator) Controllers() []debugpage.Controller {
+	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups}
+}
+
+// WaitDumps waits for the dumps this process started to end; they outlive
+// the operator otherwise, and the next one adopts them.
+func (o *Operator) WaitDumps() { o.dumps.wait() }
+
+// scheduleEntries lists the schedules for the slot source, from the
+// schedule controller's cache.
+func (o *Operator) scheduleEntries(context.Context) ([]schedule.Entry, error) {
+	var out []schedule.Entry
+	for _, obj := range o.Schedules.Lister().List() {
+		if s, _, err := parseSchedule(obj.Key, obj.Value.Spec); err == nil {
+			out = append(out, schedule.Entry{Key: obj.Key, Schedule: s})
+		}
+	}
+	return out, nil
+}
+
+func withDefaults(cfg Config) Config {
+	cfg.Workers = cmp.Or(cfg.Workers, 4)
+	cfg.DriftInterval = cmp.Or(cfg.DriftInterval, 30*time.Second)
+	cfg.PruneInterval = cmp.Or(cfg.PruneInterval, prune.DefaultInterval)
+	cfg.CheckInterval = cmp.Or(cfg.CheckInterval, dependency.DefaultInterval)
+	cfg.BackoffMax = cmp.Or(cfg.BackoffMax, 30*time.Second)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DumpLogs == nil {
+		cfg.DumpLogs = os.Stderr
+	}
+	return cfg
+}
+
+// driftSource polls list every interval, waking at most 50 keys a second.
+func driftSource(name string, list drift.ListFunc, interval time.Duration) (*drift.Source, error) {
+	return drift.New(list, drift.Options{Name: name, Interval: interval, PerSecond: 50})
+}
+
+// cached reports whether the controller *c (set once it is made) holds
+// key: the drift sources wake only the keys of objects.
+func cached[T any](c **reconcile.Controller[T]) func(key string) bool {
+	return func(key string) bool {
+		_, ok := (*c).Lister().Get(key)
+		return ok
+	}
+}
+
+// identifierOf returns s as a store.Identifier; a store without an
+// identity fails the operator's marks (and prune.New refuses it).
+func identifierOf[T any](s store.Store[T]) store.Identifier {
+	if id, ok := s.(store.Identifier); ok {
+		return id
+	}
+	return noIdentity{}
+}
+
+type noIdentity struct{}
+
+func (noIdentity) Identity(context.Context) (string, error) {
+	return "", errors.New("postgres: the store has no identity")
+}
+
+// controllerOptions are the options of the controller name of the keys
+// under prefix. deps are its dependencies (PostgreSQL, for the kinds that
+// act on it): while one is down the controller is unready, holds its keys,
+// and retries them at once when it is back.
+func controllerOptions[T any](cfg Config, name, prefix string, deps []dependency.Dependency, sources ...reconcile.Source) reconcile.Options[T] {
+	return reconcile.Options[T]{Name: name, Prefix: prefix, Workers: cfg.Workers, Logger: cfg.Logger,
+		RateLimiter:  queue.NewExponential[string](100*time.Millisecond, cfg.BackoffMax, 0.1),
+		Timeout:      2 * time.Minute,
+		Sources:      sources,
+		Dependencies: deps,
+	}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/intent"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/schedule"
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
+)
+
+// This file holds the operator's four reconcilers, one per kind. Each
+// reads the world itself, acts, and records what it saw in status with a
+// compare-and-swap through its controller (req.Store); each that makes
+// something in PostgreSQL or on disk first makes sure its object carries
+// its finalizer (resource.Finalize), so that a deletion is never missed.
+
+// roleReconciler converges Roles: pg_roles and pg_auth_members made as the
+// spec says. A role it creates carries its mark (COMMENT ON ROLE) and is
+// dropped when its Role is deleted; a role that existed before is managed
+// but never dropped; roles no Role names are left alone.
+type roleReconciler struct {
+	pg    *pg
+	marks *marks
+}
+
+func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Role]) (reconcile.Result, error) {
+	obj, deleting, err := resource.Finalize(ctx, req, RoleFinalizer, func(ctx context.Context) error {
+		return r.drop(ctx, req.Key)
+	})
+	if deleting || err != nil {
+		return reconcile.Result{}, err
+	}
+	spec := obj.Value.Spec
+	name, err := nameOf(RolePrefix, req.Key)
+	if err == nil {
+		err = validateRole(name, spec)
+	}
+	if err != nil {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
+	}
+	var st RoleStatus
+	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
+		mark, err := r.marks.mark(ctx, RoleOwner)
+		if err != nil {
+			return err
+		}
+		after, err := ensureRole(ctx, conn, name, spec, mark.String())
+		if err != nil {
+			return err
+		}
+		created, err := r.marks.ours(ctx, after.comment, RoleOwner)
+		st = after.status(created)
+		return err
+	})
+	if err != nil {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+	}
+	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the role is as its spec says"))
+	return reconcile.Result{}, err
+}
+
+// drop is a Role's cleanup: its role is dropped if the operator made it
+// from this store (its mark), and left as it is otherwise.
+func (r *roleReconciler) drop(ctx context.Context, key string) error {
+	name, err := nameOf(RolePrefix, key)
+	if err != nil {
+		return nil // an invalid name was never made
+	}
+	return r.pg.session(ctx, key, func(conn *pgx.Conn) error {
+		cur, err := readRole(ctx, conn, name)
+		if err != nil || !cur.exists {
+			return err
+		}
+		if ours, err := r.marks.ours(ctx, cur.comment, RoleOwner); err != nil || !ours {
+			return err
+		}
+		return dropRole(ctx, conn, name)
+	})
+}
+
+// databaseReconciler converges Databases: created with their owner and
+// mark, their extensions made, and, when deleted, dropped or released as
+// their reclaim policy says.
+type databaseReconciler struct {
+	pg    *pg
+	marks *marks
+}
+
+func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Database]) (reconcile.Result, error) {
+	obj, deleting, err := resource.Finalize(ctx, req, DatabaseFinalizer, func(ctx context.Context) error {
+		return r.reclaim(ctx, req.Key, req.Object.Value)
+	})
+	if deleting || err != nil {
+		return reconcile.Result{}, err
+	}
+	name, err := nameOf(DatabasePrefix, req.Key)
+	if err == nil {
+		err = obj.Value.Spec.validate()
+	}
+	if err != nil {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
+	}
+	owner := cmp.Or(obj.Value.Spec.Owner, r.pg.user)
+	var st DatabaseStatus
+	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
+		obj, st, err = r.ensure(ctx, conn, req.Store, obj, name, owner)
+		return err
+	})
+	if err != nil {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+	}
+	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the database is as its spec says"))
+	return reconcile.Result{}, err
+}
+
+// scheduleReconciler converges BackupSchedules: at each slot it creates
+// the slot's Backup, owned by the schedule, under the slot's key, once
+// none of its backups runs; and it deletes the backups retention no longer
+// keeps.
+type scheduleReconciler struct {
+	backups store.Store[*Backup]
+}
+
+func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*BackupSchedule]) (reconcile.Result, error) {
+	if req.Deleted || req.Deleting {
+		return reconcile.Result{}, nil // its backups are collected by the owners' collector
+	}
+	obj, spec := req.Object, req.Object.Value.Spec
+	sched, prefix, err := parseSchedule(req.Key, spec)
+	if err != nil {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
+	}
+	children, _, err := r.backups.List(ctx, prefix)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	owner := apistore.Owner{Key: req.Key, UID: obj.CreateRevision}
+	p := planSchedule(sched, retentionOf(spec), childRuns(prefix, owner, children), time.Now())
+	if p.due {
+		// The slot's key makes a second create of it, after a crash or
+		// a retry, fail with ErrExists: one backup per slot.
+		_, err := r.backups.Create(ctx, schedule.SlotKey(prefix, p.slot), newBackup(spec.Database, owner))
+		if err != nil && !errors.Is(err, store.ErrExists) {
+			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+		}
+	}
+	for _, c := range p.expired {
+		_, err := r.backups.Delete(ctx, c.Key, c.revision)
+		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+		}
+	}
+	_, err = resource.WriteStatus(ctx, req.Store, obj, p.status(prefix), ready("backing up at the schedule's slots"))
+	return reconcile.Result{}, err
+}
+
+// backupReconciler converges Backups: one dump of the database, made once
+// across crashes by the intent-before-action pattern (reconcile/intent):
+// the attempt's intent is recorded in status before its dump starts, and a
+// reconcile that finds it pending adopts the attempt if its dump still
+// runs, or judges it by its result, instead of dumping again.
+type backupReconciler struct {
+	dumps dumps
+	poll  time.Duration
+}
+
+func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Backup]) (reconcile.Result, error) {
+	obj, deleting, err := resource.Finalize(ctx, req, BackupFinalizer, func(ctx context.Context) error {
+		return r.dumps.remove(ctx, req.Object.Value.Status.Dump)
+	})
+	if deleting || err != nil {
+		return reconcile.Result{}, err
+	}
+	if obj.Value.Status.Finished() {
+		return reconcile.Result{}, nil // a backup is made once
+	}
+	db := obj.Value.Spec.Database
+	if err := checkNames("database", db); err != nil {
+		st := obj.Value.Status.withError(err)
+		st.Phase = BackupFailed
+		return failed(ctx, req.Store, obj, st, "Invalid", reconcile.Terminal(err))
+	}
+	once := intent.ForResource[BackupSpec](func(st *BackupStatus) *intent.Record[DumpResult] { return &st.Dump })
+	once.Find = r.dumps.find
+	once.Act = func(ctx context.Context, id string) (intent.Found[DumpResult], error) {
+		return r.dumps.start(ctx, req.Key, id, db)
+	}
+	out, err := once.Step(ctx, req.Store, obj)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	st, cond := backupOutcome(out.Object.Value.Status, out.Record)
+	if _, err := resource.WriteStatus(ctx, req.Store, out.Object, st, cond); err != nil {
+		return reconcile.Result{}, err
+	}
+	if out.Running {
+		return reconcile.Result{RequeueAfter: r.poll}, nil
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// This file holds what the Role reconciler does in PostgreSQL: read a role
+// from the catalog (pg_roles, the view of pg_authid, and pg_auth_members),
+// and make it as its spec says.
+
+// roleState is a role as the catalog shows it.
+type roleState struct {
+	exists    bool
+	login     bool
+	connLimit int
+	inRoles   []string // sorted
+	comment   string
+}
+
+// roleQuery reads one role, its memberships sorted.
+const roleQuery = `SELECT r.rolcanlogin, r.rolconnlimit, COALESCE(shobj_description(r.oid, 'pg_authid'), ''),
+	ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1)
+	FROM pg_roles r WHERE r.rolname = $1`
+
+// readRole returns the role name as the catalog has it.
+func readRole(ctx context.Context, q execer, name string) (roleState, error) {
+	st := roleState{exists: true}
+	err := q.QueryRow(ctx, roleQuery, name).Scan(&st.login, &st.connLimit, &st.comment, &st.inRoles)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return roleState{}, nil
+	}
+	return st, err
+}
+
+// ensureRole makes the role name as spec says, in one transaction: created
+// with comment as its comment if it does not exist, else altered where it
+// differs, and its memberships made exactly spec.InRoles. It returns the
+// role as it left it.
+func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) (roleState, error) {
+	var after roleState
+	err := inTx(ctx, conn, func(tx pgx.Tx) error {
+		cur, err := readRole(ctx, tx, name)
+		if err != nil {
+			return err
+		}
+		for _, stmt := range roleStatements(name, spec, cur, comment) {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		after, err = readRole(ctx, tx, name)
+		return err
+	})
+	return after, err
+}
+
+// roleStatements returns the DDL that makes cur as spec says: none when it
+// already is.
+func roleStatements(name string, spec RoleSpec, cur roleState, comment string) []string {
+	login := "NOLOGIN"
+	if spec.Login {
+		login = "LOGIN"
+	}
+	limit := strconv.Itoa(spec.connectionLimit())
+	var out []string
+	switch {
+	case !cur.exists:
+		out = append(out, fmt.Sprintf("CREATE ROLE %s %s CONNECTION LIMIT %s", ident(name), login, limit),
+			fmt.Sprintf("COMMENT ON ROLE %s IS %s", ident(name), literal(comment)))
+	case cur.login != spec.Login || cur.connLimit != spec.connectionLimit():
+		out = append(out, fmt.Sprintf("ALTER ROLE %s %s CONNECTION LIMIT %s", ident(name), login, limit))
+	}
+	grant, revoke := membershipDiff(cur.inRoles, spec.InRoles)
+	for _, g := range grant {
+		out = append(out, fmt.Sprintf("GRANT %s TO %s", ident(g), ident(name)))
+	}
+	for _, g := range revoke {
+		out = append(out, fmt.Sprintf("REVOKE %s FROM %s", ident(g), ident(name)))
+	}
+	return out
+}
+
+// membershipDiff returns the roles of want missing from have, and those
+// of have that want does not list, each sorted and once.
+func membershipDiff(have, want []string) (grant, revoke []string) {
+	for _, w := range sortedSet(want) {
+		if !slices.Contains(have, w) {
+			grant = append(grant, w)
+		}
+	}
+	for _, h := range sortedSet(have) {
+		if !slices.Contains(want, h) {
+			revoke = append(revoke, h)
+		}
+	}
+	return grant, revoke
+}
+
+// sortedSet returns a sorted copy of names without repeats.
+func sortedSet(names []string) []string {
+	out := slices.Clone(names)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// dropRole drops the role name.
+func dropRole(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident(name))
+	return err
+}
+
+// statusOf is the status a role's state shows.
+func (st roleState) status(created bool) RoleStatus {
+	return RoleStatus{Exists: st.exists, Login: st.login, ConnectionLimit: st.connLimit,
+		InRoles: st.inRoles, Created: created}
+}
+
+// validateRole checks a Role's spec.
+func validateRole(name string, spec RoleSpec) error {
+	if spec.ConnectionLimit != nil && *spec.ConnectionLimit < -1 {
+		return fmt.Errorf("%w: connectionLimit %d: want -1 (no limit) or more", ErrInvalidSpec, *spec.ConnectionLimit)
+	}
+	if err := checkNames("role in inRoles", spec.InRoles...); err != nil {
+		return err
+	}
+	if slices.Contains(spec.InRoles, name) {
+		return fmt.Errorf("%w: role %s cannot be a member of itself", ErrInvalidSpec, name)
+	}
+	return nil
+}
+
+// rolesFingerprintQuery lists every role but the system's with what the
+// Role reconciler compares: login, connection limit, memberships.
+const rolesFingerprintQuery = `SELECT r.rolname::text, r.rolcanlogin, r.rolconnlimit,
+	COALESCE(string_agg(g.rolname::text, ',' ORDER BY g.rolname), '')
+	FROM pg_roles r LEFT JOIN pg_auth_members m ON m.member = r.oid LEFT JOIN pg_roles g ON g.oid = m.roleid
+	WHERE r.rolname !~ '^pg_' GROUP BY 1, 2, 3`
+
+// roleComments lists every role but the system's with its comment.
+const roleComments = `SELECT rolname::text, COALESCE(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname !~ '^pg_'`
+
+// joinNames is how a list of names shows in a fingerprint.
+func joinNames(names []string) string { return strings.Join(names, ",") }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/httpstore"
+)
+
+// storeServer is the store the demo and the tests run the operator on: a
+// store served over HTTP with the API-server layer, on loopback, behind a
+// token, as the convergestore command serves one, so that the operator's
+// processes come and go while the desired state stays, and convergectl
+// (or any httpstore client) edits it meanwhile.
+type storeServer struct {
+	// URL is the store's base URL; TokenFile holds its token (mode 0600).
+	URL, TokenFile string
+	token          string
+	srv            *http.Server
+	done           chan error
+}
+
+// startStoreServer serves a new, empty store (its own identity) and
+// writes its token into dir.
+func startStoreServer(dir string) (*storeServer, error) {
+	layer, err := apistore.New[json.RawMessage](store.NewMemory[json.RawMessage](), apistore.JSONKind{})
+	if err != nil {
+		return nil, err
+	}
+	s := &storeServer{TokenFile: filepath.Join(dir, "store-token"), token: rand.Text(), done: make(chan error, 1)}
+	if err := os.WriteFile(s.TokenFile, []byte(s.token+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	h, err := httpstore.NewHandler[json.RawMessage](layer, httpstore.WithReadWriteToken(s.token))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/store/", http.StripPrefix("/store", h))
+	s.srv = httpstore.NewServer("", mux)
+	s.URL = "http://" + ln.Addr().String() + "/store"
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops serving: watch streams end at once, requests in flight
+// finish.
+func (s *storeServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if serveErr := <-s.done; !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	return err
+}
+
+// stores returns clients of the served store, and what closes them.
+func (s *storeServer) stores() (Stores, func() error, error) { return dialStores(s.URL, s.token) }

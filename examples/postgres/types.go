@@ -1,0 +1,258 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/converge-go/converge/reconcile/intent"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store"
+)
+
+// The operator's kinds, each a resource.Resource kept under its prefix in
+// a store served with the API-server layer: the spec is the user's, the
+// status the operator's (with its observed generation and conditions).
+type (
+	Role           = resource.Resource[RoleSpec, RoleStatus]
+	Database       = resource.Resource[DatabaseSpec, DatabaseStatus]
+	BackupSchedule = resource.Resource[BackupScheduleSpec, BackupScheduleStatus]
+	Backup         = resource.Resource[BackupSpec, BackupStatus]
+)
+
+// The key prefixes of the kinds: a Role "roles/app" is the PostgreSQL role
+// app, a Database "databases/app" the database app.
+const (
+	RolePrefix     = "roles/"
+	DatabasePrefix = "databases/"
+	SchedulePrefix = "backupschedules/"
+	BackupPrefix   = "backups/"
+)
+
+// Finalizers: each kind that made something in the world carries one
+// until its cleanup is done, so that a deletion made while the operator is
+// down is carried out when it starts again.
+const (
+	RoleFinalizer     = "postgres.converge.dev/role"
+	DatabaseFinalizer = "postgres.converge.dev/database"
+	BackupFinalizer   = "postgres.converge.dev/dump-file"
+)
+
+// ConditionReady is the condition every kind reports: True once the world
+// is as the spec says (for a Backup: its dump succeeded), False with the
+// reason and the error otherwise.
+const ConditionReady = "Ready"
+
+// RoleSpec is a PostgreSQL role as the user wants it, reconciled against
+// pg_authid and pg_auth_members.
+type RoleSpec struct {
+	// Login lets the role log in.
+	Login bool `json:"login,omitempty"`
+	// ConnectionLimit bounds the role's concurrent connections; nil is no
+	// limit (-1).
+	ConnectionLimit *int `json:"connectionLimit,omitempty"`
+	// InRoles are the roles it is a member of, exactly: the operator
+	// grants the missing memberships and revokes the others.
+	InRoles []string `json:"inRoles,omitempty"`
+}
+
+// RoleStatus is the role as the operator last saw it in the catalog.
+type RoleStatus struct {
+	Exists          bool     `json:"exists,omitempty"`
+	Login           bool     `json:"login,omitempty"`
+	ConnectionLimit int      `json:"connectionLimit,omitempty"`
+	InRoles         []string `json:"inRoles,omitempty"`
+	// Created: the operator made the role from this store (its mark is
+	// on it), so deleting the Role drops it; a role that existed before
+	// is managed but never dropped.
+	Created bool `json:"created,omitempty"`
+	// Error is the latest reconcile's error for this role ("" once it
+	// converged).
+	Error string `json:"error,omitempty"`
+}
+
+// Reclaim says what deleting a Database does to the database.
+type Reclaim string
+
+const (
+	// Retain keeps the database and releases it: its mark is removed, so
+	// that no operator drops it later. The default.
+	Retain Reclaim = "retain"
+	// Delete drops the database, if this operator created it from this
+	// store (its mark says so); one that existed before is released.
+	Delete Reclaim = "delete"
+)
+
+// DatabaseSpec is a PostgreSQL database as the user wants it.
+type DatabaseSpec struct {
+	// Owner is the role that owns it (default: the operator's own role).
+	Owner string `json:"owner,omitempty"`
+	// Extensions are made present (CREATE EXTENSION); an extension the
+	// operator made and the spec no longer lists is dropped.
+	Extensions []string `json:"extensions,omitempty"`
+	// Reclaim is Retain ("" too) or Delete.
+	Reclaim Reclaim `json:"reclaim,omitempty"`
+}
+
+// DatabaseStatus is the database as the operator last saw it.
+type DatabaseStatus struct {
+	Exists bool   `json:"exists,omitempty"`
+	Owner  string `json:"owner,omitempty"`
+	// Extensions are the spec's extensions present in the database.
+	Extensions []string `json:"extensions,omitempty"`
+	// Created: the operator made the database from this store (its mark
+	// is on it).
+	Created bool `json:"created,omitempty"`
+	// Creating is the intent of a CREATE DATABASE, recorded before it:
+	// a database found unmarked while it is set is the one this object
+	// was creating when the operator stopped, and is marked as created.
+	Creating bool   `json:"creating,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+// BackupScheduleSpec backs a database up at the slots of a cron schedule.
+type BackupScheduleSpec struct {
+	Database string `json:"database"`
+	// Schedule is a cron spec (reconcile/schedule.Parse): "0 3 * * *",
+	// "@daily", "CRON_TZ=Europe/Paris 30 2 * * *".
+	Schedule string `json:"schedule"`
+	// KeepSucceeded and KeepFailed are how many of the newest successful
+	// and failed backups to keep (reconcile/schedule.Retention): the
+	// newest success is always kept, however many newer backups failed.
+	KeepSucceeded int `json:"keepSucceeded,omitempty"`
+	KeepFailed    int `json:"keepFailed,omitempty"`
+}
+
+// BackupScheduleStatus is what the schedule did last.
+type BackupScheduleStatus struct {
+	// LastSlot is the newest slot that has a backup, NextSlot the next.
+	LastSlot time.Time `json:"lastSlot,omitzero"`
+	NextSlot time.Time `json:"nextSlot,omitzero"`
+	// Running is the key of its backup not finished, if any: at most one
+	// runs at a time.
+	Running string `json:"running,omitempty"`
+	// LastSucceeded is the key of its newest successful backup.
+	LastSucceeded string `json:"lastSucceeded,omitempty"`
+	// Backups counts its backups kept.
+	Backups int    `json:"backups,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// BackupSpec is one backup of a database: made by a BackupSchedule at a
+// slot, or by a user on demand.
+type BackupSpec struct {
+	Database string `json:"database"`
+}
+
+// BackupPhase is where a backup is.
+type BackupPhase string
+
+const (
+	BackupRunning   BackupPhase = "Running"
+	BackupSucceeded BackupPhase = "Succeeded"
+	BackupFailed    BackupPhase = "Failed"
+)
+
+// BackupStatus is the backup's intent record and outcome.
+type BackupStatus struct {
+	Phase BackupPhase `json:"phase,omitempty"`
+	// Dump is the intent record of the dump (reconcile/intent): written
+	// before pg_dump starts, so that after a crash the attempt is adopted
+	// or judged, never run a second time.
+	Dump  intent.Record[DumpResult] `json:"dump,omitzero"`
+	Error string                    `json:"error,omitempty"`
+}
+
+// Finished reports whether the backup has its outcome.
+func (s BackupStatus) Finished() bool { return s.Phase == BackupSucceeded || s.Phase == BackupFailed }
+
+// DumpResult is what a dump attempt left: its file, once it was written,
+// verified with pg_restore --list and renamed into place, or why not.
+type DumpResult struct {
+	OK bool `json:"ok"`
+	// File is the dump's path; Bytes its size; Entries the entries of its
+	// table of contents, as pg_restore --list counts them.
+	File     string    `json:"file,omitempty"`
+	Bytes    int64     `json:"bytes,omitempty"`
+	Entries  int       `json:"entries,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// ErrInvalidSpec matches a spec the operator refuses (and
+// store.ErrInvalid, as every converge ErrInvalid does): its object's status
+// says why, and it is not retried until it changes.
+var ErrInvalidSpec = fmt.Errorf("postgres: invalid spec: %w", store.ErrInvalid)
+
+// identifier is what the operator accepts as a role or database name:
+// plain lower-case SQL identifiers, the same unquoted and quoted.
+var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// reserved are names the operator never manages.
+func reserved(name string) bool {
+	return strings.HasPrefix(name, "pg_") || name == "template0" || name == "template1" || name == "postgres" || name == "public"
+}
+
+// nameOf returns the PostgreSQL name of key under prefix, or an error
+// matching store.ErrInvalid.
+func nameOf(prefix, key string) (string, error) {
+	name, ok := strings.CutPrefix(key, prefix)
+	if !ok || !identifier.MatchString(name) {
+		return "", fmt.Errorf("%w: %q: the name after %q must be a lower-case SQL identifier (a-z, 0-9, _; at most 63 bytes)", ErrInvalidSpec, key, prefix)
+	}
+	if reserved(name) {
+		return "", fmt.Errorf("%w: %q: %s is reserved", ErrInvalidSpec, key, name)
+	}
+	return name, nil
+}
+
+// checkNames returns an error matching store.ErrInvalid unless every name
+// is an identifier the operator accepts.
+func checkNames(what string, names ...string) error {
+	for _, n := range names {
+		if !identifier.MatchString(n) {
+			return fmt.Errorf("%w: %s %q is not a lower-case SQL identifier", ErrInvalidSpec, what, n)
+		}
+	}
+	return nil
+}
+
+// connectionLimit is the spec's limit as pg_authid keeps it.
+func (s RoleSpec) connectionLimit() int {
+	if s.ConnectionLimit == nil {
+		return -1
+	}
+	return *s.ConnectionLimit
+}
+
+// reclaim is the spec's policy, Retain by default.
+func (s DatabaseSpec) reclaim() Reclaim {
+	if s.Reclaim == "" {
+		return Retain
+	}
+	return s.Reclaim
+}
+
+// validate checks a Database spec.
+func (s DatabaseSpec) validate() error {
+	if s.Reclaim != "" && s.Reclaim != Retain && s.Reclaim != Delete {
+		return fmt.Errorf("%w: reclaim %q: want retain or delete", ErrInvalidSpec, s.Reclaim)
+	}
+	if s.Owner != "" {
+		if err := checkNames("owner", s.Owner); err != nil {
+			return err
+		}
+	}
+	for _, e := range s.Extensions {
+		if !extensionName.MatchString(e) {
+			return fmt.Errorf("%w: extension %q is not an extension name", ErrInvalidSpec, e)
+		}
+	}
+	return nil
+}
+
+// extensionName is what the operator accepts as an extension's name
+// ("uuid-ossp" has a dash).
+var extensionName = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,62}$`)

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/converge-go/converge/reconcile/drift"
+	"github.com/converge-go/converge/reconcile/prune"
+)
+
+// This file holds how the operator looks at the whole server beside its
+// reconciles: the drift sources' listings (a role altered or dropped with
+// psql, a database dropped by hand, make no store event: a poll of the
+// catalog finds them and wakes their keys) and the pruners' worlds (every
+// role and database with the mark in its comment).
+
+// roleFingerprints lists the roles, each with a fingerprint of what the
+// Role reconciler compares.
+func (p *pg) roleFingerprints() drift.ListFunc {
+	return func(ctx context.Context) ([]drift.Observed, error) {
+		rows, err := p.pool.Query(ctx, rolesFingerprintQuery)
+		if err != nil {
+			return nil, blame(err)
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drift.Observed, error) {
+			var name, members string
+			var login bool
+			var limit int
+			err := row.Scan(&name, &login, &limit, &members)
+			return drift.Observed{Key: RolePrefix + name, Fingerprint: drift.Fingerprint(strconv.FormatBool(login), strconv.Itoa(limit), members)}, err
+		})
+	}
+}
+
+// databaseFingerprints lists the databases with their owners.
+func (p *pg) databaseFingerprints() drift.ListFunc {
+	return func(ctx context.Context) ([]drift.Observed, error) {
+		rows, err := p.pool.Query(ctx, databasesFingerprintQuery)
+		if err != nil {
+			return nil, blame(err)
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drift.Observed, error) {
+			var name, owner string
+			err := row.Scan(&name, &owner)
+			return drift.Observed{Key: DatabasePrefix + name, Fingerprint: drift.Fingerprint(owner)}, err
+		})
+	}
+}
+
+// filterDesired keeps the observations of desired keys: the roles and
+// databases no object names are not the operator's to wake.
+func filterDesired(list drift.ListFunc, desired func(key string) bool) drift.ListFunc {
+	return func(ctx context.Context) ([]drift.Observed, error) {
+		all, err := list(ctx)
+		var out []drift.Observed
+		for _, o := range all {
+			if desired(o.Key) {
+				out = append(out, o)
+			}
+		}
+		return out, err
+	}
+}
+
+// world returns a pruner's world: every row of query (a name and its
+// comment), under prefix, with the mark its comment holds.
+func (p *pg) world(query, prefix string) func(ctx context.Context) ([]prune.WorldObject, error) {
+	return func(ctx context.Context) ([]prune.WorldObject, error) {
+		rows, err := p.pool.Query(ctx, query)
+		if err != nil {
+			return nil, blame(err)
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (prune.WorldObject, error) {
+			var name, comment string
+			err := row.Scan(&name, &comment)
+			mark, _ := prune.ParseMark(comment) // an unreadable mark is no mark
+			return prune.WorldObject{Key: prefix + name, Name: name, Mark: mark}, err
+		})
+	}
+}
+
+// pruneRole drops a role the role pruner chose: marked by the operator
+// from this store, and named by no Role.
+func (p *pg) pruneRole(ctx context.Context, obj prune.WorldObject) error {
+	return p.session(ctx, obj.Key, func(conn *pgx.Conn) error { return dropRole(ctx, conn, obj.Name) })
+}
+
+// pruneDatabase drops a database the database pruner chose: marked by the
+// operator from this store for reclaim delete, and named by no Database.
+func (p *pg) pruneDatabase(ctx context.Context, obj prune.WorldObject) error {
+	return p.session(ctx, obj.Key, func(conn *pgx.Conn) error { return dropDatabase(ctx, conn, obj.Name) })
+}
