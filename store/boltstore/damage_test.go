@@ -21,8 +21,8 @@ import (
 // compacted prefix as well as a retained history.
 const fixtureHistory = 20
 
-// snapshot is everything a reader can see of a store.
-type snapshot struct {
+// contents is everything a reader can see of a store.
+type contents struct {
 	rev     int64
 	objects []store.Object[*item]
 	events  []store.Event[*item] // the retained history, from a watch
@@ -31,7 +31,7 @@ type snapshot struct {
 // buildFixture writes a real store file of a few pages (objects and history
 // in pages of their own, pages freed by later writes, a compacted prefix)
 // and returns its bytes and what a reader of it sees.
-func buildFixture(t *testing.T) ([]byte, snapshot) {
+func buildFixture(t *testing.T) ([]byte, contents) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fixture.db")
 	s := openAt(t, path, boltstore.WithHistory(fixtureHistory))
@@ -67,9 +67,9 @@ func buildFixture(t *testing.T) ([]byte, snapshot) {
 
 // readAll reads everything of s: its revision, a List, a Get of each key,
 // and the last history revisions through a watch. The first error ends it.
-func readAll(t *testing.T, s *boltstore.Store[*item], history int64) (snapshot, error) {
+func readAll(t *testing.T, s *boltstore.Store[*item], history int64) (contents, error) {
 	ctx := t.Context()
-	var snap snapshot
+	var snap contents
 	var err error
 	if snap.rev, err = s.Revision(ctx); err != nil {
 		return snap, err

@@ -52,7 +52,8 @@
 // same store, with the same identity: a file restored from a backup reads
 // as the store it was copied from, with the revisions of the moment of the
 // copy (revisions a client may have seen go past). A damaged identity fails
-// Open with ErrCorrupt.
+// Open with ErrCorrupt. A store restored from a snapshot (Restore) is
+// another store: a new identity, and revisions above any the old one had.
 //
 // # Damage
 //
@@ -80,6 +81,22 @@
 // panic-on-fault set and recovers bbolt's panics, so a read or a write that
 // meets damage fails with an error matching ErrCorrupt (and
 // store.ErrUnavailable) instead of ending the process.
+//
+// # Restore and recovery
+//
+// Restore makes a new store file from a snapshot (store/snapshot) of any
+// store, by the rule of the store package's doc (# Snapshots and
+// restores): a new identity, a revision the snapshot's plus a bump
+// (WithRevisionBump, DefaultRevisionBump), everything before it
+// compacted. The file appears whole or not at all, and only from a
+// snapshot that checked.
+//
+// OpenOrRecover opens a file and, if it is damaged, recovers it from the
+// newest good snapshot of a directory (a snapshot.Saver keeps one): the
+// damaged file is moved aside, never deleted, the snapshot restored in its
+// place, and Recovery says which snapshot, where the damaged file went and
+// which revisions were lost, when the damaged file still tells its own.
+// Without a good snapshot the damaged file stays where it is.
 //
 // Files written in format 1 of this package (records without checksums)
 // or format 2 (no identity) are converted to format 3 at Open, in one

@@ -21,6 +21,13 @@ const (
 	DefaultWatchBuffer = 1024
 	// DefaultLockTimeout bounds the wait for a file held by another Store.
 	DefaultLockTimeout = time.Second
+	// DefaultRevisionBump is how far above a snapshot's revision a restored
+	// store's revisions start: a billion, the bump etcd's documentation
+	// suggests for its own restore (etcdutl snapshot restore
+	// --bump-revision). It must exceed the writes the lost store took after
+	// the snapshot, which a client may have seen; at a thousand writes a
+	// second, a billion is eleven days of them.
+	DefaultRevisionBump = 1_000_000_000
 )
 
 // Option configures Open. Options are checked by Open: zero selects the
@@ -35,6 +42,7 @@ type config struct {
 	maxValueSize int
 	watchBuffer  int
 	lockTimeout  time.Duration
+	bump         int64 // Restore and OpenOrRecover only
 }
 
 // WithCodec sets the Codec that encodes values (store.JSON by default). Its
@@ -64,6 +72,13 @@ func WithWatchBuffer(events int) Option {
 	return func(c *config) { c.watchBuffer = events }
 }
 
+// WithRevisionBump sets how far above a snapshot's revision Restore and
+// OpenOrRecover start the revisions of the store they restore (at least 1;
+// DefaultRevisionBump by default). Open ignores it.
+func WithRevisionBump(revisions int64) Option {
+	return func(c *config) { c.bump = revisions }
+}
+
 // WithLockTimeout sets how long Open waits for a file held by another Store
 // before failing with ErrLocked (default DefaultLockTimeout).
 func WithLockTimeout(d time.Duration) Option {
@@ -73,29 +88,42 @@ func WithLockTimeout(d time.Duration) Option {
 // newConfig applies opts, fills in the defaults for zero values and checks
 // the ranges; it returns the codec for values of type T.
 func newConfig[T any](opts []Option) (store.Codec[T], config, error) {
+	c, err := parseOptions(opts)
+	if err != nil {
+		return nil, c, err
+	}
+	codec, err := codecopt.Resolve[T](c.codecSet, c.codec)
+	return codec, c, err
+}
+
+// parseOptions is newConfig without the codec, for Restore, which writes
+// bytes.
+func parseOptions(opts []Option) (config, error) {
 	var c config
 	for i, o := range opts {
 		if o == nil {
-			return nil, c, fmt.Errorf("%w: option %d is nil", store.ErrInvalid, i)
+			return c, fmt.Errorf("%w: option %d is nil", store.ErrInvalid, i)
 		}
 		o(&c)
 	}
 	switch {
 	case c.history < 0 || c.history > math.MaxInt32:
-		return nil, c, fmt.Errorf("%w: history of %d revisions, want 1 to %d", store.ErrInvalid, c.history, math.MaxInt32)
+		return c, fmt.Errorf("%w: history of %d revisions, want 1 to %d", store.ErrInvalid, c.history, math.MaxInt32)
 	case c.maxValueSize < 0 || c.maxValueSize > maxEncodedValue:
-		return nil, c, fmt.Errorf("%w: max value size %d, want 1 to %d", store.ErrInvalid, c.maxValueSize, maxEncodedValue)
+		return c, fmt.Errorf("%w: max value size %d, want 1 to %d", store.ErrInvalid, c.maxValueSize, maxEncodedValue)
 	case c.watchBuffer < 0:
-		return nil, c, fmt.Errorf("%w: watch buffer of %d events, want at least 1", store.ErrInvalid, c.watchBuffer)
+		return c, fmt.Errorf("%w: watch buffer of %d events, want at least 1", store.ErrInvalid, c.watchBuffer)
 	case c.lockTimeout < 0:
-		return nil, c, fmt.Errorf("%w: lock timeout %v, want more than 0", store.ErrInvalid, c.lockTimeout)
+		return c, fmt.Errorf("%w: lock timeout %v, want more than 0", store.ErrInvalid, c.lockTimeout)
+	case c.bump < 0:
+		return c, fmt.Errorf("%w: revision bump of %d, want at least 1", store.ErrInvalid, c.bump)
 	}
 	c.history = cmp.Or(c.history, DefaultHistory)
 	c.maxValueSize = cmp.Or(c.maxValueSize, store.DefaultMaxValueSize)
 	c.watchBuffer = cmp.Or(c.watchBuffer, DefaultWatchBuffer)
 	c.lockTimeout = cmp.Or(c.lockTimeout, DefaultLockTimeout)
-	codec, err := codecopt.Resolve[T](c.codecSet, c.codec)
-	return codec, c, err
+	c.bump = cmp.Or(c.bump, DefaultRevisionBump)
+	return c, nil
 }
 
 // maxEncodedValue leaves room in a bbolt value for the record header and the

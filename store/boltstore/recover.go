@@ -1,0 +1,158 @@
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/converge-go/converge/store/snapshot"
+)
+
+// Recovery is what OpenOrRecover did. Its zero value (Recovered false)
+// says the file opened as it was.
+type Recovery struct {
+	// Recovered: the file was damaged, and a snapshot was restored in its
+	// place.
+	Recovered bool
+	// Damage is why Open refused the file (an error matching ErrCorrupt).
+	Damage error
+	// DamagedFile is where the damaged file is now: its path followed by
+	// ".damaged-" and the time of the recovery (UTC). It is never deleted.
+	DamagedFile string
+	// Snapshot is the snapshot file restored, Skipped the damaged
+	// snapshots passed over for it (snapshot.Latest).
+	Snapshot string
+	Skipped  []snapshot.Skipped
+	// Restored is what the restore made: the snapshot's Info, the new
+	// store's identity and revision (see Restore).
+	Restored snapshot.Restored
+	// LastRevision is the damaged file's revision, when it could still be
+	// read (LastRevisionKnown): see Lost.
+	LastRevision      int64
+	LastRevisionKnown bool
+}
+
+// Lost returns the revisions the damaged file held past the snapshot, the
+// writes the recovery lost: from the snapshot's revision + 1 through
+// LastRevision (none when from > through). ok is false when the damaged
+// file's revision could not be read.
+func (r Recovery) Lost() (from, through int64, ok bool) {
+	return r.Restored.Snapshot.Revision + 1, r.LastRevision, r.LastRevisionKnown
+}
+
+// OpenOrRecover opens the store at path as Open does and, if the file is
+// damaged (Open fails with ErrCorrupt), recovers it from the newest good
+// snapshot in snapshotDir (snapshot.Latest): it restores the snapshot into
+// a new file beside path (Restore, with opts' WithRevisionBump), moves the
+// damaged file aside (renamed to Recovery.DamagedFile, never deleted),
+// puts the restored file at path, and opens it. Recovery reports what it
+// did; for a file that opened as it was, it is zero.
+//
+// The recovered store is the snapshot's, under the rule of Restore: a new
+// identity, revisions above the snapshot's plus the bump, everything
+// before compacted. The writes after the snapshot are lost; Recovery.Lost
+// says which, when the damaged file still tells its revision.
+//
+// Without a good snapshot (a missing snapshotDir: fs.ErrNotExist; none
+// good in it: snapshot.ErrNoSnapshot), or if the restore fails, the
+// damaged file is left where it is, and the error matches ErrCorrupt and
+// the cause. Any other error of Open (ErrLocked, ErrFormat, invalid
+// options) is returned as it is, with nothing recovered. While it
+// recovers, it holds the damaged file's lock, so that of two processes
+// recovering one file, one does.
+func OpenOrRecover[T any](path, snapshotDir string, opts ...Option) (*Store[T], Recovery, error) {
+	s, err := Open[T](path, opts...)
+	if err == nil || !errors.Is(err, ErrCorrupt) {
+		return s, Recovery{}, err
+	}
+	if st, serr := os.Lstat(path); serr != nil || !st.Mode().IsRegular() {
+		return nil, Recovery{}, err
+	}
+	_, cfg, _ := newConfig[T](opts) // checked by Open
+	rec, rerr := recoverFile(path, snapshotDir, cfg)
+	rec.Damage = err
+	if rerr != nil {
+		return nil, rec, fmt.Errorf("boltstore: %s not recovered: %w; %w", path, rerr, err)
+	}
+	if s, err = Open[T](path, opts...); err != nil {
+		return nil, rec, fmt.Errorf("boltstore: open %s restored from %s: %w", path, rec.Snapshot, err)
+	}
+	return s, rec, nil
+}
+
+// recoverFile restores the newest good snapshot of dir in place of the
+// damaged file at path, which it moves aside.
+func recoverFile(path, dir string, cfg config) (Recovery, error) {
+	found, err := snapshot.Latest(dir)
+	rec := Recovery{Skipped: found.Skipped}
+	if err != nil {
+		return rec, fmt.Errorf("no snapshot to recover from, the damaged file is left where it is: %w", err)
+	}
+	f, err := os.Open(found.Path)
+	if err != nil {
+		return rec, err
+	}
+	tmp, restored, err := build(path, f, cfg)
+	f.Close()
+	if err != nil {
+		return rec, fmt.Errorf("%s did not restore, the damaged file is left where it is: %w", found.Path, err)
+	}
+	defer os.Remove(tmp)
+	damaged, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return rec, err
+	}
+	defer damaged.Close() // and unlocked
+	aside, err := moveAside(damaged, path, cfg, &rec)
+	if err != nil {
+		return rec, err
+	}
+	if err := install(tmp, path); err != nil {
+		if berr := moveBack(aside, path); berr != nil {
+			return rec, fmt.Errorf("%w; the damaged file stays at %s: %w", err, aside, berr)
+		}
+		return rec, fmt.Errorf("%w; the damaged file is back where it was", err)
+	}
+	rec.Recovered, rec.DamagedFile = true, aside
+	rec.Snapshot, rec.Restored = found.Path, restored
+	return rec, nil
+}
+
+// moveAside locks the damaged file f, opened at path, reads what it can
+// of its revision into rec, and renames it aside; it returns the new name.
+func moveAside(f *os.File, path string, cfg config, rec *Recovery) (string, error) {
+	if err := lockFile(f, cfg.lockTimeout); errors.Is(err, errLockTimeout) {
+		return "", fmt.Errorf("%w: %s still held after %v", ErrLocked, path, cfg.lockTimeout)
+	} else if err != nil {
+		return "", err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if now, err := os.Lstat(path); err != nil || !os.SameFile(st, now) {
+		return "", fmt.Errorf("%s was replaced while it was being recovered", path)
+	}
+	rec.LastRevision, rec.LastRevisionKnown = lastRevision(f, st.Size())
+	aside := path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	if _, err := os.Lstat(aside); !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("cannot move the damaged file aside: %s exists", aside)
+	}
+	// install syncs the directory, once the restored file is in place.
+	if err := os.Rename(path, aside); err != nil {
+		return "", err
+	}
+	return aside, nil
+}
+
+// moveBack puts the damaged file back at path, unless something else is
+// there by now.
+func moveBack(aside, path string) error {
+	if err := os.Link(aside, path); err != nil {
+		return err
+	}
+	return errors.Join(os.Remove(aside), syncDir(filepath.Dir(path)))
+}
