@@ -21,7 +21,9 @@
 // wiped and bootstrapped again with the same flags has the same one, and
 // the record tells it apart. A cluster restored from a snapshot under its
 // own --initial-cluster-token has a new cluster ID, so it reads as another
-// store; see Identity for a restore under the old token.
+// store; see Identity for a restore under the old token. Restore writes a
+// snapshot of any store (store/snapshot) into an empty prefix, as a store
+// with an identity of its own and the history before it compacted.
 //
 // # Revisions
 //

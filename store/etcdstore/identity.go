@@ -40,7 +40,8 @@ var _ store.Identifier = (*Store[int])(nil)
 // record by hand gives the store a new identity at the next call: clients
 // then treat it as another store, which is the safe mistake. A record not
 // written by this package fails with an error matching store.ErrInvalid;
-// delete it. Identity fails with store.ErrUnavailable when the cluster
+// delete it. So does the record of a prefix that Restore is restoring, or
+// failed to restore, until a restore is done. Identity fails with store.ErrUnavailable when the cluster
 // cannot be reached, and needs read and write access to the prefix key.
 func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	if err := s.check(ctx); err != nil {
@@ -81,6 +82,9 @@ func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 // read at the prefix key, which must be one this package writes: 26
 // characters of base32 (crypto/rand.Text).
 func (s *Store[T]) identity(cluster uint64, record string) (string, error) {
+	if strings.HasPrefix(record, restoreMark) {
+		return "", fmt.Errorf("%w: etcdstore: a restore into %q has not finished: if none is running, delete the prefix and restore again", store.ErrInvalid, s.prefix)
+	}
 	if len(record) != 26 || strings.Trim(record, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") != "" {
 		return "", fmt.Errorf("%w: etcdstore: the identity record at %q holds %q, which this package did not write", store.ErrInvalid, s.prefix, record)
 	}
