@@ -34,6 +34,30 @@
 // and a copy of the file is the same store, with the revisions of the
 // moment it was copied (see Identifier and each backend).
 //
+// # Snapshots and restores
+//
+// store/snapshot saves a snapshot of any store: one List of everything,
+// with the revision it reflects and the store's identity. store/boltstore
+// and store/etcdstore restore one into a new store (their Restore), by one
+// rule. Objects keep their keys and values, not their revisions, and:
+//
+//   - a restored store has a new identity, never the snapshot's, so a
+//     controller that compares identities knows it is another store and
+//     judges its desired set afresh (a prune does not delete the world
+//     because the restore lost a few objects);
+//   - no revision from before the restore can be resumed from: a watch
+//     after one fails with ErrCompacted and the client re-lists, instead
+//     of waiting for a revision that would not mean what it meant. On
+//     bbolt the restored store's revision is the snapshot's plus a bump (a
+//     billion by default, boltstore.WithRevisionBump, as etcd's own restore
+//     has --bump-revision), each object carries it, every revision up to it
+//     is compacted, and writes go on above it: a client that saw the lost
+//     store go past the snapshot (by less than the bump) is compacted too.
+//     On etcd the revisions are the cluster's: the restore's writes take
+//     its next revisions and the cluster is compacted up to the last of
+//     them; a client whose old revision lies beyond the cluster's (a
+//     snapshot of another store) is told by the identity alone.
+//
 // # Guarantees
 //
 // Every backend (the in-memory store here, store/boltstore,
