@@ -3,7 +3,6 @@ package owners_test
 import (
 	"context"
 	"testing"
-	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
@@ -76,7 +75,7 @@ func TestRunningTwiceAtOnceIsRefused(t *testing.T) {
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", false))
 		w.remove(t, "rs/web", apistore.Background)
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 	})
 }

@@ -3,7 +3,6 @@ package owners_test
 import (
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -27,11 +26,11 @@ func TestABackgroundDeletionCollectsTheChildrenAndTheirChildren(t *testing.T) {
 		w.create(t, "pods/b", nil, w.ref(t, "rs/web", true))
 		w.create(t, "vols/a", nil, w.ref(t, "pods/a", true))
 		w.create(t, "other", nil)
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"other", "pods/a", "pods/b", "rs/web", "vols/a"}, w.keys(t))
 
 		require.False(t, w.remove(t, "rs/web", apistore.Background))
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"other"}, w.keys(t))
 	})
 }
@@ -48,22 +47,22 @@ func TestAForegroundDeletionKeepsTheOwnerMarkedUntilItsBlockingChildrenAreGone(t
 		w.create(t, "pods/a", hold, w.ref(t, "rs/web", true))
 		w.create(t, "pods/b", nil, w.ref(t, "rs/web", true))
 		w.create(t, "vols/b", hold, w.ref(t, "pods/b", true))
-		synctest.Wait()
+		w.settle(t)
 		deleted := w.deletions(t)
 
 		require.True(t, w.remove(t, "rs/web", apistore.Foreground))
-		synctest.Wait()
+		w.settle(t)
 		for _, key := range []string{"rs/web", "pods/a", "pods/b", "vols/b"} {
 			require.True(t, marked(t, w, key), "%s is not marked", key)
 		}
 
 		w.unhold(t, "vols/b")
-		synctest.Wait()
+		w.settle(t)
 		require.False(t, has(t, w, "pods/b"))
 		require.True(t, marked(t, w, "rs/web"), "the owner went before its blocking child pods/a")
 
 		w.unhold(t, "pods/a")
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 		require.Equal(t, []string{"vols/b", "pods/b", "pods/a", "rs/web"}, deleted())
 	})
@@ -76,15 +75,15 @@ func TestANonBlockingChildDoesNotHoldAForegroundDeletion(t *testing.T) {
 		w.start(t, owners.CollectorOptions{})
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", hold, w.ref(t, "rs/web", false))
-		synctest.Wait()
+		w.settle(t)
 
 		w.remove(t, "rs/web", apistore.Foreground)
-		synctest.Wait()
+		w.settle(t)
 		require.False(t, has(t, w, "rs/web"), "a non-blocking child held its owner")
 		require.True(t, marked(t, w, "pods/a"))
 
 		w.unhold(t, "pods/a")
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 	})
 }
@@ -98,10 +97,10 @@ func TestAForegroundDeletionLeavesAChildThatAnotherOwnerKeeps(t *testing.T) {
 		w.create(t, "rs/a", nil)
 		w.create(t, "rs/b", nil)
 		w.create(t, "pods/x", nil, w.ref(t, "rs/a", true), w.ref(t, "rs/b", false))
-		synctest.Wait()
+		w.settle(t)
 
 		w.remove(t, "rs/a", apistore.Foreground)
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"pods/x", "rs/b"}, w.keys(t))
 		require.Equal(t, []string{"rs/b"}, ownerKeys(t, w, "pods/x"))
 		require.False(t, marked(t, w, "pods/x"))
@@ -119,10 +118,10 @@ func TestAnOrphanDeletionKeepsTheChildrenAndRemovesTheReference(t *testing.T) {
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
 		w.create(t, "pods/b", nil, w.ref(t, "rs/web", false), w.ref(t, "rs/api", false))
 		w.create(t, "vols/a", nil, w.ref(t, "pods/a", true))
-		synctest.Wait()
+		w.settle(t)
 
 		require.True(t, w.remove(t, "rs/web", apistore.Orphan))
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"pods/a", "pods/b", "rs/api", "vols/a"}, w.keys(t))
 		require.Empty(t, ownerKeys(t, w, "pods/a"))
 		require.Equal(t, []string{"rs/api"}, ownerKeys(t, w, "pods/b"))
@@ -142,12 +141,12 @@ func TestAnOwnerCreatedAgainUnderTheSameKeyDoesNotAdoptTheOldChildren(t *testing
 		w.create(t, "rs/web", nil) // while no collector runs
 		w.create(t, "pods/new", nil, w.ref(t, "rs/web", true))
 		w.start(t, owners.CollectorOptions{})
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"pods/new", "rs/web"}, w.keys(t))
 
 		w.remove(t, "rs/web", apistore.Background)
 		w.create(t, "rs/web", nil) // at once, while it runs
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"rs/web"}, w.keys(t))
 	})
 }
@@ -163,14 +162,14 @@ func TestAChildWithTwoOwnersSurvivesUntilBothAreGone(t *testing.T) {
 				w.create(t, "rs/a", nil)
 				w.create(t, "rs/b", nil)
 				w.create(t, "pods/x", nil, w.ref(t, "rs/a", false), w.ref(t, "rs/b", false))
-				synctest.Wait()
+				w.settle(t)
 
 				w.remove(t, "rs/a", p)
-				synctest.Wait()
+				w.settle(t)
 				require.Equal(t, []string{"pods/x", "rs/b"}, w.keys(t))
 
 				w.remove(t, "rs/b", p)
-				synctest.Wait()
+				w.settle(t)
 				require.Empty(t, w.keys(t))
 			})
 		})
@@ -186,7 +185,7 @@ func TestAConflictingWriteIsMadeAgainOnTheNewerObject(t *testing.T) {
 		w.start(t, owners.CollectorOptions{})
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
-		synctest.Wait()
+		w.settle(t)
 		var delayed atomic.Bool
 		w.faults().SetPlan(func(c faultstore.Call) faultstore.Decision {
 			if c.Op == faultstore.OpUpdate && c.Key == "pods/a" && delayed.CompareAndSwap(false, true) {
@@ -196,11 +195,11 @@ func TestAConflictingWriteIsMadeAgainOnTheNewerObject(t *testing.T) {
 		})
 
 		w.remove(t, "rs/web", apistore.Orphan)
-		synctest.Wait() // the collector's removal of the reference waits
+		w.settle(t) // the collector's removal of the reference waits
 		require.True(t, delayed.Load())
 		w.respec(t, "pods/a", "v2")
 		<-time.After(time.Second)
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"pods/a"}, w.keys(t))
 		require.Empty(t, ownerKeys(t, w, "pods/a"))
 		require.Equal(t, "v2", w.image(t, "pods/a"), "the collector's write lost the user's")

@@ -3,6 +3,7 @@ package owners_test
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/converge-go/converge/reconcile/owners"
 	"github.com/converge-go/converge/reconcile/resource"
@@ -75,20 +76,24 @@ func ExampleCollector() {
 		return
 	}
 	fmt.Println("replicasets/web marked:", marked)
+	var first []string // the keys deleted before the ReplicaSet
 	for ev := range watch.Events() {
-		if ev.Type == store.Deleted {
-			fmt.Println("deleted", ev.Object.Key)
-			if ev.Object.Key == rs.Key {
-				break
-			}
+		if ev.Type != store.Deleted {
+			continue
 		}
+		if ev.Object.Key == rs.Key {
+			break
+		}
+		first = append(first, ev.Object.Key)
 	}
+	slices.Sort(first)
+	fmt.Println("deleted first:", first)
+	fmt.Println("then replicasets/web")
 	cancel()
 	fmt.Println("collector stopped:", <-done)
 	// Output:
 	// replicasets/web marked: true
-	// deleted pods/web-0
-	// deleted pods/web-1
-	// deleted replicasets/web
+	// deleted first: [pods/web-0 pods/web-1]
+	// then replicasets/web
 	// collector stopped: <nil>
 }

@@ -62,6 +62,11 @@ type world interface {
 	// deletions records the keys deleted from now on, in store order,
 	// until the returned function is called.
 	deletions(t *testing.T) func() []string
+	// settle returns once the collectors have nothing left to do but wait
+	// for a timer of a second or more (a backoff, a heartbeat): it lets the
+	// fake clock move on by steps of settleStep until a step changes
+	// nothing in the store.
+	settle(t *testing.T)
 	// start runs a new collector until the returned stop is called.
 	start(t *testing.T, opts owners.CollectorOptions) *running
 	faults() faults
@@ -95,15 +100,20 @@ type running struct {
 
 // layered is a world over values of T.
 type layered[T any] struct {
-	direct, faulty *apistore.Store[T]
-	fault          *faultstore.Store[T]
-	kind           apistore.Kind[T]
-	value          func(image string) T
+	direct *apistore.Store[T]
+	// collected is the store the collectors are given: the layer over the
+	// faultstore, or a client of it served over HTTP.
+	collected store.Store[T]
+	fault     *faultstore.Store[T]
+	kind      apistore.Kind[T]
+	value     func(image string) T
 }
 
 // backends are the worlds every collector test runs over: the in-memory
-// store of Resources, which shares its values (checked for mutation), and
-// a View of a byte store holding JSON objects, which encodes them.
+// store of Resources, which shares its values (checked for mutation); a
+// View of a byte store holding JSON objects, which encodes them; and a
+// store of JSON objects whose layer is served over HTTP, the collector a
+// client of it.
 var backends = []struct {
 	name string
 	new  func(t *testing.T) world
@@ -121,6 +131,15 @@ var backends = []struct {
 		return newLayered[json.RawMessage](t, store.NewView[json.RawMessage](raw, nil), apistore.JSONKind{}, func(image string) json.RawMessage {
 			return json.RawMessage(fmt.Sprintf(`{"spec":{"image":%q}}`, image))
 		})
+	}},
+	{"http", func(t *testing.T) world {
+		mem := store.NewMemory[json.RawMessage](store.WithMutationCheck(nil))
+		t.Cleanup(func() { mem.Close() })
+		w := newLayered[json.RawMessage](t, mem, apistore.JSONKind{}, func(image string) json.RawMessage {
+			return json.RawMessage(fmt.Sprintf(`{"spec":{"image":%q}}`, image))
+		})
+		w.collected = served(t, w.collected)
+		return w
 	}},
 }
 
@@ -141,7 +160,7 @@ func newLayered[T any](t *testing.T, inner store.Store[T], kind apistore.Kind[T]
 	require.NoError(t, err)
 	faulty, err := apistore.New[T](fault, kind)
 	require.NoError(t, err)
-	return &layered[T]{direct: direct, faulty: faulty, fault: fault, kind: kind, value: value}
+	return &layered[T]{direct: direct, collected: faulty, fault: fault, kind: kind, value: value}
 }
 
 func (w *layered[T]) faults() faults { return w.fault }
@@ -303,12 +322,33 @@ func (w *layered[T]) deletions(t *testing.T) func() []string {
 	return stop
 }
 
+// settleStep is the fake time settle lets pass at each step: more than a
+// served watch holds its events back to batch them (a millisecond), far
+// less than the collectors' backoffs.
+const settleStep = 10 * time.Millisecond
+
+func (w *layered[T]) settle(t *testing.T) {
+	t.Helper()
+	synctest.Wait()
+	for {
+		before, err := w.direct.Revision(t.Context())
+		require.NoError(t, err)
+		<-time.After(settleStep)
+		synctest.Wait()
+		after, err := w.direct.Revision(t.Context())
+		require.NoError(t, err)
+		if after == before {
+			return
+		}
+	}
+}
+
 func (w *layered[T]) start(t *testing.T, opts owners.CollectorOptions) *running {
 	t.Helper()
 	if opts.RateLimiter == nil {
 		opts.RateLimiter = queue.NewExponential[string](time.Second, time.Minute, 0)
 	}
-	c, err := owners.NewCollector[T](w.faulty, w.kind, opts)
+	c, err := owners.NewCollector[T](w.collected, w.kind, opts)
 	require.NoError(t, err)
 	return runCollector(t, c)
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
@@ -49,12 +48,12 @@ func TestACollectorRestartedMidCascadeFinishesIt(t *testing.T) {
 			each(t, func(t *testing.T, w world) {
 				keys := tree(t, w)
 				first := w.start(t, owners.CollectorOptions{})
-				synctest.Wait()
+				w.settle(t)
 				deleted := w.deletions(t)
 				w.faults().SetPlan(afterWrites(4))
 
 				w.remove(t, "rs/web", apistore.Foreground)
-				synctest.Wait()
+				w.settle(t)
 				first.stop()
 				left := w.keys(t)
 				require.True(t, marked(t, w, "rs/web"))
@@ -71,7 +70,7 @@ func TestACollectorRestartedMidCascadeFinishesIt(t *testing.T) {
 				} else {
 					runCollector(t, first.collector)
 				}
-				synctest.Wait()
+				w.settle(t)
 				require.Empty(t, w.keys(t))
 				order := deleted()
 				require.ElementsMatch(t, keys, order)
@@ -93,7 +92,7 @@ func TestACollectorRunAgainSeesWhatChangedWhileItWasStopped(t *testing.T) {
 	each(t, func(t *testing.T, w world) {
 		w.create(t, "rs/web", nil)
 		r := w.start(t, owners.CollectorOptions{})
-		synctest.Wait()
+		w.settle(t)
 		r.stop()
 		var children []string
 		for i := range 10 {
@@ -105,7 +104,7 @@ func TestACollectorRunAgainSeesWhatChangedWhileItWasStopped(t *testing.T) {
 		w.remove(t, "rs/web", apistore.Foreground)
 
 		runCollector(t, r.collector)
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 		order := deleted()
 		require.Equal(t, "rs/web", order[len(order)-1], "rs/web went before its children: %v", order)

@@ -3,11 +3,11 @@ package owners_test
 import (
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/owners"
 	"github.com/converge-go/converge/store/apistore"
@@ -38,13 +38,13 @@ func TestNothingIsCollectedBeforeTheFirstSync(t *testing.T) {
 
 		r := w.start(t, owners.CollectorOptions{})
 		<-time.After(time.Minute)
-		synctest.Wait()
+		w.settle(t)
 		require.True(t, has(t, w, "pods/a"), "a child was collected before the first list")
 		require.ErrorIs(t, r.Ready(), reconcile.ErrNotSynced)
 
 		down.Store(false)
 		<-time.After(time.Minute) // the list's next try
-		synctest.Wait()
+		w.settle(t)
 		require.NoError(t, r.Ready())
 		require.Empty(t, w.keys(t))
 	})
@@ -61,19 +61,19 @@ func TestNothingIsCollectedWhileTheStoreIsUnreachable(t *testing.T) {
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
 		w.create(t, "pods/b", nil, w.ref(t, "rs/web", false))
-		synctest.Wait()
+		w.settle(t)
 
 		w.faults().SetOutage(faultstore.Silent)
 		w.remove(t, "rs/web", apistore.Background)
 		<-time.After(time.Minute)
-		synctest.Wait()
+		w.settle(t)
 		require.Equal(t, []string{"pods/a", "pods/b"}, w.keys(t))
 		require.ErrorIs(t, r.Ready(), reconcile.ErrDegraded)
 		require.NotEmpty(t, r.Health().Degraded)
 
 		w.faults().SetOutage(faultstore.Up)
 		<-time.After(time.Minute)
-		synctest.Wait()
+		w.settle(t)
 		require.NoError(t, r.Ready())
 		require.Empty(t, w.keys(t))
 	})
@@ -88,21 +88,21 @@ func TestAnOwnerThatCannotBeReadIsNotGone(t *testing.T) {
 		w.start(t, owners.CollectorOptions{})
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
-		synctest.Wait()
+		w.settle(t)
 		var down atomic.Bool
 		down.Store(true)
 		w.faults().SetPlan(failing(&down, faultstore.OpGet, "rs/web"))
 
 		w.remove(t, "rs/web", apistore.Background)
 		for range 3 {
-			synctest.Wait()
+			w.settle(t)
 			require.True(t, has(t, w, "pods/a"), "a child of an owner that could not be read was collected")
 			<-time.After(time.Minute) // the next tries
 		}
 
 		down.Store(false)
 		<-time.After(time.Minute)
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 	})
 }
@@ -114,10 +114,12 @@ func TestAnOwnerThatCannotBeReadIsNotGone(t *testing.T) {
 // the store again.
 func TestNothingIsCollectedWhileTheCollectorIsDegraded(t *testing.T) {
 	each(t, func(t *testing.T, w world) {
-		r := w.start(t, owners.CollectorOptions{})
+		// Retries wait longer than the collector takes to see it is
+		// degraded (two heartbeats of two seconds, over HTTP too).
+		r := w.start(t, owners.CollectorOptions{RateLimiter: queue.NewExponential[string](10*time.Second, time.Minute, 0)})
 		w.create(t, "rs/web", nil)
 		w.create(t, "pods/a", nil, w.ref(t, "rs/web", true))
-		synctest.Wait()
+		w.settle(t)
 		var ownerDown, cacheDown atomic.Bool
 		ownerRead := failing(&ownerDown, faultstore.OpGet, "rs/web")
 		following := failing(&cacheDown, faultstore.OpList|faultstore.OpWatch|faultstore.OpRevision, "")
@@ -130,20 +132,21 @@ func TestNothingIsCollectedWhileTheCollectorIsDegraded(t *testing.T) {
 
 		ownerDown.Store(true)
 		w.remove(t, "rs/web", apistore.Background)
-		synctest.Wait() // pods/a's judgement failed: it is retried after a backoff
+		w.settle(t) // pods/a's judgement failed: it is retried after a backoff
 		require.True(t, has(t, w, "pods/a"))
 		cacheDown.Store(true)
 		w.faults().(interface{ BreakWatches() }).BreakWatches()
 		ownerDown.Store(false)
-		synctest.Wait()
+		<-time.After(5 * time.Second)
+		w.settle(t)
 		require.ErrorIs(t, r.Ready(), reconcile.ErrDegraded)
 		<-time.After(time.Minute)
-		synctest.Wait()
+		w.settle(t)
 		require.True(t, has(t, w, "pods/a"), "a degraded collector deleted a child")
 
 		cacheDown.Store(false)
 		<-time.After(2 * time.Minute) // the retry's backoff, a minute at most
-		synctest.Wait()
+		w.settle(t)
 		require.Empty(t, w.keys(t))
 	})
 }
