@@ -19,10 +19,13 @@ type value = json.RawMessage
 type cli struct {
 	flags  globalFlags
 	global *flag.FlagSet            // flags before the command, for the usage
-	s      *httpstore.Client[value] // set once the command line is read
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
+	s      *httpstore.Client[value] // set once the command line is read, unless offline
+	// offline: the command reads no store (snapshot inspect), so no
+	// server need be named.
+	offline bool
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
 }
 
 // action is a command whose command line has been read: what is left is
@@ -57,6 +60,8 @@ var commands = []*command{
 		summary: "delete the key at its latest revision or at R, or mark it for its finalizers (-propagation P)"},
 	{name: "watch", flags: "[-after R]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).watch,
 		summary: "print changes as JSON lines until interrupted"},
+	{name: "snapshot", args: "save|inspect FILE", min: 2, max: 2, prepare: (*cli).snapshot,
+		summary: "save the whole store to FILE as a snapshot; or check FILE and print its header, offline"},
 }
 
 // lookup returns the command called name, or nil.

@@ -20,6 +20,8 @@
 //	convergectl [flags] delete [-rev R] KEY      delete the key at its latest revision or at R, or mark
 //	                                             it for its finalizers (-propagation P)
 //	convergectl [flags] watch [-after R] [PREFIX] print changes as JSON lines until interrupted
+//	convergectl [flags] snapshot save FILE       save the whole store to FILE as a snapshot
+//	convergectl snapshot inspect FILE            check the snapshot in FILE and print its header (offline)
 //
 // Each command's flags come before its arguments: get -o PART KEY, delete
 // -propagation P KEY ("convergectl COMMAND -h" lists them).
@@ -61,6 +63,21 @@
 // it is still at R. Values must be valid JSON of at most -max-value-size
 // bytes: a larger input is refused after reading one byte past the limit,
 // never read whole.
+//
+// # Snapshots
+//
+// snapshot save FILE lists the whole store and writes it to FILE as a
+// snapshot (store/snapshot): one consistent list, with its revision and
+// the store's identity, checksummed. The file is written under a
+// temporary name, synced and renamed, so FILE is whole or as it was; "-"
+// writes the snapshot to stdout instead. It prints
+// {"file","version","identity","revision","time","objects","checksum","ok"}.
+// snapshot inspect FILE ("-": stdin) needs no server: it reads the whole
+// snapshot, checks its count, order and checksum, and prints the same
+// line; a damaged snapshot is printed as far as its header reads, with
+// "ok": false, and exits 1. A snapshot restores offline into a new store:
+// convergestore -restore-from FILE, or boltstore.Restore and
+// etcdstore.Restore in a program.
 //
 // # Resources
 //

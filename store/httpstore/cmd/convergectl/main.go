@@ -46,7 +46,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return c.report(err)
 	}
-	defer c.s.Close()
+	if c.s != nil {
+		defer c.s.Close()
+	}
 	return c.report(act(ctx))
 }
 
@@ -69,8 +71,8 @@ func (c *cli) parse(args []string) (action, error) {
 		return nil, usagef("unknown command %q", c.global.Arg(0))
 	}
 	act, err := cmd.read(c, c.global.Args()[1:])
-	if err != nil {
-		return nil, err
+	if err != nil || c.offline {
+		return act, err
 	}
 	if c.s, err = c.flags.client(); err != nil {
 		return nil, err
