@@ -194,6 +194,10 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 
 	in.report(changes, complete)
 	in.mu.Lock()
+	// A list the store answered proves it reachable: clear down before
+	// the cache counts as synced, so that no reader sees a synced cache
+	// still "not listed yet" (Ready failing with ErrDegraded).
+	in.down = nil
 	if initial {
 		close(in.synced)
 	}

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -73,4 +74,24 @@ func TestADegradedSourceStoreLeavesTheControllerReady(t *testing.T) {
 		other.SetOutage(faultstore.Up)
 		advance(15 * time.Second)
 	})
+}
+
+// Once WaitForSync has returned, Ready is nil (with the store up): the
+// first list proves the store reachable before the cache counts as synced,
+// so no reader sees a synced cache reported degraded.
+func TestReadyIsNilOnceWaitForSyncReturns(t *testing.T) {
+	for range 300 {
+		synctest.Test(t, func(t *testing.T) {
+			s := store.NewMemory[*item]()
+			put(t, s, "a", &item{})
+			c, err := New[*item](s, &recorder{}, Options[*item]{Name: "sync"})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			defer func() { cancel(); require.NoError(t, <-done) }()
+			require.NoError(t, c.WaitForSync(ctx))
+			require.NoError(t, c.Ready(), "synced but not ready")
+		})
+	}
 }
