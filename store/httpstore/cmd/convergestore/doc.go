@@ -46,6 +46,14 @@
 //	                     holds (default 5s)
 //	-heartbeat D         how often watch streams carry a heartbeat (default
 //	                     httpstore.DefaultHeartbeat, 5s)
+//	-snapshot-dir S      save snapshots of the store into S (see Snapshots)
+//	-snapshot-every D    how often to save one if the store changed (default
+//	                     snapshot.DefaultEvery, 10m)
+//	-snapshot-keep N     how many good snapshots to keep (default
+//	                     snapshot.DefaultKeep, 10)
+//	-recover-from S      recover a damaged store file from the snapshots in S
+//	-restore-from F      make the store from the snapshot file F, in a -dir
+//	                     without a store file, then serve it
 //
 // Tokens: without -token-file, the read-write token is the one in
 // DIR/token, generated the first time (32 bytes from crypto/rand, hex, mode
@@ -74,6 +82,35 @@
 // server at the URL), requests in flight finish, and the store file is
 // closed.
 //
+// # Snapshots
+//
+// With -snapshot-dir S the server saves a snapshot of the store
+// (store/snapshot) into S at start and then every -snapshot-every in which
+// the store changed, and keeps the newest -snapshot-keep good ones: files
+// named snapshot-TIME-rREVISION.snap, each written whole or not at all.
+// convergectl snapshot save FILE saves one of any served store, and
+// convergectl snapshot inspect FILE checks one.
+//
+// -recover-from S opens the store file and, if it is damaged, moves it
+// aside (store.db.damaged-TIME, never deleted), restores the newest good
+// snapshot of S in its place and serves it, saying on standard output
+// which snapshot it restored, where the damaged file went and which
+// revisions were lost; without a good snapshot in S it exits 3 and leaves
+// the damaged file as it is. Giving the same directory to -snapshot-dir
+// and -recover-from makes a server that recovers from its own snapshots:
+// it loses at most the writes of the last -snapshot-every.
+//
+// -restore-from F makes the store of a -dir that holds no store file yet
+// from the snapshot file F, then serves it (a -dir with a store file is
+// refused, exit 1: the restore is done once, then the flag is dropped).
+//
+// Either way the restored store is another store, by the rule of the
+// store package's doc: a new identity, so that controllers that compare
+// identities (prune) judge its desired set afresh, and revisions above the
+// snapshot's plus boltstore.DefaultRevisionBump, every earlier one
+// compacted, so that a client resuming a watch from before the restore
+// re-lists.
+//
 // # Example session
 //
 //	$ convergestore -dir /tmp/app &
@@ -101,8 +138,9 @@
 //	1  an error: an unsafe token file, an address in use, a bad certificate
 //	2  a command line that cannot be read: an unknown flag, a malformed
 //	   value (-addr, -allow-host), contradictory or missing flags
-//	3  the store file is damaged (boltstore.ErrCorrupt) or is not a store
-//	   file (boltstore.ErrFormat); it is left as it is
+//	3  the store file is damaged (boltstore.ErrCorrupt), and not recovered
+//	   (-recover-from), or is not a store file (boltstore.ErrFormat); it is
+//	   left as it is
 //	4  another process holds the store file (boltstore.ErrLocked) for longer
 //	   than -lock-timeout
 //

@@ -34,6 +34,12 @@ type config struct {
 	allowHosts      listFlag
 	lockTimeout     time.Duration
 	heartbeat       time.Duration
+	// Snapshots (snapshots.go): a store restored from a file, or
+	// recovered from a directory, and snapshots saved on a schedule.
+	restoreFrom, recoverFrom string
+	snapshotDir              string
+	snapshotEvery            time.Duration
+	snapshotKeep             int
 }
 
 // listFlag is a flag that may be given several times; each value is kept.
@@ -65,6 +71,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(&cfg.allowHosts, "allow-host", "a host `name` clients reach the server by, besides IP literals and localhost (repeatable; \"*\" gives up the defence against DNS rebinding)")
 	fs.DurationVar(&cfg.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait for the store file while another process holds it")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", httpstore.DefaultHeartbeat, "how often a watch stream carries a heartbeat; clients judge a stream dead after two silent heartbeats")
+	registerSnapshotFlags(fs, cfg)
 	return fs
 }
 
@@ -113,7 +120,7 @@ func (cfg *config) contradiction() string {
 	if _, err := httpguard.New(httpguard.Policy{Hosts: cfg.allowHosts}); err != nil {
 		return "-allow-host: " + err.Error()
 	}
-	return ""
+	return cfg.snapshotContradiction()
 }
 
 // validAddr reports whether addr is HOST:PORT (HOST may be empty: every

@@ -41,7 +41,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
 		return err
 	}
-	s, err := openStore(cfg)
+	s, err := prepareStore(cfg, stdout, log)
 	if err != nil {
 		return err
 	}
@@ -56,6 +56,9 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	}
 	m, url, err := newServer(layer, cfg, toks, tlsCfg, log)
 	if err != nil {
+		return err
+	}
+	if err := addSaver(m, s, cfg, log); err != nil {
 		return err
 	}
 	announce(stdout, log, cfg, toks, url, tlsCfg != nil)
@@ -76,7 +79,7 @@ func openStore(cfg config) (*boltstore.Store[json.RawMessage], error) {
 	case errors.Is(err, boltstore.ErrLocked):
 		return nil, fmt.Errorf("the store file %s is held by another process (another convergestore serving %s?): %w", path, cfg.dir, err)
 	case errors.Is(err, boltstore.ErrCorrupt):
-		return nil, fmt.Errorf("the store file %s is damaged, and was left as it is (restore it from a copy, or move it away to start an empty store): %w", path, err)
+		return nil, fmt.Errorf("the store file %s is damaged, and was left as it is (recover it from snapshots with -recover-from DIR, restore it from a copy, or move it away to start an empty store): %w", path, err)
 	case errors.Is(err, boltstore.ErrFormat):
 		return nil, fmt.Errorf("%s is not a store file of this program, and was left as it is: %w", path, err)
 	}

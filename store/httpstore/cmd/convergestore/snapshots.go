@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/snapshot"
+)
+
+// The store's snapshots: -restore-from makes the store from a snapshot
+// file, -recover-from recovers a damaged store file from a directory of
+// snapshots, and -snapshot-dir saves snapshots on a schedule.
+
+// registerSnapshotFlags declares the snapshot flags on fs, bound to cfg.
+func registerSnapshotFlags(fs *flag.FlagSet, cfg *config) {
+	fs.StringVar(&cfg.restoreFrom, "restore-from", "", "make the store from the snapshot in this `file` (convergectl snapshot save, or -snapshot-dir), then serve it: -dir must hold no store file yet; the store gets a new identity and revisions above the snapshot's")
+	fs.StringVar(&cfg.recoverFrom, "recover-from", "", "if the store file is damaged, move it aside and restore the newest good snapshot of this `directory` in its place (it is left as it is if there is none)")
+	fs.StringVar(&cfg.snapshotDir, "snapshot-dir", "", "save a snapshot of the store into this `directory` (created with mode 0700) at start and then at every -snapshot-every in which the store changed")
+	fs.DurationVar(&cfg.snapshotEvery, "snapshot-every", 0, fmt.Sprintf("how often to look whether the store changed and save a snapshot if it did, with -snapshot-dir (0: %v)", snapshot.DefaultEvery))
+	fs.IntVar(&cfg.snapshotKeep, "snapshot-keep", 0, fmt.Sprintf("how many good snapshots -snapshot-dir keeps; older ones are removed (0: %d)", snapshot.DefaultKeep))
+}
+
+// snapshotContradiction names what is out of range or contradictory in
+// the snapshot flags, or returns "".
+func (cfg *config) snapshotContradiction() string {
+	switch {
+	case cfg.restoreFrom != "" && cfg.recoverFrom != "":
+		return "-restore-from and -recover-from together: restore a new store, or recover a damaged one"
+	case cfg.snapshotEvery < 0:
+		return fmt.Sprintf("-snapshot-every %v: want more than 0", cfg.snapshotEvery)
+	case cfg.snapshotKeep < 0:
+		return fmt.Sprintf("-snapshot-keep %d: want 1 or more", cfg.snapshotKeep)
+	case cfg.snapshotDir == "" && (cfg.snapshotEvery != 0 || cfg.snapshotKeep != 0):
+		return "-snapshot-every and -snapshot-keep go with -snapshot-dir"
+	}
+	return ""
+}
+
+// prepareStore opens the store file of cfg.dir: restored first from
+// -restore-from, or recovered with -recover-from if it is damaged.
+func prepareStore(cfg config, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
+	path := filepath.Join(cfg.dir, StoreFile)
+	switch {
+	case cfg.restoreFrom != "":
+		if err := restoreStore(path, cfg, stdout, log); err != nil {
+			return nil, err
+		}
+	case cfg.recoverFrom != "":
+		return recoverStore(path, cfg, stdout, log)
+	}
+	return openStore(cfg)
+}
+
+// restoreStore makes the store file at path from the snapshot file of
+// -restore-from.
+func restoreStore(path string, cfg config, stdout io.Writer, log *slog.Logger) error {
+	f, err := os.Open(cfg.restoreFrom)
+	if err != nil {
+		return fmt.Errorf("-restore-from: %w", err)
+	}
+	defer f.Close()
+	restored, err := boltstore.Restore(path, f, boltstore.WithLockTimeout(cfg.lockTimeout))
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return fmt.Errorf("-restore-from makes a new store, and %s holds one already (serve it without -restore-from, or give another -dir): %w", cfg.dir, err)
+	case err != nil:
+		return fmt.Errorf("-restore-from %s: %w", cfg.restoreFrom, err)
+	}
+	fmt.Fprintf(stdout, "convergestore: restored %s from %s: %d objects of revision %d, now at revision %d\n",
+		path, cfg.restoreFrom, restored.Snapshot.Count, restored.Snapshot.Revision, restored.Revision)
+	log.Info("store restored from a snapshot", "file", path, "snapshot", cfg.restoreFrom,
+		"objects", restored.Snapshot.Count, "snapshot revision", restored.Snapshot.Revision, "revision", restored.Revision)
+	return nil
+}
+
+// recoverStore opens the store file at path, recovering it from the
+// snapshots of -recover-from if it is damaged.
+func recoverStore(path string, cfg config, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
+	s, rec, err := boltstore.OpenOrRecover[json.RawMessage](path, cfg.recoverFrom, boltstore.WithLockTimeout(cfg.lockTimeout))
+	switch {
+	case errors.Is(err, boltstore.ErrCorrupt):
+		return nil, fmt.Errorf("the store file %s is damaged, was left as it is, and was not recovered from %s: %w", path, cfg.recoverFrom, err)
+	case errors.Is(err, boltstore.ErrLocked):
+		return nil, fmt.Errorf("the store file %s is held by another process (another convergestore serving %s?): %w", path, cfg.dir, err)
+	case errors.Is(err, boltstore.ErrFormat):
+		return nil, fmt.Errorf("%s is not a store file of this program, and was left as it is: %w", path, err)
+	case err != nil:
+		return nil, err
+	}
+	for _, skipped := range rec.Skipped {
+		log.Warn("damaged snapshot passed over", "file", skipped.Path, "err", skipped.Err)
+	}
+	if !rec.Recovered {
+		return s, nil
+	}
+	lost := "the damaged file's revision cannot be read: the writes after the snapshot are lost"
+	if from, through, ok := rec.Lost(); ok && from <= through {
+		lost = fmt.Sprintf("revisions %d to %d are lost", from, through)
+	} else if ok {
+		lost = "no revision is lost"
+	}
+	fmt.Fprintf(stdout, "convergestore: recovered the damaged %s from %s (revision %d); the damaged file is %s; %s\n",
+		path, rec.Snapshot, rec.Restored.Snapshot.Revision, rec.DamagedFile, lost)
+	log.Warn("damaged store file recovered from a snapshot", "file", path, "damage", rec.Damage, "snapshot", rec.Snapshot,
+		"snapshot revision", rec.Restored.Snapshot.Revision, "revision", rec.Restored.Revision, "damaged file", rec.DamagedFile, "lost", lost)
+	return s, nil
+}
+
+// addSaver adds to m, with -snapshot-dir, the runnable that saves the
+// store's snapshots.
+func addSaver(m *manager.Manager, s *boltstore.Store[json.RawMessage], cfg config, log *slog.Logger) error {
+	if cfg.snapshotDir == "" {
+		return nil
+	}
+	saver, err := snapshot.NewSaver(snapshot.Typed[json.RawMessage](s, nil), snapshot.SaverOptions{
+		Dir: cfg.snapshotDir, Every: cfg.snapshotEvery, Keep: cfg.snapshotKeep, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	return m.Add(saver)
+}
