@@ -108,7 +108,8 @@ func (w *writer[T]) Replace(ctx context.Context, key string, value T, revision i
 }
 
 // UpdateStatus writes value's status alone (apistore.StatusWriter) if the
-// store can, else the whole value, as Update does.
+// store can, else the whole value, as Update does (a client of a served
+// store without the layer says it cannot with errors.ErrUnsupported).
 func (w *writer[T]) UpdateStatus(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	sw, ok := w.Store.(apistore.StatusWriter[T])
 	if !ok {
@@ -121,6 +122,11 @@ func (w *writer[T]) UpdateStatus(ctx context.Context, key string, value T, revis
 	ow := w.c.beginWrite(key)
 	obj, err := sw.UpdateStatus(ctx, key, value, revision, g...)
 	w.c.endWrite(key, ow, obj, false, err)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// A client of a served store without the layer: nothing was
+		// written; write the whole value.
+		return w.Update(ctx, key, value, revision, guards...)
+	}
 	return obj, w.count(err)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 )
 
 type dbSpec struct{ Owner string }
@@ -291,4 +292,29 @@ func withFinalizers(v *db, finalizers ...string) *db {
 	c := *v
 	c.Finalizers = finalizers
 	return &c
+}
+
+// TestWriteStatusThroughAClientOfAServedStoreWithoutTheLayerWritesTheValue:
+// an HTTP client offers the layer's status write whatever the server; a
+// server without the layer refuses it as unsupported, and WriteStatus, in
+// a controller's reconcile as on its own, then writes the whole value.
+func TestWriteStatusThroughAClientOfAServedStoreWithoutTheLayerWritesTheValue(t *testing.T) {
+	{ // real time: the store is served on a loopback socket
+		served := httpstoretest.Serve[*db](t, store.NewMemory[*db](), httpstoretest.Options{})
+		obj, err := served.Client.Create(t.Context(), "dbs/plain", &db{Spec: dbSpec{Owner: "o"}})
+		require.NoError(t, err)
+		got, err := resource.WriteStatus(t.Context(), served.Client, obj, dbStatus{Exists: true})
+		require.NoError(t, err)
+		require.True(t, got.Value.Status.Exists)
+
+		w := newWorld()
+		c := newDBController(t, served.Client, w, false)
+		defer run(t, c)()
+		second, err := served.Client.Create(t.Context(), "dbs/second", &db{})
+		require.NoError(t, err)
+		converged(t, c, served.Client)
+		after, err := served.Client.Get(t.Context(), second.Key)
+		require.NoError(t, err)
+		require.True(t, after.Value.Status.Exists, "the reconcile's status write was lost")
+	}
 }

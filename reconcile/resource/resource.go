@@ -212,8 +212,13 @@ func WriteStatus[Spec, Status any](ctx context.Context, s store.Store[*Resource[
 	}
 	if sw, ok := s.(apistore.StatusWriter[*Resource[Spec, Status]]); ok {
 		// The API-server layer (or a client of one): a status write that
-		// cannot touch the spec.
-		return sw.UpdateStatus(ctx, obj.Key, next, obj.Revision)
+		// cannot touch the spec. A client of a served store without the
+		// layer says it cannot (errors.ErrUnsupported), having written
+		// nothing.
+		written, err := sw.UpdateStatus(ctx, obj.Key, next, obj.Revision)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return written, err
+		}
 	}
 	return s.Update(ctx, obj.Key, next, obj.Revision)
 }
