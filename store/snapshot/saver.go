@@ -40,9 +40,10 @@ type SaverOptions struct {
 
 // Saver saves a snapshot of a store into a directory at once and then
 // every interval, only when the store's revision (or its identity) moved
-// since the newest snapshot there, and keeps the newest few (Retain). It
-// is a runnable (reconcile/manager.Runnable) without depending on one:
-// Run blocks until its context ends.
+// since the newest snapshot there, and keeps the newest few (Retain). An
+// etcd store's revision is its cluster's: writes under other prefixes move
+// it too. A Saver is a runnable (reconcile/manager.Runnable) without
+// depending on one: Run blocks until its context ends.
 type Saver struct {
 	src   Source
 	dir   string
