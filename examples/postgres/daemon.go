@@ -55,46 +55,76 @@ const DebugPath = "/debug/converge/"
 // it is down. Its server only reads; bind it to loopback (the default) or
 // a private network: the debug page shows keys and errors.
 func RunDaemon(ctx context.Context, cfg DaemonConfig) error {
+	d, err := newDaemon(cfg)
+	if err != nil {
+		return err
+	}
+	return d.run(ctx)
+}
+
+// daemon is the operator, its manager and what they hold.
+type daemon struct {
+	op    *Operator
+	m     *manager.Manager
+	base  string // the HTTP server's base URL
+	close func() // closes the pool and the stores
+	log   *slog.Logger
+}
+
+// newDaemon wires the daemon of cfg; run runs it.
+func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	stores, closeStores, err := dialStores(cfg.StoreServer, cfg.StoreToken)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeStores()
 	p, err := openPG(cfg.DSN, cfg.Password)
 	if err != nil {
-		return err
+		closeStores()
+		return nil, err
 	}
-	defer p.Close()
-	op, err := NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
+	d := &daemon{close: func() { p.Close(); closeStores() }, log: cfg.Logger}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	d.op, err = NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
 		Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
 		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	m, err := manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: time.Minute, Server: &manager.ServerOptions{Listener: ln}})
+	d.m, err = manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: time.Minute, Server: &manager.ServerOptions{Listener: ln}})
 	if err != nil {
 		ln.Close()
-		return err
+		return nil, err
 	}
-	base := "http://" + ln.Addr().String()
+	d.base = "http://" + ln.Addr().String()
 	if err := errors.Join(
-		m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: m.IsLeader}, op.Controllers()...)),
-		op.Add(m),
-		writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(base+"\n")),
+		d.m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: d.m.IsLeader}, d.op.Controllers()...)),
+		d.op.Add(d.m),
+		writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(d.base+"\n")),
 	); err != nil {
 		ln.Close()
-		return err
+		return nil, err
 	}
-	cfg.Logger.Info("operator running", "store", cfg.StoreServer, "postgres", redacted(p.pool.Config()), "http", base)
-	err = m.Run(ctx)
-	op.WaitDumps()
+	cfg.Logger.Info("operator running", "store", cfg.StoreServer, "postgres", redacted(p.pool.Config()), "http", d.base)
+	return d, nil
+}
+
+// run runs the daemon until ctx ends, then waits for the dumps it started
+// and closes what it holds.
+func (d *daemon) run(ctx context.Context) error {
+	defer d.close()
+	err := d.m.Run(ctx)
+	d.op.WaitDumps()
 	return err
 }
 

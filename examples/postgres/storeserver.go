@@ -25,6 +25,7 @@ type storeServer struct {
 	// URL is the store's base URL; TokenFile holds its token (mode 0600).
 	URL, TokenFile string
 	token          string
+	mem            *store.Memory[json.RawMessage] // the store below the layer
 	srv            *http.Server
 	done           chan error
 }
@@ -32,11 +33,12 @@ type storeServer struct {
 // startStoreServer serves a new, empty store (its own identity) and
 // writes its token into dir.
 func startStoreServer(dir string) (*storeServer, error) {
-	layer, err := apistore.New[json.RawMessage](store.NewMemory[json.RawMessage](), apistore.JSONKind{})
+	mem := store.NewMemory[json.RawMessage]()
+	layer, err := apistore.New[json.RawMessage](mem, apistore.JSONKind{})
 	if err != nil {
 		return nil, err
 	}
-	s := &storeServer{TokenFile: filepath.Join(dir, "store-token"), token: rand.Text(), done: make(chan error, 1)}
+	s := &storeServer{TokenFile: filepath.Join(dir, "store-token"), token: rand.Text(), mem: mem, done: make(chan error, 1)}
 	if err := os.WriteFile(s.TokenFile, []byte(s.token+"\n"), 0o600); err != nil {
 		return nil, err
 	}

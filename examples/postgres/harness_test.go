@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/store"
+)
+
+// testMainEnv makes the test binary run this program's main instead of
+// the tests: the operators and the dumps the tests start are copies of
+// the test binary.
+const testMainEnv = "POSTGRES_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	// A dump started by an operator in the test's process is the test
+	// binary too, without testMainEnv.
+	if os.Getenv(testMainEnv) == "1" || len(os.Args) > 1 && os.Args[1] == dumpCommand {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// pgEnv is one test's world: a private PostgreSQL server, a store server,
+// and clients of the store.
+type pgEnv struct {
+	t      *testing.T
+	pg     *cluster.Cluster
+	store  *storeServer
+	stores Stores
+	dir    string
+	exe    string
+}
+
+// newPGEnv starts a private PostgreSQL and a store server, both stopped
+// when the test ends; it skips the test, saying why, where PostgreSQL
+// cannot run.
+func newPGEnv(t *testing.T) *pgEnv {
+	t.Helper()
+	c, err := cluster.Start(t.Context(), cluster.Options{})
+	if errors.Is(err, cluster.ErrNotInstalled) || errors.Is(err, cluster.ErrNoUser) {
+		t.Skipf("skipping: no PostgreSQL to test against: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(c.LogFile()); err == nil {
+				t.Logf("postgres log (tail):\n%s", tail(string(b), 60))
+			}
+		}
+		require.NoError(t, c.Remove())
+	})
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	e := &pgEnv{t: t, pg: c, dir: t.TempDir(), exe: exe}
+	e.useNewStore()
+	return e
+}
+
+// useNewStore starts a new store server (a fresh store, of its own
+// identity) and points the env's clients at it.
+func (e *pgEnv) useNewStore() {
+	s, err := startStoreServer(e.t.TempDir())
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { s.Close() })
+	stores, closeStores, err := s.stores()
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() { closeStores() })
+	e.store, e.stores = s, stores
+}
+
+// daemonConfig is a daemon of the env, with the fast intervals of tests.
+func (e *pgEnv) daemonConfig() DaemonConfig {
+	return DaemonConfig{StoreServer: e.store.URL, StoreToken: e.store.token, DSN: e.pg.DSN("postgres"), Dir: e.dir,
+		Addr: "127.0.0.1:0", BinDir: e.pg.BinDir(), Executable: e.exe, DriftInterval: time.Second,
+		PruneInterval: time.Hour, CheckInterval: 500 * time.Millisecond, BackoffMax: 2 * time.Second, Workers: 4}
+}
+
+// inProcess is an operator run in the test's process.
+type inProcess struct {
+	*daemon
+	logs *syncbuf.Buffer
+	stop func()
+}
+
+// startInProcess runs an operator of cfg in this process until the test
+// ends or stop is called, and returns once it is ready.
+func (e *pgEnv) startInProcess(cfg DaemonConfig) *inProcess {
+	e.t.Helper()
+	logs := &syncbuf.Buffer{}
+	cfg.Logger = testLogger(logs)
+	d, err := newDaemon(cfg)
+	require.NoError(e.t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.run(ctx) }()
+	p := &inProcess{daemon: d, logs: logs}
+	var once bool
+	p.stop = func() {
+		if once {
+			return
+		}
+		once = true
+		cancel()
+		require.NoError(e.t, <-done)
+	}
+	e.t.Cleanup(func() {
+		p.stop()
+		if e.t.Failed() {
+			e.t.Logf("operator logs (tail):\n%s", tail(logs.String(), 80))
+		}
+	})
+	e.waitReady(d.base)
+	return p
+}
+
+// process is an operator run as a process of its own (the test binary).
+type process struct {
+	cmd  *exec.Cmd
+	base string
+	done chan struct{}
+}
+
+// startProcess starts "postgres operator" with the env's store and
+// PostgreSQL, the password in a file, and returns once it is ready. The
+// test's cleanup kills it if it still runs.
+func (e *pgEnv) startProcess(logs io.Writer, extra ...string) *process {
+	e.t.Helper()
+	cfg := e.daemonConfig()
+	tokenFile, pwFile := filepath.Join(e.dir, "store-token"), filepath.Join(e.dir, "pg-password")
+	require.NoError(e.t, os.WriteFile(tokenFile, []byte(e.store.token+"\n"), 0o600))
+	require.NoError(e.t, os.WriteFile(pwFile, []byte(passwordOf(e)+"\n"), 0o600))
+	urlFile := filepath.Join(e.dir, URLFile)
+	_ = os.Remove(urlFile)
+	args := append([]string{"operator", "-store-server", cfg.StoreServer, "-store-token-file", tokenFile,
+		"-pg", e.pg.DSNWithoutPassword("postgres"), "-pg-password-file", pwFile, "-pg-bin", cfg.BinDir,
+		"-dir", e.dir, "-addr", "127.0.0.1:0", "-drift-interval", "1s", "-prune-interval", "1h",
+		"-check-interval", "500ms", "-backoff-max", "2s", "-v"}, extra...)
+	cmd := exec.Command(e.exe, args...)
+	cmd.Env = append(os.Environ(), testMainEnv+"=1", "PGPASSWORD=")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(e.t, cmd.Start())
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	e.t.Cleanup(p.kill)
+	waitFor(e.t, "the operator's URL file", time.Minute, func() bool {
+		b, err := os.ReadFile(urlFile)
+		p.base = strings.TrimSpace(string(b))
+		return err == nil && p.base != ""
+	})
+	e.waitReady(p.base)
+	return p
+}
+
+// passwordOf reads the cluster's password from its DSN, for the
+// operator's password file.
+func passwordOf(e *pgEnv) string {
+	dsn := e.pg.DSN("postgres")
+	rest := strings.TrimPrefix(dsn, "postgres://"+cluster.Superuser+":")
+	pw, _, _ := strings.Cut(rest, "@")
+	return pw
+}
+
+// kill ends the process with SIGKILL, as a crash would, and reaps it.
+func (p *process) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop asks the process to shut down (SIGTERM) and waits for it.
+func (p *process) stop(t *testing.T) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(90 * time.Second):
+		p.kill()
+		t.Fatal("the operator did not stop within 90s of SIGTERM")
+	}
+}
+
+// waitReady waits until base's /readyz answers 200.
+func (e *pgEnv) waitReady(base string) {
+	e.t.Helper()
+	waitFor(e.t, "the operator ready at "+base, time.Minute, func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// waitFor checks cond every 50ms until it holds, failing t after limit.
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: gave up after %v", what, limit)
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// query runs sql with psql in db and returns its output, trimmed.
+func (e *pgEnv) query(db, sql string) string {
+	e.t.Helper()
+	out, err := e.pg.Psql(e.t.Context(), db, sql)
+	require.NoError(e.t, err)
+	return strings.TrimSpace(out)
+}
+
+// converged reports whether the resource at key is Ready for its latest
+// generation.
+func converged[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string) bool {
+	obj, err := s.Get(t.Context(), key)
+	if err != nil {
+		return false
+	}
+	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
+	return ok && c.Status == resource.ConditionTrue && obj.Value.ObservedGeneration == obj.Value.Generation
+}
+
+// waitConverged waits until every key of s is converged.
+func waitConverged[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], limit time.Duration, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		waitFor(t, k+" converged", limit, func() bool { return converged(t, s, k) })
+	}
+}
+
+// deleteKey deletes key through the store server, as convergectl delete
+// does: an object with finalizers is only marked.
+func deleteKey[T any](t *testing.T, s store.Store[T], key string) {
+	t.Helper()
+	obj, err := s.Get(t.Context(), key)
+	require.NoError(t, err)
+	_, err = s.Delete(t.Context(), key, obj.Revision)
+	require.NoError(t, err)
+}
+
+func tail(s string, lines int) string {
+	parts := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n")
+}
+
+// testLogger logs at debug level to w.
+func testLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// removeBelowTheLayer deletes key from the store under the API-server
+// layer, as a repair by hand would: no finalizer runs.
+func (s *storeServer) removeBelowTheLayer(t *testing.T, key string) {
+	t.Helper()
+	obj, err := s.mem.Get(t.Context(), key)
+	require.NoError(t, err)
+	_, err = s.mem.Delete(t.Context(), key, obj.Revision)
+	require.NoError(t, err)
+}
