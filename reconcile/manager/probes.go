@@ -20,9 +20,9 @@ type ReadyChecker interface {
 }
 
 // HealthChecker is implemented by runnables that can tell when they are
-// broken, such as a controller whose reconcile is stuck or whose store is
-// unreachable. Healthy returns nil when healthy, else what is wrong. It must
-// be quick and safe to call from any goroutine.
+// broken, such as a controller with a stuck reconcile. Healthy returns nil
+// when healthy, else what is wrong. It must be quick and safe to call from
+// any goroutine.
 type HealthChecker interface {
 	Healthy() error
 }
