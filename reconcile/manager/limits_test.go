@@ -35,7 +35,7 @@ type slowResult struct {
 // second on the bubble's clock, with authorization auth (none if empty),
 // and reports what it saw once the connection is closed.
 func slowPost(t *testing.T, s *pipeServer, path, auth string) <-chan slowResult {
-	conn, err := s.net.dial(t.Context(), "", "")
+	conn, err := s.net.DialContext(t.Context(), "", "")
 	require.NoError(t, err)
 	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n", path, slowBody)
 	if auth != "" {

@@ -3,77 +3,30 @@ package manager_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/internal/pipenet"
 	"github.com/converge-go/converge/reconcile/manager"
 )
 
-// pipeNet is an in-memory network for one HTTP server: every dial makes a
-// net.Pipe whose other end the server accepts. It needs no socket, so
-// client and server run inside a synctest bubble, on its fake clock.
-type pipeNet struct {
-	conns     chan net.Conn
-	closed    chan struct{}
-	closeOnce sync.Once
-}
-
-func newPipeNet() *pipeNet {
-	return &pipeNet{conns: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (p *pipeNet) Accept() (net.Conn, error) {
-	select {
-	case c := <-p.conns:
-		return c, nil
-	case <-p.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (p *pipeNet) Close() error {
-	p.closeOnce.Do(func() { close(p.closed) })
-	return nil
-}
-
-func (p *pipeNet) Addr() net.Addr { return pipeAddr{} }
-
-// dial connects to the server, whatever the address.
-func (p *pipeNet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case p.conns <- server:
-		return client, nil
-	case <-p.closed:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }
-
-// pipeServer is a manager serving on a pipeNet, and a client of it.
+// pipeServer is a manager serving on a pipenet, and a client of it.
 type pipeServer struct {
 	m      *manager.Manager
-	net    *pipeNet
+	net    *pipenet.Listener
 	client *http.Client
 	stop   func() error // stops the manager and returns what Run returned
 }
 
-// servePipe builds a manager whose server has opts (and a pipeNet as its
+// servePipe builds a manager whose server has opts (and a pipenet as its
 // listener), mounts handlers (pattern to handler), adds rs, and runs it
 // until the test ends. Call it inside a synctest bubble.
 func servePipe(t *testing.T, mopts manager.Options, opts manager.ServerOptions, handlers map[string]http.Handler, rs ...manager.Runnable) *pipeServer {
 	t.Helper()
-	pn := newPipeNet()
+	pn := pipenet.New()
 	opts.Listener = pn
 	mopts.Server = &opts
 	m, err := manager.New(mopts)
@@ -87,7 +40,7 @@ func servePipe(t *testing.T, mopts manager.Options, opts manager.ServerOptions, 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
-	s := &pipeServer{m: m, net: pn, client: &http.Client{Transport: &http.Transport{DialContext: pn.dial}}}
+	s := &pipeServer{m: m, net: pn, client: pn.Client()}
 	s.stop = sync.OnceValue(func() error {
 		s.client.CloseIdleConnections()
 		cancel()

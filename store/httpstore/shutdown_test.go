@@ -13,19 +13,20 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/converge-go/converge/internal/pipenet"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/stretchr/testify/require"
 )
 
-// switchNet dials whichever pipeNet it was last pointed at: a client's
+// switchNet dials whichever pipenet it was last pointed at: a client's
 // server restarts (or moves) under it.
 type switchNet struct {
 	mu sync.Mutex
-	pn *pipeNet
+	pn *pipenet.Listener
 }
 
-func (s *switchNet) to(pn *pipeNet) {
+func (s *switchNet) to(pn *pipenet.Listener) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pn = pn
@@ -35,13 +36,13 @@ func (s *switchNet) dial(ctx context.Context, network, addr string) (net.Conn, e
 	s.mu.Lock()
 	pn := s.pn
 	s.mu.Unlock()
-	return pn.dial(ctx, network, addr)
+	return pn.DialContext(ctx, network, addr)
 }
 
-// servePipeServer serves h on a new pipeNet with an http.Server and
+// servePipeServer serves h on a new pipenet with an http.Server and
 // returns both; the server's Serve result arrives on served.
-func servePipeServer(h http.Handler) (srv *http.Server, pn *pipeNet, served <-chan error) {
-	pn = newPipeNet()
+func servePipeServer(h http.Handler) (srv *http.Server, pn *pipenet.Listener, served <-chan error) {
+	pn = pipenet.New()
 	srv = &http.Server{Handler: h}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(pn) }()
@@ -105,7 +106,7 @@ func TestAWatchOfAServerThatShutsDownForGoodEndsWithErrUnavailable(t *testing.T)
 		h, err := httpstore.NewHandler[*item](m, httpstore.WithHeartbeat(time.Hour))
 		require.NoError(t, err)
 		srv, pn, served := servePipeServer(h)
-		hc := pn.client()
+		hc := pn.Client()
 		defer hc.CloseIdleConnections()
 		// The client judges the stream dead after two heartbeats (two
 		// hours), so only the server can end it within Shutdown's minute.
