@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,80 +127,34 @@ func (e *pgEnv) startInProcess(cfg DaemonConfig) *inProcess {
 	return p
 }
 
-// process is an operator run as a process of its own (the test binary).
-type process struct {
-	cmd  *exec.Cmd
-	base string
-	done chan struct{}
-}
-
-// startProcess starts "postgres operator" with the env's store and
-// PostgreSQL, the password in a file, and returns once it is ready. The
-// test's cleanup kills it if it still runs.
-func (e *pgEnv) startProcess(logs io.Writer, extra ...string) *process {
+// startProcess starts "postgres operator" (the test binary) with the
+// env's store and PostgreSQL, the token and password in files, and
+// returns once it is ready. The test's cleanup kills it if it still runs.
+func (e *pgEnv) startProcess(logs io.Writer, extra ...string) *operatorProc {
 	e.t.Helper()
-	cfg := e.daemonConfig()
-	tokenFile, pwFile := filepath.Join(e.dir, "store-token"), filepath.Join(e.dir, "pg-password")
-	require.NoError(e.t, os.WriteFile(tokenFile, []byte(e.store.token+"\n"), 0o600))
-	require.NoError(e.t, os.WriteFile(pwFile, []byte(passwordOf(e)+"\n"), 0o600))
-	urlFile := filepath.Join(e.dir, URLFile)
-	_ = os.Remove(urlFile)
-	args := append([]string{"operator", "-store-server", cfg.StoreServer, "-store-token-file", tokenFile,
-		"-pg", e.pg.DSNWithoutPassword("postgres"), "-pg-password-file", pwFile, "-pg-bin", cfg.BinDir,
-		"-dir", e.dir, "-addr", "127.0.0.1:0", "-drift-interval", "1s", "-prune-interval", "1h",
-		"-check-interval", "500ms", "-backoff-max", "2s", "-v"}, extra...)
-	cmd := exec.Command(e.exe, args...)
-	cmd.Env = append(os.Environ(), testMainEnv+"=1", "PGPASSWORD=")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(e.t, cmd.Start())
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
+	p, err := startOperatorProc(e.t.Context(), e.exe, []string{testMainEnv + "=1"}, e.dir, logs, time.Minute, e.operatorArgs(extra...)...)
+	require.NoError(e.t, err)
 	e.t.Cleanup(p.kill)
-	waitFor(e.t, "the operator's URL file", time.Minute, func() bool {
-		b, err := os.ReadFile(urlFile)
-		p.base = strings.TrimSpace(string(b))
-		return err == nil && p.base != ""
-	})
-	e.waitReady(p.base)
 	return p
 }
 
-// passwordOf reads the cluster's password from its DSN, for the
-// operator's password file.
-func passwordOf(e *pgEnv) string {
-	dsn := e.pg.DSN("postgres")
-	rest := strings.TrimPrefix(dsn, "postgres://"+cluster.Superuser+":")
-	pw, _, _ := strings.Cut(rest, "@")
-	return pw
-}
-
-// kill ends the process with SIGKILL, as a crash would, and reaps it.
-func (p *process) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
-
-// stop asks the process to shut down (SIGTERM) and waits for it.
-func (p *process) stop(t *testing.T) {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(90 * time.Second):
-		p.kill()
-		t.Fatal("the operator did not stop within 90s of SIGTERM")
-	}
+// operatorArgs are the flags of an operator process of the env, with the
+// fast intervals of tests, then extra.
+func (e *pgEnv) operatorArgs(extra ...string) []string {
+	cfg := e.daemonConfig()
+	tokenFile, pwFile := filepath.Join(e.dir, "store-token"), filepath.Join(e.dir, "pg-password")
+	require.NoError(e.t, os.WriteFile(tokenFile, []byte(e.store.token+"\n"), 0o600))
+	require.NoError(e.t, os.WriteFile(pwFile, []byte(e.pg.Password()+"\n"), 0o600))
+	return append([]string{"-store-server", cfg.StoreServer, "-store-token-file", tokenFile,
+		"-pg", e.pg.DSNWithoutPassword("postgres"), "-pg-password-file", pwFile, "-pg-bin", cfg.BinDir,
+		"-drift-interval", "1s", "-prune-interval", "1h", "-check-interval", "500ms", "-backoff-max", "2s", "-v"}, extra...)
 }
 
 // waitReady waits until base's /readyz answers 200.
 func (e *pgEnv) waitReady(base string) {
 	e.t.Helper()
 	waitFor(e.t, "the operator ready at "+base, time.Minute, func() bool {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return probe(e.t.Context(), base+"/readyz") == http.StatusOK
 	})
 }
 
@@ -280,4 +232,12 @@ func (s *storeServer) removeBelowTheLayer(t *testing.T, key string) {
 	require.NoError(t, err)
 	_, err = s.mem.Delete(t.Context(), key, obj.Revision)
 	require.NoError(t, err)
+}
+
+func mustExecutable(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }

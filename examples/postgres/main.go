@@ -123,14 +123,15 @@ func main() {
 // error, 2 a command line that cannot be read.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		return runDemoCommand(nil, stdout, stderr)
 	}
 	switch args[0] {
 	case "operator":
 		return runOperatorCommand(args[1:], stderr)
 	case dumpCommand:
 		return runDump(args[1:], stderr)
+	case "demo":
+		return runDemoCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -140,6 +141,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 const usage = `Usage:
-  postgres                   the narrated demo, on a private PostgreSQL
+  postgres [demo [-v]]       the narrated demo, on a private PostgreSQL (-v: the operator's logs)
   postgres operator [flags]  run the operator (postgres operator -h for its flags)
 `

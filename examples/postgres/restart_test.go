@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -26,7 +27,7 @@ func TestDeletionsMadeWhileTheOperatorIsDownAreCarriedOutWhenItRestarts(t *testi
 	put(t, e.stores.Databases, "databases/keepme", DatabaseSpec{Reclaim: Retain})
 	waitConverged(t, e.stores.Roles, convergeLimit, "roles/gone")
 	waitConverged(t, e.stores.Databases, convergeLimit, "databases/dropme", "databases/keepme")
-	op.stop(t)
+	require.NoError(t, op.stop(90*time.Second))
 
 	deleteKey(t, e.stores.Roles, "roles/gone")
 	deleteKey(t, e.stores.Databases, "databases/dropme")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/converge-go/converge/store"
@@ -28,6 +29,8 @@ type storeServer struct {
 	mem            *store.Memory[json.RawMessage] // the store below the layer
 	srv            *http.Server
 	done           chan error
+	closeOnce      sync.Once
+	closeErr       error
 }
 
 // startStoreServer serves a new, empty store (its own identity) and
@@ -59,15 +62,17 @@ func startStoreServer(dir string) (*storeServer, error) {
 }
 
 // Close stops serving: watch streams end at once, requests in flight
-// finish.
+// finish. Closing again does nothing and returns the first Close's error.
 func (s *storeServer) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := s.srv.Shutdown(ctx)
-	if serveErr := <-s.done; !errors.Is(serveErr, http.ErrServerClosed) {
-		err = errors.Join(err, serveErr)
-	}
-	return err
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s.closeErr = s.srv.Shutdown(ctx)
+		if serveErr := <-s.done; !errors.Is(serveErr, http.ErrServerClosed) {
+			s.closeErr = errors.Join(s.closeErr, serveErr)
+		}
+	})
+	return s.closeErr
 }
 
 // stores returns clients of the served store, and what closes them.

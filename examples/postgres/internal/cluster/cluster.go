@@ -299,6 +299,9 @@ func (c *Cluster) DSNWithoutPassword(db string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", Superuser, c.port, db)
 }
 
+// Password is the superuser's password: never print or log it.
+func (c *Cluster) Password() string { return c.password }
+
 // Env returns the libpq environment (PGHOST, PGPORT, PGUSER, PGPASSWORD)
 // that connects psql, pg_dump and pg_restore to the cluster. It holds the
 // password: never print or log it.
