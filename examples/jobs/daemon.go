@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/manager"
@@ -266,25 +267,16 @@ func serveStore(m *manager.Manager, s store.Store[*Job], token string, cfg Daemo
 
 // writeURLs writes URLFile (the store's URL, if the daemon serves it; else
 // the file is removed, so that no client reaches a store that is not the
-// daemon's) and then HTTPFile (the base URL).
+// daemon's) and then HTTPFile (the base URL), each whole: a reader sees
+// the old content or the new, never a part.
 func writeURLs(dir, base string, servesStore bool) error {
 	urlFile := filepath.Join(dir, URLFile)
 	if servesStore {
-		if err := writeFileAtomic(urlFile, []byte(base+StorePath+"\n")); err != nil {
+		if err := atomicfile.WriteFile(urlFile, []byte(base+StorePath+"\n"), 0o600); err != nil {
 			return err
 		}
 	} else if err := os.Remove(urlFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, HTTPFile), []byte(base+"\n"))
-}
-
-// writeFileAtomic replaces path with b: readers see the old or the new
-// content, never a part.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := writeSynced(tmp, b, os.O_TRUNC); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.WriteFile(filepath.Join(dir, HTTPFile), []byte(base+"\n"), 0o600)
 }

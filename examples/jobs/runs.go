@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/converge-go/converge/internal/atomicfile"
 )
 
 // runEnv names the environment variable that carries an attempt's run ID
@@ -101,41 +103,22 @@ func (f runFiles) writeResult(r runResult) error {
 	if err != nil {
 		return err
 	}
-	tmp := f.result() + ".tmp"
-	if err := writeSynced(tmp, b, os.O_TRUNC); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, f.result()); err != nil {
-		return err
-	}
-	return syncDir(f.dir)
+	return atomicfile.WriteFile(f.result(), b, 0o600)
 }
 
 // takeClaim creates the claim file, durably; it fails with fs.ErrExist if
 // the run was claimed before.
 func (f runFiles) takeClaim() error {
-	if err := writeSynced(f.claim(), fmt.Appendf(nil, "%d\n", os.Getpid()), os.O_EXCL); err != nil {
-		return err
-	}
-	return syncDir(f.dir)
-}
-
-func writeSynced(path string, b []byte, flag int) error {
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o600)
+	fh, err := os.OpenFile(f.claim(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = fh.Write(b)
+	_, err = fmt.Fprintf(fh, "%d\n", os.Getpid())
 	if err == nil {
 		err = fh.Sync()
 	}
-	return errors.Join(err, fh.Close())
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	if err := errors.Join(err, fh.Close()); err != nil {
 		return err
 	}
-	return errors.Join(d.Sync(), d.Close())
+	return atomicfile.SyncDir(f.dir)
 }

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
+
+	"github.com/converge-go/converge/internal/atomicfile"
 )
 
 // ErrUnsafe matches the error of a token file that must not be used:
@@ -57,23 +57,17 @@ func Read(path string) (tok string, ok bool, err error) {
 }
 
 // Create generates a token (32 random bytes, hex) and writes it to path,
-// created with mode 0600, whole or not at all (a temporary file synced,
-// then renamed, then the directory synced). It returns the token.
+// created with mode 0600, whole or not at all (internal/atomicfile: a
+// temporary file synced, then renamed, then the directory synced). It
+// returns the token.
 func Create(path string) (string, error) {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails
 	tok := hex.EncodeToString(b)
-	tmp := path + ".tmp"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", err
 	}
-	if err := writeSynced(tmp, []byte(tok+"\n")); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", err
-	}
-	return tok, syncDir(filepath.Dir(path))
+	return tok, nil
 }
 
 // ReadOrCreate returns the token in path, generating it with Create the
@@ -84,28 +78,6 @@ func ReadOrCreate(path string) (string, error) {
 		return tok, err
 	}
 	return Create(path)
-}
-
-// writeSynced creates path (which must not exist) with mode 0600 and b in
-// it, synced to disk.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }
 
 // parse returns the token held in b: one line of printable ASCII without

@@ -6,7 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/converge-go/converge/internal/atomicfile"
 )
 
 // WriteFile writes data to the file path, creating it with mode perm or
@@ -34,10 +35,8 @@ func WriteFile(path string, data []byte, perm fs.FileMode) error {
 // (TempName), which never counts as path — a dump being written is never
 // mistaken for a complete one. Use it from one goroutine.
 type File struct {
-	f    *os.File
+	f    *atomicfile.File
 	path string
-	perm fs.FileMode
-	done bool // committed or closed
 }
 
 // CreateFile starts writing path: a temporary file in path's directory,
@@ -48,27 +47,27 @@ func CreateFile(path string, perm fs.FileMode) (*File, error) {
 	if path == "" || perm&^fs.ModePerm != 0 {
 		return nil, fmt.Errorf("%w: CreateFile(%q, %v): want a path and permission bits", ErrInvalid, path, perm)
 	}
-	dir, name := filepath.Split(path)
-	if name == "" {
+	if _, name := filepath.Split(path); name == "" {
 		return nil, fmt.Errorf("%w: CreateFile(%q): a directory", ErrInvalid, path)
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*.tmp")
+	f, err := atomicfile.Create(path, perm)
 	if err != nil {
 		return nil, fmt.Errorf("intent: create %s: %w", path, err)
 	}
-	return &File{f: f, path: path, perm: perm}, nil
+	return &File{f: f, path: path}, nil
 }
 
 // TempName returns the temporary file's path, for a program that writes
 // the file itself (pg_dump -f): Commit syncs and renames whatever it holds.
-func (f *File) TempName() string { return f.f.Name() }
+func (f *File) TempName() string { return f.f.TempName() }
 
 // Write writes to the temporary file.
 func (f *File) Write(p []byte) (int, error) {
-	if f.done {
-		return 0, fmt.Errorf("intent: write %s: %w", f.path, fs.ErrClosed)
+	n, err := f.f.Write(p)
+	if errors.Is(err, fs.ErrClosed) {
+		return n, fmt.Errorf("intent: write %s: %w", f.path, err)
 	}
-	return f.f.Write(p)
+	return n, err
 }
 
 // Commit makes the content written path's: it syncs the temporary file,
@@ -78,22 +77,8 @@ func (f *File) Write(p []byte) (int, error) {
 // holds the whole content, not yet durably) and the temporary file is
 // removed. Commit after Commit or Close returns an error.
 func (f *File) Commit() error {
-	if f.done {
-		return fmt.Errorf("intent: commit %s: %w", f.path, fs.ErrClosed)
-	}
-	f.done = true
-	tmp := f.f.Name()
-	err := errors.Join(f.f.Sync(), f.f.Chmod(f.perm))
-	err = errors.Join(err, f.f.Close())
-	if err == nil {
-		err = os.Rename(tmp, f.path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := f.f.Commit(); err != nil {
 		return fmt.Errorf("intent: commit %s: %w", f.path, err)
-	}
-	if err := syncDir(filepath.Dir(f.path)); err != nil {
-		return fmt.Errorf("intent: commit %s: sync its directory: %w", f.path, err)
 	}
 	return nil
 }
@@ -101,13 +86,7 @@ func (f *File) Commit() error {
 // Close abandons a File not committed: the temporary file is closed and
 // removed, and path stays as it was. After Commit it does nothing and
 // returns nil, so it can be deferred.
-func (f *File) Close() error {
-	if f.done {
-		return nil
-	}
-	f.done = true
-	return errors.Join(f.f.Close(), os.Remove(f.f.Name()))
-}
+func (f *File) Close() error { return f.f.Close() }
 
 // RemoveLeftovers removes the temporary files that writes of path
 // interrupted by a crash left in its directory. Call it when no write of
@@ -123,31 +102,11 @@ func RemoveLeftovers(path string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if isLeftover(e.Name(), name) && e.Type().IsRegular() {
+		if atomicfile.IsTemp(e.Name(), name) && e.Type().IsRegular() {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// isLeftover reports whether entry is a temporary file of CreateFile for
-// the file name: .NAME.DIGITS.tmp (os.CreateTemp's random part is
-// digits), so that the temporary file of another name (NAME.b) is not.
-func isLeftover(entry, name string) bool {
-	rest, ok := strings.CutPrefix(entry, "."+name+".")
-	if !ok {
-		return false
-	}
-	digits, ok := strings.CutSuffix(rest, ".tmp")
-	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }

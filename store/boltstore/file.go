@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -99,10 +100,7 @@ func createFile(path string, cfg config) error {
 	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
 	}
-	if dir, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = dir.Sync()
-		_ = dir.Close()
-	}
+	_ = atomicfile.SyncDir(filepath.Dir(path))
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/store/snapshot"
 )
 
@@ -154,5 +155,5 @@ func moveBack(aside, path string) error {
 	if err := os.Link(aside, path); err != nil {
 		return err
 	}
-	return errors.Join(os.Remove(aside), syncDir(filepath.Dir(path)))
+	return errors.Join(os.Remove(aside), atomicfile.SyncDir(filepath.Dir(path)))
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/snapshot"
 	bolt "go.etcd.io/bbolt"
@@ -158,21 +159,8 @@ func install(tmp, path string) error {
 	} else if err != nil {
 		return fmt.Errorf("boltstore: restore %s: %w", path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("boltstore: restore %s: sync the directory: %w", path, err)
 	}
 	return nil
-}
-
-// syncDir syncs directory dir, so that a link or rename in it is on disk.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if errors.Is(err, os.ErrInvalid) {
-		err = nil // a file system that cannot sync a directory
-	}
-	return errors.Join(err, d.Close())
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/store"
 )
 
@@ -90,7 +91,7 @@ func Retain(dir string, keep int) ([]string, error) {
 		removed = append(removed, c.path)
 	}
 	if len(removed) > 0 {
-		errs = append(errs, syncDir(dir))
+		errs = append(errs, atomicfile.SyncDir(dir))
 	}
 	return removed, errors.Join(errs...)
 }

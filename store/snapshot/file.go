@@ -2,11 +2,9 @@ package snapshot
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/store"
 )
 
@@ -14,8 +12,9 @@ import (
 // consider the files of a directory that have it, and no others.
 const Ext = ".snap"
 
-// tempPrefix starts the name of a snapshot file being written: hidden, and
-// without Ext at its end, so that Latest never takes one for a snapshot.
+// tempPrefix starts the name of a snapshot file being written (the
+// temporary files of internal/atomicfile are hidden): with it, and without
+// Ext at its end, Latest never takes one for a snapshot.
 const tempPrefix = "."
 
 // WriteFile saves a snapshot of src (Save) to the file at path, whole or
@@ -23,8 +22,9 @@ const tempPrefix = "."
 // 0600), syncs it, renames it to path (replacing a file there) and syncs
 // the directory. A crash or an error at any point leaves path as it was,
 // and an error removes the temporary file; a crash can leave one, named
-// "." + the file's name + ".tmp-" + random digits, which Latest ignores.
-// It returns the snapshot's Info once the file and its name are on disk.
+// "." + the file's name + "." + random digits + ".tmp", which Latest
+// ignores. It returns the snapshot's Info once the file and its name are
+// on disk.
 func WriteFile(ctx context.Context, path string, src Source) (Info, error) {
 	if path == "" {
 		return Info{}, fmt.Errorf("snapshot: %w: empty path", store.ErrInvalid)
@@ -36,33 +36,17 @@ func WriteFile(ctx context.Context, path string, src Source) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+filepath.Base(path)+".tmp-*")
+	tmp, err := atomicfile.Create(path, 0o600)
 	if err != nil {
 		return Info{}, fmt.Errorf("snapshot: %w", err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
+	defer tmp.Close()
 	info, err := Save(ctx, tmp, captured(c))
 	if err == nil {
-		err = tmp.Sync()
-	}
-	if err == nil {
-		err = tmp.Close()
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = tmp.Commit()
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("snapshot: write %s: %w", path, err)
-	}
-	committed = true
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return Info{}, fmt.Errorf("snapshot: write %s: sync the directory: %w", path, err)
 	}
 	return info, nil
 }
@@ -75,16 +59,3 @@ type captured capture
 func (c captured) capture(context.Context) (capture, error) { return capture(c), nil }
 
 func (c captured) revision(context.Context) (int64, string, error) { return c.rev, c.identity, nil }
-
-// syncDir syncs the directory dir, so that a rename in it is on disk.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if errors.Is(err, os.ErrInvalid) {
-		err = nil // a file system that cannot sync a directory
-	}
-	return errors.Join(err, d.Close())
-}

@@ -64,7 +64,7 @@ func TestWriteFileLeavesThePathWholeOrAsItWas(t *testing.T) {
 	require.Equal(t, []string{"a.snap"}, names(t, dir))
 
 	// What a crash in the middle of a WriteFile, or of a copy, leaves.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".z.snap.tmp-123"), before[:len(before)/2], 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".z.snap.123.tmp"), before[:len(before)/2], 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "z.snap"), before[:len(before)-10], 0o600))
 	found, err := snapshot.Latest(dir)
 	require.NoError(t, err)
