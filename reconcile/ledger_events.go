@@ -252,6 +252,9 @@ func (l *ledger[T]) recordLast(r *record, e ending, converged bool, now time.Tim
 // flight and the revisions covered ahead (they sort out echoes still to
 // come): a sharded controller's key this replica does not own.
 func (l *ledger[T]) dropped(key string) {
+	// A deletion mark may outlive the key's record (a change no predicate
+	// let through leaves none): forget it either way.
+	l.deletionSeen(key, false, 0)
 	r := l.lookup(key)
 	if r == nil {
 		return
@@ -262,5 +265,4 @@ func (l *ledger[T]) dropped(key string) {
 	l.forgetLast(r)
 	r.flags = 0
 	l.release(r)
-	l.deletionSeen(key, false, 0)
 }
