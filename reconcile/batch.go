@@ -89,6 +89,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 	ctx, cancel := context.WithCancel(r.reconCtx)
 	defer cancel()
 	reqs := make([]Request[T], 0, len(batch))
+	begs := make([]begun, 0, len(batch))
 	whys := make([]trigger, 0, len(batch))
 	for _, h := range batch {
 		var claim Claim
@@ -99,7 +100,11 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 				continue
 			}
 		}
-		req := c.request(h.Key)
+		req, b := c.request(h.Key)
+		if b.await {
+			c.settle(ctx, q, req, b, trigger(h.Tags), Result{}, errAwaitingStore, time.Now(), 0)
+			continue
+		}
 		req.Store = w
 		if claim.Owned != nil {
 			req.Store = guardedWriter[T]{writer: w, guards: claim.Guards}
@@ -107,6 +112,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 			defer stop()
 		}
 		reqs = append(reqs, req)
+		begs = append(begs, b)
 		whys = append(whys, trigger(h.Tags))
 	}
 	if len(reqs) == 0 {
@@ -137,7 +143,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 				retries: req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
 			}}
 		}
-		c.settle(keyCtx, q, req, whys[i], res.Result, res.Err, start, elapsed)
+		c.settle(keyCtx, q, req, begs[i], whys[i], res.Result, res.Err, start, elapsed)
 	}
 }
 

@@ -34,6 +34,11 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // retries back off further while it does not. When the store returns, the
 // cache catches up (resuming its watch, or re-listing if the history it
 // needs was compacted) and wakes exactly the keys that changed meanwhile.
+// Before it resumes a watch it checks the store's identity
+// (store.Identifier): a store of another identity is re-listed and every
+// key of it reported as changed, since its revisions say nothing of the
+// old store's. With Options.Checkpoint, a controller started while its
+// store cannot be listed reconciles toward its checkpoint (recall.go).
 //
 // The controller's view is the valid store keys under Options.Prefix. A
 // key outside it, handed in by a Source, a FromStore mapper or Enqueue, is
@@ -51,9 +56,10 @@ var ErrAlreadyRunning = errors.New("reconcile: controller already running")
 // The loop's phases live in files named for them: intake.go (changes
 // become keys), run.go (Run, sources, resync, carry-over between runs),
 // workers.go (hand-outs, reconciles and what follows each), circuit.go
-// (holding the hand-outs while a dependency is down), the ledger
-// (ledger*.go: every per-key fact), and introspection (health.go,
-// inspect.go).
+// (holding the hand-outs while a dependency is down), recall.go (the
+// start from a checkpoint), checkpointing.go (keeping it current),
+// replaced.go (a store of another identity), the ledger (ledger*.go: every
+// per-key fact), and introspection (health.go, inspect.go).
 type Controller[T any] struct {
 	store store.Store[T]
 	opts  Options[T]
@@ -68,6 +74,8 @@ type Controller[T any] struct {
 	// circ holds the hand-outs while one is down (nil without any).
 	deps *dependency.Set
 	circ *circuit
+	// keep writes Options.Checkpoint and reports it (nil without one).
+	keep *keeper[T]
 
 	// queue is the current run's workqueue; each Run after the first gets a
 	// fresh one, since a run ends by shutting its queue down.
@@ -130,7 +138,12 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 	c.queue.Store(c.newQueue())
 	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
 	c.cache.onListing = c.listing
+	c.cache.onReplaced = c.storeReplaced
 	c.cache.keepTombstones()
+	if c.keep = newKeeper(opts.Checkpoint); c.keep != nil {
+		c.cache.journal = newJournal[T]()
+		c.cache.recall = recall{fn: c.recallCheckpoint, after: opts.Checkpoint.StartAfter, back: c.storeBack}
+	}
 	for name, fn := range opts.Indexes {
 		c.cache.indexes[name] = newIndex(fn)
 	}

@@ -4,8 +4,10 @@
 // that runs several loops (leader election, probes, HTTP) is
 // reconcile/manager, the ready-made Resource type with its spec and status
 // helpers is reconcile/resource, the health of the external systems a
-// reconciler acts on (Options.Dependencies) is reconcile/dependency, and
-// reconcile/reconciletest drives a reconciler to convergence in tests.
+// reconciler acts on (Options.Dependencies) is reconcile/dependency, the
+// checkpoint of a controller's desired state (Options.Checkpoint) is
+// reconcile/checkpoint, and reconcile/reconciletest drives a reconciler to
+// convergence in tests.
 //
 // # Guarantees
 //
@@ -30,6 +32,24 @@
 //     FromStore mapper, Enqueue): never queued, never reconciled, logged
 //     once and counted (Health.Refused, Metrics.KeyRefused). A Deleted
 //     request is for a key of the view that the store does not hold.
+//   - The cache remembers the identity of the store it listed
+//     (store.Identifier) and checks it before it resumes a watch: a store
+//     of another identity (restored from a snapshot, or replaced) is
+//     re-listed, never resumed from a revision of the old one, every key
+//     of it is reported as changed (its revisions say nothing of the old
+//     store's) and every key it lacks as deleted; a WaitForRevision of a
+//     revision of the old store returns only once that re-list and its
+//     reconciles are done.
+//   - With Options.Checkpoint, the controller keeps its desired state in a
+//     local checkpoint, written in the background, every change of a
+//     revision or none. Started while its store cannot be listed within
+//     Checkpoint.StartAfter, it reconciles toward a usable checkpoint and
+//     says so in Health.Checkpoint; meanwhile a key the checkpoint lacks
+//     is never reconciled as deleted (AwaitingStore) until the store serves.
+//     When it does, the cache resumes after the checkpoint's revision (or
+//     re-lists) and wakes exactly the keys changed meanwhile. A damaged,
+//     too old or foreign checkpoint is refused, logged and counted, never
+//     acted on (see reconcile/checkpoint).
 //   - Ready fails with ErrDegraded while the primary store is reported
 //     degraded and succeeds again once it serves; Healthy does not fail
 //     for it, since a restart would lose the cache the loop heals from.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/dependency"
 )
 
@@ -62,6 +63,11 @@ type Health struct {
 	// fails and no key is handed to the reconciler; Healthy does not fail
 	// for it, since a restart would not bring the dependency back.
 	Dependencies []dependency.State
+	// Checkpoint is the state of Options.Checkpoint (the zero Status
+	// without one): whether the controller runs from it (Active: it could
+	// not list its store in time and has not caught up with it since), of
+	// which revision and how old, why it was refused, and its writes.
+	Checkpoint checkpoint.Status
 	// Ownerless lists the buckets of keys no replica reconciles now, with
 	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
 	// is empty in a healthy deployment except while a crashed replica's
@@ -111,6 +117,7 @@ func (c *Controller[T]) Health() Health {
 	slices.SortFunc(h.Stuck, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
 	h.Revision = c.cache.currentRevision()
 	h.Workers = c.workers()
+	h.Checkpoint = c.keep.report(c.cache.fromCheckpoint(), now)
 	return h
 }
 
@@ -125,7 +132,9 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 
 // Ready returns nil while the controller follows its store and its
 // dependencies are up: ErrNotSynced until the initial list is in the
-// cache, then an error matching ErrDegraded, and naming why, while Health
+// cache (an error matching ErrDegraded, naming the checkpoint's revision
+// and age, while the controller runs from its checkpoint instead), then an
+// error matching ErrDegraded, and naming why, while Health
 // reports the primary store degraded (within two Options.HeartbeatInterval
 // of the store becoming unreachable), then an error matching
 // dependency.ErrDown, naming each dependency down, since when and its
@@ -135,6 +144,15 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 // keys while a dependency is down. Another source's store being degraded
 // does not make it unready. It takes two locks.
 func (c *Controller[T]) Ready() error {
+	if c.cache.fromCheckpoint() {
+		st := c.keep.report(true, time.Now())
+		why := "catching up with the store"
+		if err := c.cache.health(); err != nil {
+			why = err.Error()
+		}
+		return fmt.Errorf("%w: running from the checkpoint of revision %d (%v old): %s",
+			ErrDegraded, st.Revision, st.Age.Round(time.Millisecond), why)
+	}
 	if !c.cache.isSynced() {
 		return ErrNotSynced
 	}
@@ -161,6 +179,8 @@ func (c *Controller[T]) Healthy() error {
 }
 
 // WaitForSync blocks until the initial list is in the cache or ctx ends.
+// A controller that runs from its checkpoint is not synced until its cache
+// has caught up with its store.
 func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-c.cache.synced:
@@ -180,17 +200,36 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // only once a later change in view arrives). Each wake-up rescans the
 // pending keys, so it is meant for tests and tools, not hot paths. Changes
 // dropped by a predicate are not waited for.
+//
+// Across a restore: it first reads the store's identity (store.Identifier,
+// one call). If the store now has another identity than the one the cache
+// reflects (restored from a snapshot, or replaced), rev is taken for a
+// revision of the old store, whatever its value: WaitForRevision returns
+// only once the cache has re-listed the new store and every key that list
+// changed (all of them: see Controller) has had a successful or terminal
+// reconcile. The same holds when the cache moves to a store of another
+// identity while WaitForRevision waits. Called after that re-list, rev is
+// a revision of the new store (a restored store's revisions continue above
+// the old one's: store's doc, # Snapshots and restores).
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
+	epoch := c.cache.epochNow()
+	replaced := c.cache.replacedBy(ctx)
 	for {
-		cacheRev, advanced := c.cache.revisionChanged() // before c.mu: see complete
+		p, advanced := c.cache.progressNow() // before c.mu: see complete
+		target := rev
+		if p.epoch != epoch {
+			// The cache moved to another store since the call: its first
+			// list reflects every revision of the old one.
+			target, replaced = p.epochRev, false
+		}
 		c.mu.Lock()
 		progress := c.led.progressed()
-		done := cacheRev >= rev && !c.led.pendingUpTo(rev)
+		done := !replaced && p.published >= target && !c.led.pendingUpTo(target)
 		c.mu.Unlock()
 		if done {
 			return nil
 		}
-		if cacheRev < rev {
+		if p.published < target {
 			// rev may have been written outside the cache's view (another
 			// prefix, another program): only the watch can prove it has
 			// nothing more to deliver up to rev.

@@ -70,9 +70,23 @@ type informer[T any] struct {
 	changes []change[T] // reused buffer of the changes of one batch
 	listed  bool
 	synced  chan struct{} // closed after the first successful list is reported
-	filled  chan struct{} // closed once the first list is in the cache, before it is reported
+	filled  chan struct{} // closed once the first list (or a checkpoint) is in the cache, before it is reported
 	fresh   chan struct{} // closed after the list that follows relist
 	down    error         // why the cache is not following the store, or nil
+
+	// ident is what the cache knows of its store's identity, and recheck
+	// (capacity 1) asks the running watch to check it
+	// (informer_identity.go). onReplaced, if set, is called with the
+	// function that installs the list of a store of another identity, and
+	// must call it (the controller rebases its ledger under its own lock).
+	ident      storeIdentity
+	recheck    chan struct{}
+	onReplaced func(install func())
+	// journal, if not nil, keeps what a checkpoint writer needs
+	// (informer_journal.go); recall starts a cache never filled from a
+	// checkpoint (informer_recall.go).
+	journal *journal[T]
+	recall  recall
 }
 
 // change is one change of the cache. Old holds the previous object if
@@ -122,6 +136,7 @@ func newInformer[T any](s store.Store[T], prefix string, log *slog.Logger, heart
 		maxBackoff:   10 * time.Second,
 		heartbeat:    heartbeat,
 		wantProgress: make(chan struct{}, 1),
+		recheck:      make(chan struct{}, 1),
 		objects:      make(map[string]store.Object[T]),
 		indexes:      make(map[string]*index[T]),
 		revKeys:      make(map[string]struct{}),
@@ -144,10 +159,41 @@ func (in *informer[T]) relist() <-chan struct{} {
 	return in.fresh
 }
 
-// replace installs a list: keys new or at another revision are reported as
-// changed, keys absent from the list as removed, the rest not at all.
-func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
+// replace installs a list of the store, whose identity is id (has false:
+// none known), and reports it: keys new or at another revision are
+// reported as changed, keys absent from the list as removed, the rest not
+// at all. The list of a store of another identity than the cache's begins
+// a new epoch (see storeIdentity): every key is reported, since the new
+// store's revisions say nothing of the old one's, and the cache's
+// revisions start again from the list's. A cache started from a
+// checkpoint has then caught up with its store.
+func (in *informer[T]) replace(objs []store.Object[T], rev int64, id string, has bool) {
+	replaced := in.other(id, has)
+	var changes []change[T]
+	var complete int64
+	install := func() { changes, complete = in.install(objs, rev, id, has, replaced) }
+	if replaced && in.onReplaced != nil {
+		in.onReplaced(install)
+	} else {
+		install()
+	}
+	in.report(changes, complete, replaced)
 	in.mu.Lock()
+	// A list the store answered proves it reachable: clear down before
+	// the cache counts as synced, so that no reader sees a synced cache
+	// still "not listed yet" (Ready failing with ErrDegraded).
+	in.down = nil
+	in.mu.Unlock()
+	in.caughtUp()
+	in.markSynced()
+	in.freshListed()
+}
+
+// install puts a list in the cache (every key as changed if replaced) and
+// returns the changes to report and the revision they complete.
+func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has, replaced bool) ([]change[T], int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	initial := !in.isSynced()
 	changes := in.changes[:0]
 	cached := len(in.objects)
@@ -160,7 +206,7 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 	for i := range objs {
 		obj := &objs[i]
 		old, ok := in.objects[obj.Key]
-		if ok && old.Revision == obj.Revision {
+		if ok && old.Revision == obj.Revision && !replaced {
 			continue
 		}
 		in.put(*obj, old, ok)
@@ -181,31 +227,25 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 		}
 	}
 	in.shrinkLocked()
-	// A list reflects its revision whole.
-	in.revision = max(in.revision, rev)
+	// A list reflects its revision whole; another store's starts afresh.
+	if replaced {
+		in.revision = rev
+	} else {
+		in.revision = max(in.revision, rev)
+	}
 	in.complete = in.revision
 	in.resetRevKeys()
 	in.listed = true
-	complete := in.complete
-	if initial {
+	if has {
+		in.ident.id = id
+	}
+	if in.journal != nil {
+		in.journal.listed(time.Now())
+	}
+	if !in.isFilled() {
 		close(in.filled)
 	}
-	in.mu.Unlock()
-
-	in.report(changes, complete)
-	in.mu.Lock()
-	// A list the store answered proves it reachable: clear down before
-	// the cache counts as synced, so that no reader sees a synced cache
-	// still "not listed yet" (Ready failing with ErrDegraded).
-	in.down = nil
-	if initial {
-		close(in.synced)
-	}
-	if in.fresh != nil {
-		close(in.fresh)
-		in.fresh = nil
-	}
-	in.mu.Unlock()
+	return changes, in.complete
 }
 
 // apply installs a batch of watch events (and progress reports). With
@@ -215,10 +255,15 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64) {
 func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial bool) {
 	in.mu.Lock()
 	changes := in.changes[:0]
+	caughtUp := false // a progress report proved a cache started from a checkpoint current
+	if in.journal != nil {
+		in.journal.served = time.Now()
+	}
 	for i := range events {
 		ev := &events[i]
 		rev := ev.Object.Revision
 		if ev.Type == store.Progress {
+			caughtUp = caughtUp || in.recall.active
 			if rev >= in.revision {
 				in.revision = rev
 				in.resetRevKeys()
@@ -244,6 +289,9 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 		}
 		in.revKeys[ev.Object.Key] = struct{}{}
 		old, had := in.objects[ev.Object.Key]
+		if in.journal != nil {
+			in.journal.noteBefore(ev.Object.Key, old, had)
+		}
 		if ev.Type == store.Deleted {
 			if !had {
 				continue
@@ -266,13 +314,18 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 	in.shrinkLocked()
 	complete := in.complete
 	in.mu.Unlock()
-	in.report(changes, complete)
+	in.report(changes, complete, false)
+	if caughtUp {
+		in.caughtUp()
+	}
 	return partial
 }
 
-// report passes changes to onChange, then publishes rev. Only the
-// informer's goroutine calls it, so changes reach onChange in store order.
-func (in *informer[T]) report(changes []change[T], rev int64) {
+// report passes changes to onChange, then publishes rev: the first
+// revision of a new epoch (a store of another identity) if epoch is set,
+// even below the revision published before. Only the informer's goroutine
+// calls it, so changes reach onChange in store order.
+func (in *informer[T]) report(changes []change[T], rev int64, epoch bool) {
 	if in.onListing != nil && len(changes) > reportChunk {
 		in.onListing(len(changes))
 	}
@@ -289,7 +342,11 @@ func (in *informer[T]) report(changes []change[T], rev int64) {
 	}
 	in.mu.Lock()
 	in.changes = changes[:0]
-	if rev > in.published {
+	if epoch {
+		in.ident.epoch++
+		in.ident.epochRev = rev
+	}
+	if rev > in.published || epoch {
 		in.published = rev
 		if in.advanced != nil {
 			close(in.advanced)
@@ -313,6 +370,9 @@ func (in *informer[T]) backoff(n int) time.Duration {
 // grown by a large transaction is dropped rather than kept (clearing a map
 // costs its capacity, not its length).
 func (in *informer[T]) resetRevKeys() {
+	if in.journal != nil {
+		in.journal.revisionComplete()
+	}
 	if len(in.revKeys) > 64 {
 		in.revKeys = make(map[string]struct{})
 		return

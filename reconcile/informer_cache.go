@@ -11,14 +11,28 @@ import (
 // published revision, each under the informer's lock.
 
 // revisionChanged returns the published revision and a channel closed
-// when it grows.
+// when it grows (or a new epoch begins).
 func (in *informer[T]) revisionChanged() (int64, <-chan struct{}) {
+	p, advanced := in.progressNow()
+	return p.published, advanced
+}
+
+// published is how far the cache has reported its store: the revision, in
+// the epoch (see storeIdentity) that began at epochRev.
+type published struct {
+	published, epochRev int64
+	epoch               uint64
+}
+
+// progressNow returns how far the cache has reported its store, and a
+// channel closed when that changes.
+func (in *informer[T]) progressNow() (published, <-chan struct{}) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.advanced == nil {
 		in.advanced = make(chan struct{})
 	}
-	return in.published, in.advanced
+	return published{published: in.published, epochRev: in.ident.epochRev, epoch: in.ident.epoch}, in.advanced
 }
 
 // waitRevision blocks until the cache reflects the store at rev or later,
@@ -53,6 +67,9 @@ func (in *informer[T]) put(obj, old store.Object[T], had bool) {
 	if in.tombstones != nil {
 		delete(in.tombstones, obj.Key)
 	}
+	if in.journal != nil {
+		in.journal.touch(obj.Key)
+	}
 }
 
 // remove drops a cached object; last is its last value at the revision of
@@ -66,6 +83,9 @@ func (in *informer[T]) remove(last store.Object[T]) {
 	delete(in.objects, last.Key)
 	if in.tombstones != nil {
 		in.tombstones[last.Key] = last
+	}
+	if in.journal != nil {
+		in.journal.touch(last.Key)
 	}
 }
 
@@ -143,6 +163,35 @@ func (in *informer[T]) isSynced() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// markSynced closes synced, once: the store's state is in the cache.
+func (in *informer[T]) markSynced() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.isSynced() {
+		close(in.synced)
+	}
+}
+
+// isFilled reports whether a list or a checkpoint is in the cache.
+func (in *informer[T]) isFilled() bool {
+	select {
+	case <-in.filled:
+		return true
+	default:
+		return false
+	}
+}
+
+// freshListed closes the channel relist returned, if any.
+func (in *informer[T]) freshListed() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.fresh != nil {
+		close(in.fresh)
+		in.fresh = nil
 	}
 }
 

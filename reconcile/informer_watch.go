@@ -16,8 +16,11 @@ var errSilent = errors.New("watch silent")
 
 // run follows the store until ctx ends. The backoff between attempts grows
 // for as long as no attempt proves the store reachable, so that a store
-// that accepts a watch but never serves it does not reset it.
+// that accepts a watch but never serves it does not reset it. A cache
+// never filled whose store cannot be listed in time may start from a
+// checkpoint (informer_recall.go).
 func (in *informer[T]) run(ctx context.Context) {
+	in.armRecall()
 	failures := 0
 	for ctx.Err() == nil {
 		proven, err := in.follow(ctx)
@@ -28,20 +31,24 @@ func (in *informer[T]) run(ctx context.Context) {
 			failures = 0
 		}
 		in.setDown(err)
-		if errors.Is(err, store.ErrCompacted) {
-			// The resume point is gone: re-list at once.
+		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errUnproven) {
+			// The resume point is gone, or means nothing to this store, or
+			// cannot be proven caught up: re-list at once.
 			in.mu.Lock()
 			in.listed = false
 			in.mu.Unlock()
-			in.log.Info("watch history compacted; re-listing", "error", err)
+			in.log.Info("re-listing", "error", err)
 			continue
 		}
 		if errors.Is(err, store.ErrLagging) && proven {
 			// Fell behind but nothing is lost: resume at once.
 			continue
 		}
+		if in.tryRecall() {
+			continue // from the checkpoint; the next attempt resumes after it
+		}
 		failures++
-		d := in.backoff(failures)
+		d := in.untilRecall(in.backoff(failures))
 		in.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
 		if ctxtime.Sleep(ctx, d) != nil {
 			return
@@ -49,31 +56,29 @@ func (in *informer[T]) run(ctx context.Context) {
 	}
 }
 
+// errUnproven ends a watch resumed after a checkpoint's revision that
+// cannot report progress: nothing would prove the cache caught up with
+// the store, so it re-lists instead.
+var errUnproven = errors.New("the watch cannot prove the cache caught up with the store")
+
 // follow lists if needed, then watches until the watch ends, returning
 // whether the store proved reachable (an event, a progress report or a
 // probe answered) and why the watch ended. The cache counts as following
 // the store only from that proof on: a Watch call that returns is no proof
 // (a backend may return before its watch exists).
 func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
-	in.mu.RLock()
-	listed, after := in.listed, in.complete
-	in.mu.RUnlock()
 	prove := func() {
 		if !proven {
 			proven = true
 			in.setDown(nil)
 		}
 	}
-	if !listed {
-		objs, listRev, err := in.store.List(ctx, in.prefix)
-		if err != nil {
-			return false, fmt.Errorf("list: %w", err)
-		}
-		in.replace(objs, listRev)
+	after, listed, err := in.resumePoint(ctx)
+	if err != nil {
+		return false, err
+	}
+	if listed {
 		prove()
-		in.mu.RLock()
-		after = in.complete
-		in.mu.RUnlock()
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -83,6 +88,9 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 	}
 	defer w.Stop()
 	hb := newHeartbeat(in, w)
+	if hb.requester == nil && in.fromCheckpoint() {
+		return proven, errUnproven
+	}
 	if err := hb.ask(wctx); err != nil {
 		return proven, err
 	}
@@ -116,6 +124,10 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			if err := hb.ask(wctx); err != nil {
 				return proven, err
 			}
+		case <-in.recheck:
+			if err := in.sameStore(wctx); err != nil {
+				return proven, err
+			}
 		case <-tick.C:
 			if err := hb.beat(wctx); err != nil {
 				return proven, err
@@ -125,6 +137,50 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			}
 		}
 	}
+}
+
+// resumePoint returns the revision to watch after: the cache's, once the
+// store is known to be the one the cache reflects, or a new list's (listed
+// set).
+func (in *informer[T]) resumePoint(ctx context.Context) (after int64, listed bool, _ error) {
+	in.mu.RLock()
+	resume, after := in.listed, in.complete
+	in.mu.RUnlock()
+	if resume {
+		// A reconnect: resume only a watch of the store the cache reflects.
+		return after, false, in.sameStore(ctx)
+	}
+	if err := in.list(ctx); err != nil {
+		return 0, false, err
+	}
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	return in.complete, true, nil
+}
+
+// list reads the store's identity, then lists it, and installs the list.
+// While a list missed in time starts the cache from a checkpoint, the
+// attempt is cut at that deadline.
+func (in *informer[T]) list(ctx context.Context) error {
+	if at, ok := in.recallDeadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, at)
+		defer cancel()
+	}
+	// The identity first: a store replaced between the two reads is
+	// listed as the old one and found another at the next reconnect,
+	// which re-lists it; the other order could take the new store's list
+	// for the old one's.
+	id, has, err := in.readIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	objs, listRev, err := in.store.List(ctx, in.prefix)
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	in.replace(objs, listRev, id, has)
+	return nil
 }
 
 // drain appends the events already waiting on ch, up to maxBatch.
@@ -199,6 +255,7 @@ func (h *heartbeat[T]) beat(ctx context.Context) error {
 			return fmt.Errorf("probe: %w", err)
 		}
 		h.probed = true
+		h.in.served()
 		return nil
 	}
 	heard := h.heardAny

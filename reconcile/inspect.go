@@ -23,9 +23,9 @@ const (
 	// ByState: processing, then waiting, then delayed, then not queued.
 	ByState
 	// ByOutcome: by how much the latest reconcile's outcome needs a
-	// person: panic, error, terminal, dependency_down, conflict, then
-	// requeue and requeue_after, then success, then keys never
-	// reconciled.
+	// person: panic, error, terminal, dependency_down and awaiting_store,
+	// conflict, then requeue and requeue_after, then success, then keys
+	// never reconciled.
 	ByOutcome
 	// ByRetries: most retries first.
 	ByRetries

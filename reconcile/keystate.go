@@ -36,7 +36,8 @@ type KeyState struct {
 	// LastTriggers for its latest one: "created", "updated", "deleted"
 	// (the primary store), "listed", "enqueued", "resync", "retry",
 	// "requeue", "held-change", "dependency-up" (retried as its
-	// dependencies came back up), "source NAME". Wake-ups that coalesce
+	// dependencies came back up), "store-back" (it waited for the store,
+	// AwaitingStore, which serves again), "source NAME". Wake-ups that coalesce
 	// into one reconcile are listed once.
 	Triggers, LastTriggers []string
 	// PendingSince is when the controller observed the oldest change of

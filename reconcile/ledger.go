@@ -35,6 +35,9 @@ import (
 //     failingSince is not zero.
 //   - progress, when not nil, is closed the moment a pending change is
 //     covered or dropped.
+//   - Every revision held (pending changes, observed, coveredAhead, own
+//     writes) is of the store the cache follows since the latest
+//     storeReplaced; a reconcile that began before it covers nothing.
 type ledger[T any] struct {
 	// epoch is when the controller was made: pending changes keep their
 	// times as monoTime after it.
@@ -78,6 +81,10 @@ type ledger[T any] struct {
 	// the Inspect walks.
 	lastCount int
 	walks     uint32
+	// stores counts the stores of another identity the cache moved to
+	// (storeReplaced): the revisions the ledger holds are of the latest,
+	// and a reconcile begun before it covers nothing.
+	stores uint32
 }
 
 // record is what the ledger keeps of one key: its last reconcile (while

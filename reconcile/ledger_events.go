@@ -134,8 +134,9 @@ func (l *ledger[T]) conflictResolved(key string) {
 // ending is how one reconcile ended, as reconcileEnded records it.
 type ending struct {
 	key      string
-	revision int64 // of the object the reconcile was given
-	deleted  bool  // the request was a deletion
+	revision int64  // of the object the reconcile was given
+	stores   uint32 // ledger.stores when it began
+	deleted  bool   // the request was a deletion
 	outcome  Outcome
 	why      trigger
 	err      error
@@ -160,7 +161,8 @@ type ended struct {
 // given (changes that arrived meanwhile stay pending) and, for a deletion,
 // ends the key's record; every other outcome is kept for introspection.
 func (l *ledger[T]) reconcileEnded(e ending) ended {
-	covered := e.outcome.Settled()
+	// A reconcile of an object of a store since replaced covers nothing.
+	covered := e.outcome.Settled() && e.stores == l.stores
 	converged := covered && e.outcome != TerminalFailure
 	now := e.start.Add(e.elapsed) // when the reconcile returned, without another clock read
 	// The cache may hold the object this reconcile saw before observe has
@@ -265,4 +267,37 @@ func (l *ledger[T]) dropped(key string) {
 	l.forgetLast(r)
 	r.flags = 0
 	l.release(r)
+}
+
+// storeReplaced rebases the ledger on a store of another identity, whose
+// list the cache is about to install: the new store's revisions say
+// nothing of the old one's (they may be lower). Pending changes keep their
+// keys and the times they were seen, but from revision 0, so that a
+// settled reconcile of the new store's object covers them; observed, the
+// revisions covered ahead and the objects and echoes of own writes are
+// forgotten; a reconcile in flight covers nothing when it ends, and the
+// results of own writes in flight are not the new store's (ownWrite.stale).
+// The waiters of WaitForRevision are woken.
+func (l *ledger[T]) storeReplaced() {
+	l.stores++
+	for i := range l.pend {
+		p := &l.pend[i]
+		*p = pendingChange{slot: p.slot, inflight: p.inflight, touched: p.touched, since: p.since}
+	}
+	l.observed = 0
+	l.observedKeys = make(map[string]struct{})
+	l.coveredAhead = make(map[string]int64)
+	l.coveredAheadPeak = 0
+	var idle []string
+	for key, ow := range l.own {
+		if ow.inflight == 0 {
+			idle = append(idle, key)
+			continue
+		}
+		ow.obj, ow.deleted, ow.held, ow.echoes, ow.stale = store.Object[T]{}, false, nil, ow.echoBuf[:0], true
+	}
+	for _, key := range idle {
+		l.dropOwn(key, l.own[key])
+	}
+	l.signal()
 }

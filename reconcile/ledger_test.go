@@ -67,6 +67,7 @@ type ledgerModel struct {
 	observed     int64
 	observedKeys map[string]bool
 	deleting     map[string]monoTime
+	stores       uint32
 }
 
 func newLedgerModel() *ledgerModel {
@@ -136,8 +137,18 @@ func (m *ledgerModel) begun(key string, rev int64) {
 	}
 }
 
+// replaced rebases the model on a store of another identity.
+func (m *ledgerModel) replaced() {
+	m.stores++
+	for key, p := range m.pending {
+		m.pending[key] = &pendingChange{inflight: p.inflight, touched: p.touched, since: p.since}
+	}
+	m.observed, m.observedKeys = 0, map[string]bool{}
+	m.coveredAhead = map[string]int64{}
+}
+
 func (m *ledgerModel) ended(e ending, epoch time.Time) ended {
-	covered := e.outcome.Settled()
+	covered := e.outcome.Settled() && e.stores == m.stores
 	converged := covered && e.outcome != TerminalFailure
 	now := e.start.Add(e.elapsed)
 	ahead := covered && e.revision > 0 && !m.seen(e.key, e.revision)
@@ -276,14 +287,16 @@ func FuzzLedger(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
 	f.Add([]byte{0, 0, 0, 2, 2, 2, 3, 3, 3, 1, 1, 9, 9, 9})
 	f.Add([]byte{7, 0, 3, 14, 3, 255, 2, 3, 7, 7, 1, 6})
+	f.Add([]byte{0, 2, 2, 2, 7, 1, 3, 2, 0, 2, 2, 2, 3, 2, 7, 1, 0, 3})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		epoch := time.Unix(1_000_000, 0)
 		l := newLedger[string](epoch)
 		m := newLedgerModel()
 		rev := int64(0)
 		clock := epoch
-		given := map[string]int64{} // revision each key's reconcile was given
-		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown}
+		given := map[string]int64{}        // revision each key's reconcile was given
+		givenStores := map[string]uint32{} // and the ledger's store generation then
+		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown, AwaitingStore}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], int(ops[i+1])
 			key := fmt.Sprintf("k%d", arg%6)
@@ -318,9 +331,9 @@ func FuzzLedger(f *testing.F) {
 				obj, _ := l.reconcileBegun(key, cached, true)
 				require.Equal(t, cached, obj)
 				m.begun(key, obj.Revision)
-				given[key] = obj.Revision
+				given[key], givenStores[key] = obj.Revision, l.stores
 			case 3, 4: // a reconcile ends
-				e := ending{key: key, revision: given[key], deleted: arg&64 != 0, outcome: outcomes[arg%len(outcomes)],
+				e := ending{key: key, revision: given[key], stores: givenStores[key], deleted: arg&64 != 0, outcome: outcomes[arg%len(outcomes)],
 					why: trigger(arg), start: clock, elapsed: time.Duration(arg) * time.Microsecond}
 				if e.outcome.Failed() {
 					e.err = errors.New("failed " + key)
@@ -338,7 +351,12 @@ func FuzzLedger(f *testing.F) {
 					l.dropped(key)
 					m.dropped(key)
 				}
-			case 7: // a burst of keys, mostly dropped again: the records compact
+			case 7: // a store of another identity, or a burst of keys, mostly dropped again: the records compact
+				if arg%16 == 1 {
+					l.storeReplaced()
+					m.replaced()
+					break
+				}
 				if arg%16 != 0 {
 					continue
 				}

@@ -40,6 +40,19 @@ func (l *ledger[T]) unsettled() []string {
 	return keys
 }
 
+// awaiting returns the keys whose latest hand-out waited for the store
+// (AwaitingStore).
+func (l *ledger[T]) awaiting() []string {
+	var keys []string
+	code := codeOf(AwaitingStore)
+	l.recs.each(func(r *record) {
+		if r.has(reconciled) && r.code == code {
+			keys = append(keys, r.key)
+		}
+	})
+	return keys
+}
+
 // stale counts the keys out of date since before limit (a change not
 // converged, or failing) and returns the first max of them in key order.
 func (l *ledger[T]) stale(limit time.Time, max int) (int, []string) {

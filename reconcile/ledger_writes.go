@@ -23,6 +23,10 @@ type ownWrite[T any] struct {
 	// a newer own write has completed). It starts in echoBuf.
 	echoes  []int64
 	echoBuf [2]int64
+	// stale: writes were in flight when the store was replaced
+	// (ledger.storeReplaced); their results are of the old store, and
+	// nothing is recorded until none is in flight.
+	stale bool
 }
 
 // isEcho reports whether rev is one of the echoes still expected, and forgets it
@@ -69,6 +73,7 @@ func (l *ledger[T]) writeBegun(key string) *ownWrite[T] {
 // else's: they are now pending, and the caller queues their key.
 func (l *ledger[T]) writeEnded(key string, ow *ownWrite[T], obj store.Object[T], deleted, ok bool, now monoTime) []heldChange {
 	ow.inflight--
+	ok = ok && !ow.stale
 	if ok && obj.Revision > ow.obj.Revision {
 		ow.obj, ow.deleted = obj, deleted
 	}

@@ -1,13 +1,16 @@
 package reconcile
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 )
@@ -97,6 +100,17 @@ type Options[T any] struct {
 	// retried at once, its backoff forgotten. Every dependency is one of
 	// every key: they hold the whole controller.
 	Dependencies []dependency.Dependency
+	// Checkpoint, if its Store is set, keeps the controller's desired
+	// state (its cache and the revision it reflects) in a local file,
+	// written in the background, so that a controller started while its
+	// store cannot be listed (within Checkpoint.StartAfter) reconciles
+	// toward it: Health.Checkpoint then says so, with its revision and age,
+	// and keys the checkpoint lacks wait for the store (AwaitingStore)
+	// instead of being reconciled as deleted. A checkpoint damaged, older
+	// than Checkpoint.MaxAge, or of another prefix or store is refused:
+	// the controller waits for its store and says why (see
+	// reconcile/checkpoint for what it costs).
+	Checkpoint checkpoint.Options[T]
 	// Shard, if set, splits the keys among replicas: this controller
 	// reconciles only the keys the Sharder says it owns, each reconcile's
 	// writes carry the ownership's guards, and a reconcile is cancelled
@@ -127,6 +141,9 @@ func (o *Options[T]) check() error {
 		if err := store.ValidatePrefix(o.Prefix); err != nil {
 			return fmt.Errorf("%w: Prefix: %w", ErrInvalid, err)
 		}
+	}
+	if err := o.Checkpoint.Check(); err != nil {
+		return fmt.Errorf("%w: Checkpoint: %w", ErrInvalid, err)
 	}
 	if o.Shard != nil && o.Shard.RecordPrefix() != "" && strings.HasPrefix(o.Shard.RecordPrefix(), o.Prefix) {
 		// The cache would hold the sharder's records as objects: their
@@ -177,4 +194,16 @@ func (o *Options[T]) fillDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cp := &o.Checkpoint; nilness.Is(cp.Store) {
+		cp.Store = nil // a typed nil is none
+	} else {
+		cp.StartAfter = cmp.Or(cp.StartAfter, checkpointStartHeartbeats*o.HeartbeatInterval)
+		cp.MaxAge = cmp.Or(cp.MaxAge, checkpoint.DefaultMaxAge)
+		cp.Interval = cmp.Or(cp.Interval, checkpoint.DefaultInterval)
+	}
 }
+
+// checkpointStartHeartbeats is Checkpoint.StartAfter by default, in
+// heartbeats: a store silent that long is detected unreachable (two
+// heartbeats) and has had a retry.
+const checkpointStartHeartbeats = 3

@@ -12,7 +12,7 @@ import (
 type outcomeCode uint8
 
 // outcomes lists every Outcome, the zero code standing for none.
-var outcomes = [...]Outcome{"", Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown}
+var outcomes = [...]Outcome{"", Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown, AwaitingStore}
 
 // codeOf returns o's code (0 for an unknown Outcome).
 func codeOf(o Outcome) outcomeCode {
@@ -34,9 +34,10 @@ var outcomeNeed = func() (n [len(outcomes)]uint8) {
 }()
 
 // need ranks o by how much its key needs a person, most first: a panic, a
-// transient error, a terminal failure, a dependency down (the dependency
-// needs one more than the key), a conflict, a requeue of either kind, a
-// success; 0 for none (never reconciled).
+// transient error, a terminal failure, a dependency down or the store
+// awaited (the dependency, or the store, needs one more than the key), a
+// conflict, a requeue of either kind, a success; 0 for none (never
+// reconciled).
 func (o Outcome) need() uint8 {
 	switch o {
 	case Panicked:
@@ -45,7 +46,7 @@ func (o Outcome) need() uint8 {
 		return 6
 	case TerminalFailure:
 		return 5
-	case DependencyDown:
+	case DependencyDown, AwaitingStore:
 		return 4
 	case Conflict:
 		return 3
@@ -84,7 +85,18 @@ const (
 	// waits in the queue, without backoff, until it is up again (an
 	// unknown name is a Failure).
 	DependencyDown Outcome = "dependency_down"
+	// AwaitingStore: the controller runs from its checkpoint
+	// (Options.Checkpoint, Health.Checkpoint.Active) and neither its cache
+	// nor the checkpoint holds the key. The reconciler is not called: the
+	// key is not reconciled as deleted on the checkpoint's word, since the
+	// store may hold it. It waits, without backoff, until the store serves
+	// again, and is then reconciled as the store has it.
+	AwaitingStore Outcome = "awaiting_store"
 )
+
+// errAwaitingStore is how a key that waits for the store ends its
+// hand-out (AwaitingStore).
+var errAwaitingStore = errors.New("reconcile: the key is in neither the cache nor the checkpoint the controller runs from; it waits for the store to say whether it exists")
 
 // Settled reports whether the reconcile dealt with the object it was given:
 // it succeeded (whatever it asked for next) or failed terminally. A settled
@@ -147,6 +159,8 @@ func classify(res Result, err error) Outcome {
 	switch {
 	case errors.As(err, &pe):
 		return Panicked
+	case errors.Is(err, errAwaitingStore):
+		return AwaitingStore
 	case errors.Is(err, ErrTerminal):
 		return TerminalFailure
 	case errors.Is(err, dependency.ErrDown):

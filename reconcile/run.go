@@ -87,8 +87,8 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	return nil
 }
 
-// startIntake starts the cache, the sources, the resync and the checks of
-// the dependencies, each until intake ends.
+// startIntake starts the cache, the sources, the resync, the checks of
+// the dependencies and the checkpoint's writes, each until intake ends.
 func (c *Controller[T]) startIntake(intake context.Context, sources *sync.WaitGroup) {
 	sources.Go(func() { c.cache.run(intake) })
 	for i, src := range c.opts.Sources {
@@ -96,6 +96,9 @@ func (c *Controller[T]) startIntake(intake context.Context, sources *sync.WaitGr
 	}
 	if c.opts.ResyncPeriod > 0 {
 		sources.Go(func() { c.resync(intake) })
+	}
+	if c.keep != nil {
+		sources.Go(func() { c.keepCheckpoint(intake) })
 	}
 	if c.circ != nil {
 		sources.Go(func() { _ = c.deps.Run(intake) }) // nil: the controller runs once at a time

@@ -22,12 +22,13 @@ const (
 	trigRequeue                       // Result.Requeue or RequeueAfter
 	trigWrite                         // a change held back while the controller's own write was in flight
 	trigRecovered                     // a failed key retried at once as its dependencies came back up
+	trigStoreBack                     // a key that waited for the store (AwaitingStore), queued as it serves again
 
 	firstSourceBit   = 12
 	maxTaggedSources = 32 - firstSourceBit
 )
 
-var triggerNames = [...]string{"created", "updated", "deleted", "listed", "enqueued", "resync", "retry", "requeue", "held-change", "dependency-up"}
+var triggerNames = [...]string{"created", "updated", "deleted", "listed", "enqueued", "resync", "retry", "requeue", "held-change", "dependency-up", "store-back"}
 
 // sourceTrigger is the bit of Options.Sources[i] (none past
 // maxTaggedSources: such a source still wakes keys, untagged).

@@ -101,7 +101,11 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why t
 			return
 		}
 	}
-	req := c.request(key)
+	req, b := c.request(key)
+	if b.await {
+		c.settle(ctx, r.q, req, b, why, Result{}, errAwaitingStore, time.Now(), 0)
+		return
+	}
 	req.Store = r.writer
 	if claim.Owned != nil {
 		req.Store = guardedWriter[T]{writer: r.writer, guards: claim.Guards}
@@ -124,24 +128,36 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why t
 	}
 	start := time.Now()
 	res, err := c.call(ctx, req)
-	c.settle(ctx, r.q, req, why, res, err, start, time.Since(start))
+	c.settle(ctx, r.q, req, b, why, res, err, start, time.Since(start))
+}
+
+// begun is what request knows of a hand-out besides its Request: the
+// ledger's store generation, and whether the key must wait for the store.
+type begun struct {
+	stores uint32
+	await  bool
 }
 
 // request builds the Request for key from the cache (a deleted key's
 // tombstone, read under the same lock as the cache, so a Deleted request
 // for a key the cache held always carries its last value), and marks the
-// key's pending changes up to the object's revision as in flight.
-func (c *Controller[T]) request(key string) Request[T] {
+// key's pending changes up to the object's revision as in flight. A key
+// neither the cache nor its checkpoint holds, while the controller runs
+// from its checkpoint, is no deletion the store reported: it awaits the
+// store (AwaitingStore; recall.go).
+func (c *Controller[T]) request(key string) (Request[T], begun) {
 	req := Request[T]{Key: key, Retries: c.opts.RateLimiter.NumRequeues(key)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Read the cache under c.mu (lock order: c.mu, then the cache's), so
 	// that observe cannot retire an own write between the two reads.
-	obj, present, _ := c.cache.lookup(key)
+	obj, present, tombstone := c.cache.lookup(key)
 	// Never older than the controller's own last write of the key.
 	req.Object, req.Deleted = c.led.reconcileBegun(key, obj, present)
 	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
-	return req
+	b := begun{stores: c.led.stores}
+	b.await = req.Deleted && !tombstone && req.Object.Revision == 0 && c.cache.fromCheckpoint()
+	return req, b
 }
 
 // call runs the reconciler, turning a panic into a *PanicError.
@@ -156,7 +172,7 @@ func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, e
 
 // settle decides what happens to a reconciled key next, from how its
 // reconcile (started at start, elapsed long) ended, and records it.
-func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
+func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], b begun, why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
 	key := req.Key
 	outcome := classify(res, err)
 	if outcome == DependencyDown && !c.circ.blame(err) {
@@ -178,14 +194,17 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 	case Conflict:
 		c.retryConflict(q, req)
 		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
+	case AwaitingStore:
+		q.Forget(key) // it waits for the store, not for a backoff (see finish)
+		c.logFailure(ctx, slog.LevelInfo, "key not in the checkpoint the controller runs from; waiting for the store", err, "key", key)
 	default: // Failure, Panicked, DependencyDown
 		c.retry(ctx, q, key, outcome, res, err)
 	}
 	latency, converged := c.finish(q, ending{
-		key: key, revision: req.Object.Revision, deleted: req.Deleted,
+		key: key, revision: req.Object.Revision, stores: b.stores, deleted: req.Deleted,
 		outcome: outcome, why: why, err: err, start: start, elapsed: elapsed,
 	})
-	if c.opts.Metrics != nil {
+	if c.opts.Metrics != nil && outcome != AwaitingStore { // no reconcile was made
 		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
 		if converged {
 			c.opts.Metrics.Converged(c.opts.Name, latency)
@@ -244,6 +263,11 @@ func (c *Controller[T]) finish(q *queue.Queue[string], e ending) (latency time.D
 	res := c.led.reconcileEnded(e)
 	if res.gone && !q.Queued(e.key) {
 		c.cache.forgetTombstone(e.key, e.revision)
+	}
+	if e.outcome == AwaitingStore && !c.cache.fromCheckpoint() {
+		// The store came back since the hand-out, and storeBack, which
+		// runs under c.mu too, has queued the waiting keys already.
+		q.AddWith(e.key, queue.AddOptions{Tags: trigStoreBack})
 	}
 	return res.latency, res.ok
 }
