@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log"
@@ -17,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/examples/internal/testcerts"
 	"github.com/converge-go/converge/internal/syncbuf"
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
@@ -77,13 +76,7 @@ func serverTLS(t *testing.T, dir string) (testcerts.Certs, *tls.Config) {
 	t.Helper()
 	certs, err := testcerts.Write(dir)
 	require.NoError(t, err)
-	pair, err := tls.LoadX509KeyPair(certs.ServerCert, certs.ServerKey)
-	require.NoError(t, err)
-	caPEM, err := os.ReadFile(certs.CA)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
-	return certs, &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	return certs, &tls.Config{Certificates: []tls.Certificate{certs.Server}, ClientCAs: certs.Roots, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
 }
 
 // daemonArgs are the flags of a daemon on srv.

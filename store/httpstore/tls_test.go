@@ -1,59 +1,18 @@
 package httpstore_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
 	"log"
-	"math/big"
 	"net/http/httptest"
 	"testing"
-	"time"
 
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/stretchr/testify/require"
 )
-
-// clientCA makes a certificate authority and a client certificate it
-// signed.
-func clientCA(t *testing.T) (*x509.CertPool, tls.Certificate) {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "test client"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients: over
 // TLS with client certificates required, a client with a certificate
@@ -67,8 +26,9 @@ func TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients(t *testi
 	srv := httptest.NewUnstartedServer(h)
 	httpstore.ApplyServerDefaults(srv.Config)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
-	cas, cert := clientCA(t)
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: cas, MinVersion: tls.VersionTLS12}
+	certs, err := testcerts.Write(t.TempDir())
+	require.NoError(t, err)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: certs.Roots, MinVersion: tls.VersionTLS12}
 	srv.EnableHTTP2 = true // watches stream over HTTP/2 as over HTTP/1.1
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -76,7 +36,7 @@ func TestTLSServerRequiringClientCertificatesServesOnlyCertifiedClients(t *testi
 	roots.AddCert(srv.Certificate())
 
 	good := client[*item](t, srv.URL, httpstore.WithToken(rwToken),
-		httpstore.WithTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}}))
+		httpstore.WithTLSConfig(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{certs.Client}}))
 	w, err := good.Watch(t.Context(), "", 0)
 	require.NoError(t, err)
 	defer w.Stop()

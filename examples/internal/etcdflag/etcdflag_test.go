@@ -13,7 +13,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
-	"github.com/converge-go/converge/examples/internal/testcerts"
+	"github.com/converge-go/converge/internal/testcerts"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

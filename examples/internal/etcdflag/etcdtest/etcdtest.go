@@ -1,6 +1,6 @@
 // Package etcdtest serves the examples' tests of etcdflag: an embedded
 // etcd member, and an etcd server process, that serve TLS and require
-// client certificates (made by examples/internal/testcerts).
+// client certificates (made by internal/testcerts of the root module).
 package etcdtest
 
 import (
@@ -10,7 +10,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 
-	"github.com/converge-go/converge/examples/internal/testcerts"
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 

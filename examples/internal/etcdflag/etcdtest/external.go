@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/etcdflag"
-	"github.com/converge-go/converge/examples/internal/testcerts"
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 

@@ -3,7 +3,6 @@ package etcdtest
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -15,7 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/converge-go/converge/examples/internal/testcerts"
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
 
@@ -73,19 +72,9 @@ func StartTLSProcess(ctx context.Context, bin, dir string, c testcerts.Certs, pa
 
 // waitServing reads through a TLS client until it succeeds.
 func (p *Process) waitServing(ctx context.Context, c testcerts.Certs, patience time.Duration) error {
-	pair, err := tls.LoadX509KeyPair(c.ClientCert, c.ClientKey)
-	if err != nil {
-		return err
-	}
-	caPEM, err := os.ReadFile(c.CA)
-	if err != nil {
-		return err
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{p.Endpoint},
-		TLS:         &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12},
+		TLS:         &tls.Config{RootCAs: c.Roots, Certificates: []tls.Certificate{c.Client}, MinVersion: tls.VersionTLS12},
 		DialTimeout: patience, Logger: zap.NewNop(),
 	})
 	if err != nil {

@@ -2,23 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/stretchr/testify/require"
@@ -40,36 +31,29 @@ func TestTLSFlagsVerifyTheServerAndPresentAClientCertificate(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	certs, err := testcerts.Write(t.TempDir())
+	require.NoError(t, err)
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{certs.Server}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-
-	// The test server's certificate serves as the CA and, with its key, as
-	// the client's certificate.
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srv.TLS.Certificates[0].PrivateKey)
-	require.NoError(t, err)
-	key := filepath.Join(dir, "key.pem")
-	require.NoError(t, os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	ca, cert, key := certs.CA, certs.ClientCert, certs.ClientKey
 
 	r := ctl(t, srv.URL, `{"v":1}`, "put", "k")
 	require.Equal(t, exitError, r.code, "an unverified server was trusted")
 	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "put", "k")
 	require.Equal(t, exitRefused, r.code, "no client certificate, yet served: %s", r.stdout) // the server's 403
-	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "-cert", ca, "-key", key, "put", "k")
+	r = ctl(t, srv.URL, `{"v":1}`, "-cacert", ca, "-cert", cert, "-key", key, "put", "k")
 	require.Equal(t, 0, r.code, r.stderr)
 	_, err = m.Get(context.Background(), "k")
 	require.NoError(t, err)
-	r = ctl(t, srv.URL, "", "-cacert", ca, "-cert", ca, "get", "k")
+	r = ctl(t, srv.URL, "", "-cacert", ca, "-cert", cert, "get", "k")
 	require.Equal(t, exitUsage, r.code)
 	require.Contains(t, r.stderr, "-cert and -key go together")
 }
 
 // tlsFiles are the PEM files a client of serveMutualTLS needs: the
-// server's certificate (-cacert) and a certificate the server accepts from
+// server's CA (-cacert) and a certificate the server accepts from
 // clients, with its key (-cert, -key).
 type tlsFiles struct{ ca, cert, key string }
 
@@ -82,46 +66,18 @@ func serveMutualTLS(t *testing.T, maxVersion uint16) (*store.Memory[value], stri
 	t.Cleanup(func() { _ = m.Close() })
 	h, err := httpstore.NewHandler[value](m)
 	require.NoError(t, err)
-	dir := t.TempDir()
-	clientCert, clientKey := clientCertificate(t)
-	files := tlsFiles{ca: filepath.Join(dir, "ca.pem"), cert: filepath.Join(dir, "cert.pem"), key: filepath.Join(dir, "key.pem")}
-	require.NoError(t, os.WriteFile(files.cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: clientCert.Raw}), 0o600))
-	require.NoError(t, os.WriteFile(files.key, clientKey, 0o600))
-
+	certs, err := testcerts.Write(t.TempDir())
+	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
-	clientCAs := x509.NewCertPool()
-	clientCAs.AddCert(clientCert)
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: clientCAs, MinVersion: tls.VersionTLS12, MaxVersion: maxVersion}
+	srv.TLS = &tls.Config{
+		Certificates: []tls.Certificate{certs.Server},
+		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: certs.Roots,
+		MinVersion: tls.VersionTLS12, MaxVersion: maxVersion,
+	}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	require.NoError(t, os.WriteFile(files.ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600))
-	return m, srv.URL, files
-}
-
-// clientCertificate returns a self-signed certificate for client
-// authentication and its key in PEM.
-func clientCertificate(t *testing.T) (*x509.Certificate, []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "convergectl test client"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
-	return cert, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return m, srv.URL, tlsFiles{ca: certs.CA, cert: certs.ClientCert, key: certs.ClientKey}
 }
 
 // TestAMissingClientCertificateIsNamedAsSuchNotAsAReset: a server that
