@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -56,18 +55,10 @@ func TestDaemonWithoutATokenGeneratesAPrivateOneThatClientsReadAndRefusesOthers(
 		t.Fatal(err)
 	}
 	defer func() { d.kill() }()
-	path := filepath.Join(dir, TokenFile)
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if perm := fi.Mode().Perm(); perm != 0o600 {
-		t.Errorf("token file mode %04o; want 0600", perm)
-	}
-	tok, _, err := readTokenFile(path)
-	if b, err2 := hex.DecodeString(tok); err != nil || err2 != nil || len(b) != 32 {
-		t.Fatalf("token file holds no 32 random bytes in hex: %v %v", err, err2)
-	}
+	// What a generated token and its file are (32 random bytes in hex,
+	// mode 0600) is internal/tokenfile's to test; here, that the daemon
+	// left one in DIR/token that its clients' checks accept.
+	tok := daemonTokenOf(t, dir)
 
 	anon, err := httpstore.New[*Job](d.url)
 	if err != nil {
@@ -128,32 +119,24 @@ func TestInsecureNoTokenServesEveryoneWarnsAndRemovesTheTokenFile(t *testing.T) 
 	}
 }
 
+// TestDaemonAndClientsRefuseATokenFileOthersCanReadOrThatIsNotTheirs:
+// the daemon does not start and the client commands exit 1, naming the
+// file as unsafe. Which files are unsafe is internal/tokenfile's to test;
+// here, one refused for its mode and one for being a symbolic link, so that
+// both the daemon and its clients are seen to check the file and to open
+// it through internal/tokenfile.
 func TestDaemonAndClientsRefuseATokenFileOthersCanReadOrThatIsNotTheirs(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, path string)
 	}{
 		{"readable by others", func(t *testing.T, path string) { chmod(t, path, 0o644) }},
-		{"writable by the group", func(t *testing.T, path string) { chmod(t, path, 0o620) }},
-		{"another user's", func(t *testing.T, path string) {
-			if os.Getuid() != 0 {
-				t.Skip("skipped: giving a file to another user needs root")
-			}
-			if err := os.Lchown(path, 65534, 65534); err != nil {
-				t.Fatal(err)
-			}
-		}},
 		{"a symbolic link", func(t *testing.T, path string) {
 			target := filepath.Join(t.TempDir(), "elsewhere")
 			if err := os.Rename(path, target); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.Symlink(target, path); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"empty", func(t *testing.T, path string) {
-			if err := os.Truncate(path, 0); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -167,14 +150,14 @@ func TestDaemonAndClientsRefuseATokenFileOthersCanReadOrThatIsNotTheirs(t *testi
 			tc.setup(t, path)
 			err := RunDaemon(t.Context(), DaemonConfig{Dir: dir, Addr: "127.0.0.1:0", Workers: 1, Grace: time.Second,
 				BackoffBase: time.Second, BackoffMax: time.Second, Executable: "/nonexistent"})
-			if !errors.Is(err, errTokenFile) {
-				t.Errorf("RunDaemon: %v; want errTokenFile", err)
+			if !errors.Is(err, errTokenFile) || !strings.Contains(err.Error(), path) {
+				t.Errorf("RunDaemon: %v; want errTokenFile, naming %s", err, path)
 			}
 			if err := os.WriteFile(filepath.Join(dir, URLFile), []byte("http://127.0.0.1:1/store\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			out, code := jobsCmd(t, []string{"JOBS_TOKEN="}, "list", "-dir", dir)
-			if code != 1 || !strings.Contains(out, errTokenFile.Error()) {
+			if code != 1 || !strings.Contains(out, errTokenFile.Error()+": "+path) {
 				t.Errorf("jobs list with that token file: exit %d\n%s", code, out)
 			}
 		})

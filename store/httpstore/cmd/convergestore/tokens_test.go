@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -20,17 +19,10 @@ func TestWithoutATokenTheServerGeneratesAPrivateOneThatClientsUseAndRestartsKeep
 	dir := t.TempDir()
 	s := start(t, dir)
 	path := filepath.Join(dir, TokenFile)
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if perm := fi.Mode().Perm(); perm != 0o600 {
-		t.Errorf("token file mode %04o; want 0600", perm)
-	}
+	// What a generated token and its file are (32 random bytes in hex,
+	// mode 0600) is internal/tokenfile's to test; here, that the server
+	// left one in DIR/token that its clients' checks accept.
 	tok := s.token(t)
-	if b, err := hex.DecodeString(tok); err != nil || len(b) != 32 {
-		t.Fatalf("the token file holds no 32 random bytes in hex: %v", err)
-	}
 	if !strings.Contains(s.stdout.String(), "read-write token in "+path) {
 		t.Errorf("the announcement does not say where the token is:\n%s", s.stdout)
 	}
@@ -60,6 +52,13 @@ func TestWithoutATokenTheServerGeneratesAPrivateOneThatClientsUseAndRestartsKeep
 	}
 }
 
+// TestTokenFilesOthersMayReadOrChangeOrThatAreNotTheServersAreRefused:
+// given as DIR/token, -token-file or -read-token-file, an unsafe file
+// stops the server before it serves: exit 1, the file named as unsafe,
+// its content never shown. Which files are unsafe is internal/tokenfile's
+// to test; here, one refused for its mode and one for being a symbolic
+// link, so that each way in is seen to check the file and to open it
+// through internal/tokenfile.
 func TestTokenFilesOthersMayReadOrChangeOrThatAreNotTheServersAreRefused(t *testing.T) {
 	const secret = "secret-0123456789abcdef"
 	for _, tc := range []struct {
@@ -67,15 +66,6 @@ func TestTokenFilesOthersMayReadOrChangeOrThatAreNotTheServersAreRefused(t *test
 		setup func(t *testing.T, path string)
 	}{
 		{"readable by others", func(t *testing.T, path string) { chmod(t, path, 0o644) }},
-		{"writable by the group", func(t *testing.T, path string) { chmod(t, path, 0o620) }},
-		{"another user's", func(t *testing.T, path string) {
-			if os.Getuid() != 0 {
-				t.Skip("skipped: giving a file to another user needs root")
-			}
-			if err := os.Lchown(path, 65534, 65534); err != nil {
-				t.Fatal(err)
-			}
-		}},
 		{"a symbolic link", func(t *testing.T, path string) {
 			target := filepath.Join(t.TempDir(), "elsewhere")
 			if err := os.Rename(path, target); err != nil {
@@ -85,8 +75,6 @@ func TestTokenFilesOthersMayReadOrChangeOrThatAreNotTheServersAreRefused(t *test
 				t.Fatal(err)
 			}
 		}},
-		{"empty", func(t *testing.T, path string) { write(t, path, "") }},
-		{"two tokens", func(t *testing.T, path string) { write(t, path, secret+" "+secret+"\n") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, as := range []struct {
