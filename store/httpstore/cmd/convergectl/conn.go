@@ -7,9 +7,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/converge-go/converge/internal/tokenfile"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -37,18 +39,20 @@ func (f *globalFlags) client() (*httpstore.Client[value], error) {
 }
 
 // bearerToken returns the token to send: -token-file's, else -token, else
-// $CONVERGE_TOKEN, else none. No error repeats it.
+// $CONVERGE_TOKEN, else none. -token-file is read as the daemons read
+// theirs (internal/tokenfile): a file others may read or change, another
+// user's, a symbolic link, or one not holding one token is refused
+// (tokenfile.ErrUnsafe), naming the file. No error repeats the token.
 func (f *globalFlags) bearerToken() (string, error) {
 	if f.tokenFile == "" {
 		return strings.TrimSpace(cmp.Or(f.token, os.Getenv("CONVERGE_TOKEN"))), nil
 	}
-	b, err := os.ReadFile(f.tokenFile)
-	if err != nil {
+	tok, ok, err := tokenfile.Read(f.tokenFile)
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("-token-file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("%w: -token-file %s holds no token", errInvalid, f.tokenFile)
+	case !ok:
+		return "", fmt.Errorf("-token-file: %w", &fs.PathError{Op: "open", Path: f.tokenFile, Err: fs.ErrNotExist})
 	}
 	return tok, nil
 }

@@ -32,7 +32,9 @@
 //	               http://127.0.0.1:7007/store (examples/jobs' default); else
 //	               $CONVERGE_SERVER. There is no default: with neither,
 //	               convergectl refuses to run (exit 2) rather than guess.
-//	-token T       bearer token; -token-file FILE reads it from a file; with
+//	-token T       bearer token; -token-file FILE reads it from a file, which
+//	               must be yours, mode 0600 and not a symbolic link, and hold
+//	               one token (as a store server's DIR/token does); with
 //	               neither, $CONVERGE_TOKEN is read. The token is never printed.
 //	-cacert FILE   PEM certificates to verify an https server with (default: the system's)
 //	-cert FILE, -key FILE   a client certificate and its key, for servers that require one

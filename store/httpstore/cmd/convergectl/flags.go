@@ -31,7 +31,7 @@ type globalFlags struct {
 func (f *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "the store's `URL`, with the path it is served at, such as http://127.0.0.1:7007/store (default $CONVERGE_SERVER; one of them is required)")
 	fs.StringVar(&f.token, "token", "", "bearer `token` (default $CONVERGE_TOKEN; never printed)")
-	fs.StringVar(&f.tokenFile, "token-file", "", "read the bearer token from this `file` (instead of -token and $CONVERGE_TOKEN)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "read the bearer token from this `file` (yours, mode 0600, not a link; instead of -token and $CONVERGE_TOKEN)")
 	fs.StringVar(&f.caFile, "cacert", "", "PEM `file` of the certificates that verify an https server (default: the system's)")
 	fs.StringVar(&f.certFile, "cert", "", "PEM `file` of a client certificate (with -key)")
 	fs.StringVar(&f.keyFile, "key", "", "PEM `file` of the client certificate's key (with -cert)")

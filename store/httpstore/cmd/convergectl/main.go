@@ -27,7 +27,8 @@ const (
 )
 
 // errInvalid reports input convergectl refuses (a value that is not JSON
-// or too large, an empty token file). It matches store.ErrInvalid.
+// or too large, a -cacert file without a certificate). It matches
+// store.ErrInvalid.
 var errInvalid error = invalid.New("convergectl")
 
 func main() {

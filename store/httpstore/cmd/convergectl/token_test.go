@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/converge-go/converge/internal/tokenfile"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/stretchr/testify/require"
@@ -152,5 +153,47 @@ func TestNoServerNamedIsAUsageErrorThatSaysHowToNameOne(t *testing.T) {
 		first, _, _ := strings.Cut(r.stderr, "\n")
 		require.Equal(t, "convergectl: no server: give -server URL (such as -server http://127.0.0.1:7007/store) or set $CONVERGE_SERVER", first)
 		require.Empty(t, r.stdout)
+	}
+}
+
+// TestAnUnsafeTokenFileIsRefusedNamingItAndNeverShowingTheToken: a
+// -token-file others may read, another user's, or a symbolic link is read
+// as the daemons read theirs (internal/tokenfile) and refused: convergectl
+// exits 1, naming the file as unsafe, sends nothing, and shows the token
+// nowhere.
+func TestAnUnsafeTokenFileIsRefusedNamingItAndNeverShowingTheToken(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, path string) string // returns the path to give
+	}{
+		{"readable by others", func(t *testing.T, path string) string {
+			require.NoError(t, os.Chmod(path, 0o644))
+			return path
+		}},
+		{"another user's", func(t *testing.T, path string) string {
+			if os.Getuid() != 0 {
+				t.Skip("skipped: giving a file to another user needs root")
+			}
+			require.NoError(t, os.Chown(path, 65534, 65534))
+			return path
+		}},
+		{"a symbolic link", func(t *testing.T, path string) string {
+			link := filepath.Join(t.TempDir(), "link")
+			require.NoError(t, os.Symlink(path, link))
+			return link
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, url := serveToken(t, secret)
+			path := filepath.Join(t.TempDir(), "token")
+			require.NoError(t, os.WriteFile(path, []byte(secret+"\n"), 0o600))
+			given := tc.setup(t, path)
+			r := ctl(t, url, `{"v":1}`, "-token-file", given, "put", "k")
+			require.Equal(t, exitError, r.code, r.stderr)
+			require.Contains(t, r.stderr, "convergectl: -token-file: "+tokenfile.ErrUnsafe.Error()+": "+given)
+			require.NotContains(t, r.stdout+r.stderr, secret)
+			_, err := m.Get(t.Context(), "k")
+			require.ErrorIs(t, err, store.ErrNotFound, "a put was sent")
+		})
 	}
 }
