@@ -27,10 +27,13 @@ func TestNewRefusesANilStoreOrKind(t *testing.T) {
 	mem := store.NewMemory[json.RawMessage]()
 	defer mem.Close()
 	for name, fn := range map[string]func() error{
-		"nil store":   func() error { _, err := apistore.New[json.RawMessage](nil, apistore.JSONKind{}); return err },
-		"nil *Memory": func() error { _, err := apistore.New((*store.Memory[json.RawMessage])(nil), apistore.JSONKind{}); return err },
-		"nil kind":    func() error { _, err := apistore.New[json.RawMessage](mem, nil); return err },
-		"nil *Kind":   func() error { _, err := apistore.New[json.RawMessage](mem, (*failingKind)(nil)); return err },
+		"nil store": func() error { _, err := apistore.New[json.RawMessage](nil, apistore.JSONKind{}); return err },
+		"nil *Memory": func() error {
+			_, err := apistore.New((*store.Memory[json.RawMessage])(nil), apistore.JSONKind{})
+			return err
+		},
+		"nil kind":  func() error { _, err := apistore.New[json.RawMessage](mem, nil); return err },
+		"nil *Kind": func() error { _, err := apistore.New[json.RawMessage](mem, (*failingKind)(nil)); return err },
 	} {
 		require.ErrorIs(t, fn(), store.ErrInvalid, name)
 	}
