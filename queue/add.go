@@ -61,9 +61,9 @@ func (q *Queue[K]) addLocked(key K, o AddOptions, delay time.Duration, now int64
 	if q.due != nil && delay > 0 {
 		q.due.Delayed()
 	}
-	it, ok := q.items[key]
-	if !ok {
-		it = q.newItem(key, o.Priority)
+	it, h := q.items.find(key)
+	if it == nil {
+		it = q.newItem(key, o.Priority, h)
 	} else if it.queued() {
 		q.setPriority(it, max(it.priority, o.Priority))
 	} else {

@@ -35,7 +35,7 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 		now = q.now()
 	}
 	q.mu.Lock()
-	if q.items == nil {
+	if q.closed == nil {
 		q.lazyInit()
 		now = q.now()
 	}
@@ -152,8 +152,8 @@ func (q *Queue[K]) cancelWait(w chan struct{}) {
 func (q *Queue[K]) Done(key K) {
 	q.mu.Lock()
 	defer q.unlockAndWake()
-	it, ok := q.items[key]
-	if !ok || !it.processing {
+	it, h := q.items.find(key)
+	if it == nil || !it.processing {
 		return
 	}
 	it.processing = false
@@ -169,7 +169,7 @@ func (q *Queue[K]) Done(key K) {
 	case it.delayed():
 		// Stays in the delay heap until its deadline.
 	default:
-		q.forgetItem(it)
+		q.forgetItem(it, h)
 	}
 	q.checkDrained()
 }

@@ -40,7 +40,8 @@ func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 // waiting, delayed or dirty, as Queue.Queued says.
 func (it *item[K]) queued() bool { return it.waiting || it.delayed() || it.dirty }
 
-func (q *Queue[K]) newItem(key K, priority int) *item[K] {
+// newItem makes the record of key, which hashes to h and has none.
+func (q *Queue[K]) newItem(key K, priority int, h uint64) *item[K] {
 	var it *item[K]
 	if n := len(q.free); n > 0 {
 		it = q.free[n-1]
@@ -57,15 +58,15 @@ func (q *Queue[K]) newItem(key K, priority int) *item[K] {
 		it = &chunk[0]
 	}
 	*it = item[K]{key: key, priority: priority, delayIdx: -1}
-	q.items[key] = it
-	q.peak = max(q.peak, len(q.items))
+	q.items.add(it, h)
+	q.peak = max(q.peak, q.items.len())
 	return it
 }
 
 // forgetItem drops the record of a key that is no longer queued or
-// processing.
-func (q *Queue[K]) forgetItem(it *item[K]) {
-	delete(q.items, it.key)
+// processing; h is the hash of its key.
+func (q *Queue[K]) forgetItem(it *item[K], h uint64) {
+	q.items.remove(it, h)
 	var zero item[K]
 	*it = zero
 	// Keep records for reuse up to the high-water mark of live keys (at
@@ -81,22 +82,23 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 		}
 		q.free = append(q.free, it)
 	}
-	// Maps do not shrink when emptied: once a large burst has drained,
-	// rebuild the mostly empty map and trim the records kept for reuse, so
-	// that their memory goes back to the heap. Smaller maps are kept as
-	// they are, since rebuilding them would cost more than they hold.
+	// The index does not shrink as it empties: once a large burst has
+	// drained, rebuild the mostly empty index and trim the records kept
+	// for reuse, so that their memory goes back to the heap. Smaller
+	// indexes are kept as they are, since rebuilding them would cost more
+	// than they hold.
 	//
-	// A burst has drained when the map has fallen to an eighth of its
+	// A burst has drained when the index has fallen to an eighth of its
 	// peak, whatever keys it left behind (retries, keys in flight); the
-	// rebuilt map can be rebuilt again as the rest drains (each time at
+	// rebuilt index can be rebuilt again as the rest drains (each time at
 	// most an eighth of the one before). A queue whose bursts come back
-	// again and again would regrow what it gave back each time: after a
-	// map has grown again (to twice its size at the last rebuild), each
+	// again and again would regrow what it gave back each time: after an
+	// index has grown again (to twice its size at the last rebuild), each
 	// rebuild waits for twice as many forgotten records as the one before,
 	// so that such a queue rebuilds a handful of times, not once per
 	// burst.
 	q.forgets++
-	if q.peak <= mapshrink.Floor || len(q.items) >= q.peak/8 {
+	if q.peak <= mapshrink.Floor || q.items.len() >= q.peak/8 {
 		return
 	}
 	need := uint64(q.peak - q.peak/8)
@@ -111,14 +113,11 @@ func (q *Queue[K]) forgetItem(it *item[K]) {
 		q.rebuilds++
 	}
 	q.forgets = 0
-	m := make(map[K]*item[K], len(q.items))
-	for k, v := range q.items {
-		m[k] = v
-	}
-	q.items = m
-	q.peak = len(m)
-	q.rebuiltAt = len(m)
-	keep := max(minFreeItems, len(m))
+	q.items.shrink()
+	n := q.items.len()
+	q.peak = n
+	q.rebuiltAt = n
+	keep := max(minFreeItems, n)
 	if len(q.free) > keep {
 		clear(q.free[keep:])
 		q.free = append([]*item[K](nil), q.free[:keep]...)

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,12 +78,12 @@ type AddOptions struct {
 type Queue[K comparable] struct {
 	mu     sync.Mutex
 	inited atomic.Bool // set once the fields below are initialised
-	items  map[K]*item[K]
-	peak   int // high-water mark of len(items) since the map was made
-	// forgets counts the records forgotten since the map was last rebuilt,
-	// rebuilds how many times it was rebuilt after growing again, and
-	// rebuiltAt its size then: each rebuild after a new burst waits for
-	// twice as many forgets as the one before (see forgetItem).
+	items  index[K]
+	peak   int // high-water mark of items.len() since the index was rebuilt
+	// forgets counts the records forgotten since the index was last
+	// rebuilt, rebuilds how many times it was rebuilt after growing again,
+	// and rebuiltAt its size then: each rebuild after a new burst waits
+	// for twice as many forgets as the one before (see forgetItem).
 	forgets   uint64
 	rebuilds  uint
 	rebuiltAt int
@@ -127,7 +128,7 @@ func New[K comparable](opts Options[K]) *Queue[K] {
 
 // setup initialises a queue. It runs once, from New or from lazyInit.
 func (q *Queue[K]) setup(opts Options[K]) {
-	q.items = make(map[K]*item[K])
+	q.items.seed = maphash.MakeSeed()
 	q.epoch = time.Now()
 	q.closed = make(chan struct{})
 	q.drained = make(chan struct{})
@@ -155,7 +156,7 @@ func (q *Queue[K]) setup(opts Options[K]) {
 // lazyInit makes a zero Queue one that New(Options[K]{}) would return. q.mu
 // is held.
 func (q *Queue[K]) lazyInit() {
-	if q.items == nil {
+	if q.closed == nil {
 		q.setup(Options[K]{})
 	}
 }
@@ -179,8 +180,8 @@ func (q *Queue[K]) now() int64 { return int64(time.Since(q.epoch)) }
 func (q *Queue[K]) Queued(key K) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	it, ok := q.items[key]
-	return ok && it.queued()
+	it := q.items.get(key)
+	return it != nil && it.queued()
 }
 
 // Remove cancels key's queued work: a waiting or delayed key is dropped and
@@ -190,8 +191,8 @@ func (q *Queue[K]) Queued(key K) bool {
 func (q *Queue[K]) Remove(key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	it, ok := q.items[key]
-	if !ok {
+	it, h := q.items.find(key)
+	if it == nil {
 		return
 	}
 	if it.delayed() {
@@ -210,7 +211,7 @@ func (q *Queue[K]) Remove(key K) {
 	}
 	it.tags = 0
 	if !it.processing {
-		q.forgetItem(it)
+		q.forgetItem(it, h)
 	}
 	q.checkDrained()
 }

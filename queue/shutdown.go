@@ -115,10 +115,10 @@ func (q *Queue[K]) checkDrained() {
 // leftBehind lists the keys still waiting (in hand-out order), then those
 // delayed (by deadline), then those in flight. q.mu is held.
 func (q *Queue[K]) leftBehind() []K {
-	if len(q.items) == 0 {
+	if q.items.len() == 0 {
 		return nil
 	}
-	keys := make([]K, 0, len(q.items))
+	keys := make([]K, 0, q.items.len())
 	for _, it := range q.sortedItems() {
 		keys = append(keys, it.key)
 	}

@@ -79,7 +79,7 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 func (q *Queue[K]) Items() []Item[K] {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make([]Item[K], 0, len(q.items))
+	out := make([]Item[K], 0, q.items.len())
 	q.each(func(it *item[K], _ State) { out = append(out, q.describe(it)) })
 	return out
 }
@@ -98,7 +98,7 @@ func (q *Queue[K]) States(fn func(key K, s State)) {
 // each calls fn with every key in the queue and its state: the waiting
 // keys in each priority's FIFO order, then the delayed ones, then those
 // processing. It walks the ready rings, the delay heap and the processing
-// list rather than the key map, so that a walk over a large burst reads
+// list rather than the index, so that a walk over a large burst reads
 // the records in the order they were allocated. q.mu is held.
 func (q *Queue[K]) each(fn func(it *item[K], s State)) {
 	q.ready.each(func(it *item[K]) { fn(it, Waiting) })
@@ -117,8 +117,8 @@ func (q *Queue[K]) each(fn func(it *item[K], s State)) {
 func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	it, ok := q.items[key]
-	if !ok || !it.queued() && !it.processing {
+	it := q.items.get(key)
+	if it == nil || !it.queued() && !it.processing {
 		return Item[K]{}, false
 	}
 	return q.describe(it), true
