@@ -68,8 +68,8 @@ type Batch[T any] struct {
 
 // Check returns an error matching ErrInvalid if b is not a batch a Store
 // can apply: a negative revision, an object newer than the revision or
-// with a create revision after its revision, an invalid key or one outside
-// Prefix, or a key twice. It costs one map of the batch's keys.
+// with a create revision after its revision, a nil value, an invalid key or
+// one outside Prefix, or a key twice. It costs one map of the batch's keys.
 func (b *Batch[T]) Check() error {
 	if b.Revision < 0 {
 		return fmt.Errorf("%w: revision %d", ErrInvalid, b.Revision)
@@ -94,6 +94,9 @@ func (b *Batch[T]) Check() error {
 		}
 		if err := add(obj.Key); err != nil {
 			return err
+		}
+		if err := store.ValidateValue(obj.Value); err != nil {
+			return fmt.Errorf("%w: object %q: %w", ErrInvalid, obj.Key, err)
 		}
 	}
 	for _, key := range b.Delete {

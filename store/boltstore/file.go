@@ -80,7 +80,11 @@ func openLocked(f *os.File, cfg config) (*bolt.DB, error) {
 // one without buckets, which Open refuses as damaged. So the file is made complete
 // under a temporary name in the same directory, synced, and then linked to
 // path, which fails, harmlessly, if another Open created path meanwhile.
-func createFile(path string, cfg config) error {
+func createFile(path string, cfg config) error { return createWith(path, cfg, initialise) }
+
+// createWith is createFile with init making the file's first transaction
+// (its buckets): a checkpoint's file is made the same way.
+func createWith(path string, cfg config, init func(*bolt.Tx) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
@@ -94,7 +98,7 @@ func createFile(path string, cfg config) error {
 	if err != nil {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
 	}
-	if err := errors.Join(db.Update(initialise), db.Close()); err != nil {
+	if err := errors.Join(db.Update(init), db.Close()); err != nil {
 		return fmt.Errorf("boltstore: create %s: %w", path, err)
 	}
 	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {

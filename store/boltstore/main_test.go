@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(crashHelperEnv); path != "" {
 		os.Exit(crashWriter(path))
 	}
+	if dir := os.Getenv(checkpointHelperEnv); dir != "" {
+		os.Exit(checkpointController(dir))
+	}
 	if path := os.Getenv(lockHelperEnv); path != "" {
 		os.Exit(lockProbe(path))
 	}
