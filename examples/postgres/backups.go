@@ -59,6 +59,8 @@ type dumpRunner struct {
 
 	mu      sync.Mutex
 	running map[string]bool // attempts this process started and has not seen end
+	started map[string]bool // attempts this process started
+	told    map[string]bool // attempts of others already logged
 	wg      sync.WaitGroup
 }
 
@@ -67,6 +69,7 @@ func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
 func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
 	res, ok, err := readResult(d.runs(), id)
 	if err != nil || ok {
+		d.tell(id, "judging a dump another operator process started, by its result")
 		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
 	}
 	d.mu.Lock()
@@ -82,6 +85,7 @@ func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResu
 	case !exists:
 		return intent.Found[DumpResult]{State: intent.Absent}, nil
 	case held:
+		d.tell(id, "adopting a running dump another operator process started")
 		return intent.Found[DumpResult]{State: intent.Running}, nil
 	}
 	// Claimed, no longer running: its result, written before it ended,
@@ -107,7 +111,7 @@ func (d *dumpRunner) start(ctx context.Context, key, id, database string) (inten
 	}
 	d.logger.Info("dump started", "backup", key, "attempt", id, "pid", cmd.Process.Pid)
 	d.mu.Lock()
-	d.running[id] = true
+	d.running[id], d.started[id] = true, true
 	d.mu.Unlock()
 	d.wg.Go(func() {
 		_ = cmd.Wait() // its result file says how it went
@@ -140,6 +144,18 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tell logs, once per attempt, what this process makes of an attempt it
+// did not start: another operator process (one killed, say) started it.
+func (d *dumpRunner) tell(id, what string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started[id] || d.told[id+what] {
+		return
+	}
+	d.told[id+what] = true
+	d.logger.Info(what, "attempt", id)
 }
 
 // wait waits for the dumps this process started to end.

@@ -15,7 +15,7 @@ import (
 )
 
 func newTestRunner(t *testing.T) *dumpRunner {
-	return &dumpRunner{dir: t.TempDir(), running: map[string]bool{}, logs: io.Discard, logger: slog.New(slog.DiscardHandler)}
+	return &dumpRunner{dir: t.TempDir(), running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, logs: io.Discard, logger: slog.New(slog.DiscardHandler)}
 }
 
 // An attempt is found as the world left it: absent before its process

@@ -40,6 +40,8 @@ type DaemonConfig struct {
 	DriftInterval, PruneInterval, CheckInterval, BackoffMax time.Duration
 	Workers                                                 int
 	Logger                                                  *slog.Logger
+	// Observe is Config.Observe.
+	Observe func(controller, key string, started time.Time, err error)
 }
 
 // URLFile is the file in the daemon's directory that holds the base URL of
@@ -93,7 +95,8 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	}()
 	d.op, err = NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
 		Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
-		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax})
+		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax,
+		Observe: cfg.Observe})
 	if err != nil {
 		return nil, err
 	}

@@ -30,8 +30,10 @@ type DemoConfig struct {
 	Executable string
 	Env        []string
 	// Dir is where the demo keeps its files (default: a temporary
-	// directory removed at exit); Logs receives the operator's logs
-	// (default: discarded).
+	// directory removed at exit); Logs receives the operator's logs, and
+	// its dumps' (default: discarded). Make it an *os.File: the dumps
+	// outlive an operator killed, and a pipe would keep the wait for it
+	// until they end.
 	Dir  string
 	Logs io.Writer
 }
@@ -75,9 +77,6 @@ func runDemoCommand(args []string, stdout, stderr io.Writer) int {
 // runDemo tells the story, then stops and removes everything it started,
 // whether the story ended well or not.
 func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
-	if cfg.Logs == nil {
-		cfg.Logs = io.Discard
-	}
 	if cfg.Dir == "" {
 		dir, err := os.MkdirTemp("", "postgres-demo-")
 		if err != nil {

@@ -130,12 +130,29 @@ func (e *pgEnv) startInProcess(cfg DaemonConfig) *inProcess {
 // startProcess starts "postgres operator" (the test binary) with the
 // env's store and PostgreSQL, the token and password in files, and
 // returns once it is ready. The test's cleanup kills it if it still runs.
-func (e *pgEnv) startProcess(logs io.Writer, extra ...string) *operatorProc {
+// Its logs, and its dumps', go to a file (operatorLogs reads it): a pipe
+// would make the wait for a killed operator wait for the dumps that
+// outlive it too.
+func (e *pgEnv) startProcess(extra ...string) *operatorProc {
 	e.t.Helper()
+	logs, err := os.OpenFile(filepath.Join(e.dir, "operator.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	require.NoError(e.t, err)
+	defer logs.Close()
 	p, err := startOperatorProc(e.t.Context(), e.exe, []string{testMainEnv + "=1"}, e.dir, logs, time.Minute, e.operatorArgs(extra...)...)
 	require.NoError(e.t, err)
 	e.t.Cleanup(p.kill)
+	e.t.Cleanup(func() {
+		if e.t.Failed() {
+			e.t.Logf("operator process logs (tail):\n%s", tail(e.operatorLogs(), 100))
+		}
+	})
 	return p
+}
+
+// operatorLogs returns what the env's operator processes logged.
+func (e *pgEnv) operatorLogs() string {
+	b, _ := os.ReadFile(filepath.Join(e.dir, "operator.log"))
+	return string(b)
 }
 
 // operatorArgs are the flags of an operator process of the env, with the

@@ -61,6 +61,10 @@ type Config struct {
 	// (default: discarded, and standard error).
 	Logger   *slog.Logger
 	DumpLogs io.Writer
+	// Observe, if set, is told of every reconcile of every controller
+	// once it has ended: its controller, key, start and error (a test's
+	// count of the reconciles made while PostgreSQL was down).
+	Observe func(controller, key string, started time.Time, err error)
 }
 
 // Operator is the PostgreSQL operator: a controller per kind, drift
@@ -95,16 +99,16 @@ func NewOperator(cfg Config) (*Operator, error) {
 		return nil, err
 	}
 	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
-		logger: cfg.Logger, running: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
 	var errs [4]error
-	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, &roleReconciler{pg: cfg.PG, marks: mk},
+	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
-	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, &databaseReconciler{pg: cfg.PG, marks: mk},
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
-	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, &scheduleReconciler{backups: cfg.Stores.Backups},
+	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
-	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, &backupReconciler{dumps: o.dumps, poll: time.Second},
+	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second}),
 		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
@@ -192,6 +196,19 @@ type noIdentity struct{}
 
 func (noIdentity) Identity(context.Context) (string, error) {
 	return "", errors.New("postgres: the store has no identity")
+}
+
+// observed wraps rec with cfg.Observe, if set.
+func observed[T any](cfg Config, name string, rec reconcile.Reconciler[T]) reconcile.Reconciler[T] {
+	if cfg.Observe == nil {
+		return rec
+	}
+	return reconcile.ReconcilerFunc[T](func(ctx context.Context, req reconcile.Request[T]) (reconcile.Result, error) {
+		started := time.Now()
+		res, err := rec.Reconcile(ctx, req)
+		cfg.Observe(name, req.Key, started, err)
+		return res, err
+	})
 }
 
 // controllerOptions are the options of the controller name of the keys

@@ -28,7 +28,9 @@ type operatorProc struct {
 
 // startOperatorProc starts "exe operator -dir dir -addr 127.0.0.1:0 args..."
 // with env added to this process's environment, and returns once it
-// serves and is ready, or fails after limit (killing it).
+// serves and is ready, or fails after limit (killing it). logs receives
+// its output (nil: discarded); give an *os.File, since the dumps it starts
+// write there too and outlive it.
 func startOperatorProc(ctx context.Context, exe string, env []string, dir string, logs io.Writer, limit time.Duration, args ...string) (*operatorProc, error) {
 	urlFile := filepath.Join(dir, URLFile)
 	if err := os.Remove(urlFile); err != nil && !errors.Is(err, os.ErrNotExist) {
