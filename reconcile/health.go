@@ -93,10 +93,8 @@ func (c *Controller[T]) Health() Health {
 		h.Degraded = append(h.Degraded, "store: "+err.Error())
 	}
 	for i, src := range c.opts.Sources {
-		if hr, ok := src.(interface{ health() error }); ok {
-			if err := hr.health(); err != nil {
-				h.Degraded = append(h.Degraded, fmt.Sprintf("source %d: %v", i, err))
-			}
+		if err := sourceErr(src); err != nil {
+			h.Degraded = append(h.Degraded, fmt.Sprintf("source %s: %v", sourceName(src, i), err))
 		}
 	}
 	now := time.Now()

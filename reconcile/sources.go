@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -12,6 +13,12 @@ import (
 
 // Source wakes keys of a controller from outside its primary store: another
 // store, events from the world, timers.
+//
+// A Source may also report its state: one with a method Err() error (as
+// drift.Source has) has that error, while it is not nil, in
+// Health.Degraded, named by its Name() string if it has that method too,
+// else by its index in Options.Sources. It does not make the controller
+// unready.
 type Source interface {
 	// Start runs until ctx ends, calling enqueue for every key to reconcile.
 	// It returns nil when ctx ends; any other error is logged and the
@@ -20,6 +27,28 @@ type Source interface {
 	// Options.Prefix) is refused by enqueue: logged the first time,
 	// counted in Health.Refused, never reconciled.
 	Start(ctx context.Context, enqueue func(key string)) error
+}
+
+// sourceErr returns what src says is wrong with it now: the health of a
+// source over another store, or the Err of a source that has one (a
+// drift.Source's latest failed poll).
+func sourceErr(src Source) error {
+	switch s := src.(type) {
+	case interface{ health() error }:
+		return s.health()
+	case interface{ Err() error }:
+		return s.Err()
+	}
+	return nil
+}
+
+// sourceName names src in Health: its Name, if it has one, else its
+// index in Options.Sources.
+func sourceName(src Source, i int) string {
+	if n, ok := src.(interface{ Name() string }); ok && n.Name() != "" {
+		return fmt.Sprintf("%q", n.Name())
+	}
+	return strconv.Itoa(i)
 }
 
 // SourceFunc adapts a function to Source.

@@ -134,13 +134,16 @@ func TestKeysWokenByDriftShowTheSourcesNameInTheirTriggers(t *testing.T) {
 }
 
 // A poll that fails is returned to the controller, which logs it and
-// starts the source again after its backoff; drift found before or
-// during the outage is healed when the world answers again.
+// starts the source again after its backoff, and shows it in
+// Health.Degraded under the source's name (not making the controller
+// unready) until a poll succeeds; drift found before or during the outage
+// is healed when the world answers again.
 func TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(nil)
 		var logs syncbuf.Buffer
-		_, op, stop := startRoles(t, w, slog.New(slog.NewTextHandler(&logs, nil)))
+		c, op, stop := startRoles(t, w, slog.New(slog.NewTextHandler(&logs, nil)))
+		require.Empty(t, c.Health().Degraded)
 		w.fail(errors.New("connection refused"))
 		w.set("roles/alice", "superuser")
 		advance(2 * interval)
@@ -149,9 +152,12 @@ func TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift(t *testing.T)
 		require.Contains(t, logs.String(), `drift source \"postgres roles\": list: connection refused`)
 		require.Empty(t, op.takeRuns(), "no poll, no wake-up")
 		require.Equal(t, "superuser", w.snapshot()["roles/alice"])
+		require.Equal(t, []string{`source "postgres roles": connection refused`}, c.Health().Degraded)
+		require.NoError(t, c.Ready(), "a failing drift source does not make the controller unready")
 		w.fail(nil)
 		advance(interval)
 		synctest.Wait()
+		require.Empty(t, c.Health().Degraded, "the source's error stays after a successful poll")
 		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
 		require.Equal(t, map[string]int{"roles/alice": 1}, op.takeRuns())
 		stop()

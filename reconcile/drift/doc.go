@@ -29,10 +29,12 @@
 //     drift is spread, in the order found, while polls go on; no key is
 //     lost, and a key found again before it was woken is woken once.
 //   - A failed poll wakes nothing and loses nothing: the baseline and the
-//     keys still to wake are kept, Err reports the error, and Start
-//     returns it so that the controller logs it and starts the source
-//     again after its backoff; the next successful poll compares with the
-//     baseline.
+//     keys still to wake are kept, Err reports the error (the
+//     controller's Health.Degraded shows it under the source's name,
+//     without making it unready), and Start returns it so that the
+//     controller logs it and starts the source again after its backoff;
+//     the next successful poll compares with the baseline and clears Err
+//     (TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift).
 //   - Keys it woke show "source NAME" in the controller's KeyState
 //     triggers and debug page (Options.Name).
 //   - Options out of range are an error matching ErrInvalid (and
