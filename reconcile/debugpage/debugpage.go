@@ -9,15 +9,20 @@
 // dependencies (reconcile.Options.Dependencies: up or down, since when,
 // failures and the latest error, a dependency down highlighted, since
 // the controller holds its keys meanwhile; the process's own too, with
-// Options.Dependencies); then its
-// keys, one page at a time: queue state by name, retries and next retry
-// time, the latest reconcile's outcome, error (wrapped at word
+// Options.Dependencies), its checkpoint if it has one
+// (reconcile.Options.Checkpoint, Health.Checkpoint: by state, active or
+// standby; while active, highlighted, "running from a checkpoint of
+// revision R, age A"; otherwise the revision and age of the latest
+// written; why it was refused at the start, the writes, the failed writes
+// and the latest failure, the damaged checkpoints found and ignored);
+// then its keys, one page at a time: queue state by name, retries and
+// next retry time, the latest reconcile's outcome, error (wrapped at word
 // boundaries in a column of readable width), duration and revision, what
-// triggered the next and the latest reconcile, how long a change has
-// been pending, the time since the last success, the last convergence
-// latency, the stale mark, and the log attributes to search the
-// controller's logs for (controller=… key=… revision=…, as every log line
-// of a reconcile carries them).
+// triggered the next and the latest reconcile, how long a change has been
+// pending, the time since the last success, the last convergence latency,
+// the stale mark, and the log attributes to search the controller's logs
+// for (controller=… key=… revision=…, as every log line of a reconcile
+// carries them).
 //
 // A sharded controller (reconcile.Options.Shard) whose Sharder has a
 // Status method (ShardStatus: reconcile/shard's Replica) gets a shard

@@ -76,8 +76,12 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 {{- with .Dependencies}}
 <span class="dependencies">dependencies: {{template "dependencies" .}}</span>
 {{- end}}
+{{- with .Checkpoint}}
+<span class="checkpoint {{.State}}">checkpoint: {{if eq .State "active"}}<b class="bad">active</b>{{else}}<b class="ok">standby</b>{{end}}{{if .Seen}}, revision <span class="checkpoint-revision">{{.Revision}}</span>, age <span class="checkpoint-age">{{.Age}}</span>{{else}}, none written yet{{end}}, writes {{.Writes}}, failures {{if .Failures}}<b class="bad">{{.Failures}}</b>{{else}}0{{end}}, damaged {{if .Damaged}}<b class="bad">{{.Damaged}}</b>{{else}}0{{end}}</span>
+{{- end}}
 </div>
 {{- template "down" .Dependencies}}
+{{- template "checkpoint" .Checkpoint}}
 {{- range .Degraded}}<div class="bad degraded">degraded: {{.}}</div>{{end}}
 {{- range .Stuck}}<div class="bad stuck">stuck: <code>{{.Key}}</code> running for {{.Running}}</div>{{end}}
 {{- if and .Ownerless (not .Shard)}}<div class="bad ownerless">ownerless buckets ({{len .Ownerless}}):{{range .Ownerless}} {{.}}{{end}}</div>{{end}}
@@ -145,6 +149,19 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 </html>
 {{- define "dependencies"}}
 {{- range $i, $d := .}}{{if $i}} {{end}}<span class="dependency {{$d.State}}" data-dependency="{{$d.Name}}"><code>{{$d.Name}}</code> {{if eq $d.State "down"}}<b class="bad">down</b>{{else}}<b class="ok">up</b>{{end}}</span>{{end}}
+{{- end}}
+{{- define "checkpoint"}}
+{{- with .}}
+{{- if eq .State "active"}}
+<div class="bad checkpoint-active">running from a checkpoint of revision {{.Revision}}, age {{.Age}} (seen {{.Seen}}): the store could not be listed at the start and the cache has not caught up with it; keys the checkpoint lacks wait for it</div>
+{{- end}}
+{{- with .Refused}}
+<div class="bad checkpoint-refused">checkpoint refused when the store could not be listed in time: {{.}}</div>
+{{- end}}
+{{- with .LastError}}
+<div class="bad checkpoint-failed">checkpoint writes failed: {{$.Failures}} (the latest: {{.}})</div>
+{{- end}}
+{{- end}}
 {{- end}}
 {{- define "down"}}
 {{- range .}}{{if eq .State "down"}}

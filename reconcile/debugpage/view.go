@@ -58,6 +58,9 @@ type controllerView struct {
 	// Dependencies are Health.Dependencies: while one is down, no key is
 	// handed to the reconciler.
 	Dependencies []dependencyView `json:"dependencies,omitempty"`
+	// Checkpoint is Health.Checkpoint, for a controller with one: while
+	// it is active, the controller reconciles toward it, not its store.
+	Checkpoint *checkpointView `json:"checkpoint,omitempty"`
 	// Ownerless is Health.Ownerless: the buckets no replica works on.
 	Ownerless []int `json:"ownerless,omitempty"`
 	// Shard is the controller's shard section, if its Sharder has a
@@ -126,8 +129,8 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
 		Deleting: health.Deleting, DeletingKeys: orEmpty(health.DeletingKeys),
-		Dependencies: dependenciesOf(health.Dependencies, now),
-		States:       map[string]int{}, Matched: page.Matched, Page: q.Page,
+		Dependencies: dependenciesOf(health.Dependencies, now), Checkpoint: checkpointOf(health.Checkpoint),
+		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}
 	for _, d := range health.Degraded {
