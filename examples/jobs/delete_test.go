@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
@@ -27,7 +28,7 @@ func hangJob(exe, taskLog, name string) Spec {
 func runningPID(t *testing.T, s store.Store[*Job], taskLog, name string) int {
 	t.Helper()
 	var pid int
-	err := until(t.Context(), time.Minute, 20*time.Millisecond, name+" running", func() (bool, error) {
+	err := poll.Until(t.Context(), time.Minute, 20*time.Millisecond, name+" running", func() (bool, error) {
 		obj, err := s.Get(t.Context(), KeyPrefix+name)
 		if err != nil {
 			return false, nil // the daemon is starting
@@ -43,7 +44,7 @@ func runningPID(t *testing.T, s store.Store[*Job], taskLog, name string) int {
 // the attempt led by pid runs.
 func waitGoneAndStopped(t *testing.T, s store.Store[*Job], name string, pid int) {
 	t.Helper()
-	err := until(t.Context(), time.Minute, 20*time.Millisecond, name+" gone, its attempt stopped", func() (bool, error) {
+	err := poll.Until(t.Context(), time.Minute, 20*time.Millisecond, name+" gone, its attempt stopped", func() (bool, error) {
 		_, err := s.Get(t.Context(), KeyPrefix+name)
 		return errors.Is(err, store.ErrNotFound) && len(groupMembers(pid)) == 0, nil
 	})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -125,7 +126,7 @@ func (dm *demo) addJobs(ctx context.Context, url string) error {
 // watch that narrates it.
 func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*daemonProc, *following, error) {
 	var backup *Job
-	err := until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
+	err := poll.Until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
 		for name := range dm.jobs {
 			if dm.say.last(name) == nil {
 				return false, nil
@@ -151,7 +152,7 @@ func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*da
 // end waits until every job is final, lists them, stops daemon d with
 // SIGTERM and checks that no process of an attempt is left.
 func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error {
-	err := until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
+	err := poll.Until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
 		for name := range dm.jobs {
 			if j := dm.say.last(name); j == nil || !j.Status.Phase.Final() {
 				return false, nil

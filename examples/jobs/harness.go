@@ -108,24 +108,3 @@ func (d *daemonProc) stop(limit time.Duration) error {
 		return fmt.Errorf("daemon still running %v after SIGTERM: killed", limit)
 	}
 }
-
-// until calls cond every interval until it reports true or an error, ctx
-// ends or limit has passed.
-func until(ctx context.Context, limit, interval time.Duration, what string, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	for {
-		done, err := cond()
-		switch {
-		case err != nil:
-			return fmt.Errorf("%s: %w", what, err)
-		case done:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not after %v: %w", what, limit, ctx.Err())
-		case <-time.After(interval):
-		}
-	}
-}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/queue"
 )
@@ -87,7 +88,7 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 
 	// No process is left: no command, no shim, no member of a shim's group.
 	shims := shimPids(t, filepath.Join(dir, "runs"))
-	err = until(ctx, 30*time.Second, 50*time.Millisecond, "no process left", func() (bool, error) {
+	err = poll.Until(ctx, 30*time.Second, 50*time.Millisecond, "no process left", func() (bool, error) {
 		for _, pid := range append(pids, shims...) {
 			if p, ok := readProc(pid); ok && p.state != 'Z' {
 				return false, nil
@@ -170,7 +171,7 @@ func (k *killRun) add(ctx context.Context, j killJob) error {
 	if j.arg != "" {
 		args = append(args, j.arg)
 	}
-	return until(ctx, time.Minute, 50*time.Millisecond, "jobs add "+j.name, func() (bool, error) {
+	return poll.Until(ctx, time.Minute, 50*time.Millisecond, "jobs add "+j.name, func() (bool, error) {
 		cmd := exec.CommandContext(ctx, k.exe, args...)
 		cmd.Env = append(os.Environ(), k.env...)
 		out, err := cmd.CombinedOutput()
@@ -193,7 +194,7 @@ func (k *killRun) runToTheEnd(t *testing.T, ctx context.Context, nJobs int) map[
 	}
 	c := dirClient(t, k.dir, d.url)
 	final := make(map[string]*Job)
-	err = until(ctx, 5*time.Minute, 100*time.Millisecond, "every job final", func() (bool, error) {
+	err = poll.Until(ctx, 5*time.Minute, 100*time.Millisecond, "every job final", func() (bool, error) {
 		objs, _, err := c.List(ctx, KeyPrefix)
 		if err != nil {
 			return false, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
@@ -186,7 +187,7 @@ func TestDeletedJobHasItsRunningAttemptStopped(t *testing.T) {
 		done <- err
 	}()
 	var running store.Object[*Job]
-	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
 		o, err := e.s.Get(t.Context(), obj.Key)
 		running = o
 		return err == nil && o.Value.Status.Phase == Running && e.runsOf("f") == 1, err
@@ -216,7 +217,7 @@ func TestDeletingAJobMarksItUntilItsRunningAttemptIsStoppedThenItGoes(t *testing
 		done <- err
 	}()
 	var running store.Object[*Job]
-	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
 		o, err := e.s.Get(t.Context(), obj.Key)
 		running = o
 		return err == nil && o.Value.Status.Phase == Running && e.runsOf("m") == 1, err
@@ -259,7 +260,7 @@ func TestJobMarkedWhileNoDaemonRanHasItsAdoptedAttemptStoppedThenGoes(t *testing
 	v.Status = Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "n-run", PID: c.pid, StartTicks: c.ticks}
 	obj, err = e.layer.UpdateStatus(t.Context(), obj.Key, &v, obj.Revision)
 	require.NoError(t, err)
-	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "the attempt's command running", func() (bool, error) {
+	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "the attempt's command running", func() (bool, error) {
 		return e.runsOf("n") == 1, nil
 	}))
 	_, err = e.layer.Delete(t.Context(), obj.Key, obj.Revision)
@@ -288,7 +289,7 @@ func TestShutdownStopsARunningAttemptAndRecordsIt(t *testing.T) {
 		o, _ = e.s.Get(context.Background(), obj.Key)
 		done <- o
 	}()
-	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
 		return e.runsOf("g") == 1, nil
 	}))
 	cancel()
@@ -325,7 +326,7 @@ func TestAttemptTheDaemonStoppedIsRecordedAsStoppedEvenIfItsShimRecordedNothing(
 		_, err := e.rec.Reconcile(ctx, reconcile.Request[*Job]{Key: obj.Key, Object: obj, Store: e.s})
 		done <- err
 	}()
-	require.NoError(t, until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
+	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "running", func() (bool, error) {
 		o, err := e.s.Get(t.Context(), obj.Key)
 		return err == nil && o.Value.Status.Phase == Running, err
 	}))

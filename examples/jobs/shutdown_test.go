@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -44,7 +45,7 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 
 	c := tokenClient(t, d.url, "s3cret")
 	var pid int
-	err = until(ctx, time.Minute, 20*time.Millisecond, "forever running", func() (bool, error) {
+	err = poll.Until(ctx, time.Minute, 20*time.Millisecond, "forever running", func() (bool, error) {
 		obj, err := c.Get(ctx, KeyPrefix+"forever")
 		if err != nil {
 			return false, nil

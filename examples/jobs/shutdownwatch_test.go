@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store/apistore"
 )
@@ -35,7 +36,7 @@ func TestOpenWatchDoesNotHoldTheDaemonsShutdown(t *testing.T) {
 			BackoffBase: time.Second, BackoffMax: time.Second, Executable: exe, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	}()
 	var url string
-	err = until(ctx, time.Minute, 10*time.Millisecond, "daemon.url", func() (bool, error) {
+	err = poll.Until(ctx, time.Minute, 10*time.Millisecond, "daemon.url", func() (bool, error) {
 		b, err := os.ReadFile(filepath.Join(dir, URLFile))
 		url = strings.TrimSpace(string(b))
 		return err == nil, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store"
@@ -109,7 +110,7 @@ func (srv storeServer) client(t *testing.T) *httpstore.Client[*Job] {
 func waitSucceeded(t *testing.T, s store.Store[*Job], name string) *Job {
 	t.Helper()
 	var job *Job
-	err := until(t.Context(), time.Minute, 20*time.Millisecond, name+" succeeded", func() (bool, error) {
+	err := poll.Until(t.Context(), time.Minute, 20*time.Millisecond, name+" succeeded", func() (bool, error) {
 		obj, err := s.Get(t.Context(), KeyPrefix+name)
 		if err != nil {
 			return false, err

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/converge-go/converge/examples/internal/poll"
 )
 
 // This file runs the operator as a process of its own, as the demo and the
@@ -105,22 +107,7 @@ func get(ctx context.Context, url string) (int, string) {
 }
 
 // until calls cond every 50ms until it reports true or an error, ctx ends
-// or limit has passed; what names the condition in the error.
+// or limit has passed (demo.Until).
 func until(ctx context.Context, limit time.Duration, what string, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	for {
-		done, err := cond()
-		switch {
-		case err != nil:
-			return fmt.Errorf("%s: %w", what, err)
-		case done:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not after %v: %w", what, limit, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return poll.Until(ctx, limit, 50*time.Millisecond, what, cond)
 }
