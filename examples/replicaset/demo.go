@@ -39,6 +39,14 @@ type Config struct {
 	Outage time.Duration
 	// Timeout bounds each wait for convergence (default 15s).
 	Timeout time.Duration
+	// StartAfter is how long a controller started while the store is
+	// unreachable tries to list it before it starts from its checkpoint
+	// (checkpoint.Options.StartAfter; default 2s).
+	StartAfter time.Duration
+	// CheckpointInterval is how often the controller writes what changed
+	// to its checkpoint (checkpoint.Options.Interval; zero: the package's
+	// default, checkpoint.DefaultInterval).
+	CheckpointInterval time.Duration
 	// HTTPAddr, if set, serves the debug page (/debug/converge/), the
 	// Prometheus metrics (/metrics) and the probes on this address while
 	// the demo runs.
@@ -58,6 +66,9 @@ type Report struct {
 	Killed int
 	// Outage describes the store outage.
 	Outage OutageResult
+	// Checkpoint describes the step in which the store and the controller
+	// were both gone.
+	Checkpoint CheckpointResult
 	// Deletion describes the deletion made while the controller was down.
 	Deletion DeletionResult
 	// Controllers counts the controllers started (one per controller
@@ -72,9 +83,11 @@ type Report struct {
 	Leftover []int
 	// Final is the replica set as stored at the end.
 	Final controller.ReplicaSet
-	// StorePath is the bbolt file; StoreKept says whether it outlives the demo.
-	StorePath string
-	StoreKept bool
+	// StorePath is the bbolt file and CheckpointPath the controllers'
+	// checkpoint file, beside it; StoreKept says whether they outlive the
+	// demo.
+	StorePath, CheckpointPath string
+	StoreKept                 bool
 }
 
 // PhaseResult is the state at the end of one step, once converged.
@@ -147,6 +160,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	defer removeDir()
 	rep.StoreKept = cfg.StoreDir != ""
 	rep.StorePath = filepath.Join(dir, "replicasets.db")
+	rep.CheckpointPath = filepath.Join(dir, "replicaset.checkpoint")
 	db, err := boltstore.Open[*controller.ReplicaSet](rep.StorePath)
 	if err != nil {
 		return rep, err
@@ -178,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 		narrated <- narrator.run(runCtx)
 		stop() // a failed narrator ends the scenario too
 	}()
-	r := &rig{cfg: cfg, say: say, api: api, sup: sup, fail: stop}
+	r := &rig{cfg: cfg, say: say, api: api, sup: sup, checkpoint: rep.CheckpointPath, fail: stop}
 	proc, err := r.start(runCtx)
 	if err == nil {
 		d := &scenario{cfg: cfg, say: say, narrator: narrator, db: db, net: net, api: api, sup: sup, rig: r, proc: proc, rep: &rep}
@@ -215,6 +229,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 15 * time.Second
+	}
+	if cfg.StartAfter <= 0 {
+		cfg.StartAfter = 2 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -19,9 +19,10 @@ import (
 )
 
 // runDemo runs the demo in process, with this test binary as the pods'
-// executable, and fails the test if it fails. The narration and the
-// controller's logs are shown only if the test fails.
-func runDemo(t *testing.T, cfg Config) Report {
+// executable, and fails the test if it fails; it returns the report and the
+// narration. The narration and the controller's logs are shown only if the
+// test fails.
+func runDemo(t *testing.T, cfg Config) (Report, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
@@ -36,17 +37,26 @@ func runDemo(t *testing.T, cfg Config) Report {
 	}
 	require.NoError(t, err)
 	demo.AssertNoProcessLeft(t, rep.StartedPIDs)
-	return rep
+	return rep, out.String()
+}
+
+// fast is the timing of the tests that do not look at the checkpoint's
+// own pace: a short outage, a checkpoint written every 50ms, and a
+// controller that starts from it after 300ms without its store.
+func fast(cfg Config) Config {
+	cfg.Outage, cfg.CheckpointInterval, cfg.StartAfter = 200*time.Millisecond, 50*time.Millisecond, 300*time.Millisecond
+	return cfg
 }
 
 func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
-	outage := 2 * time.Second
+	outage, startAfter := 2*time.Second, time.Second
 	if testing.Short() {
-		outage = 500 * time.Millisecond
+		outage, startAfter = 500*time.Millisecond, 300*time.Millisecond
 	}
-	// The debug page and the metrics are served while the demo runs.
+	// The debug page and the metrics are served while the demo runs. The
+	// checkpoint is written at its default interval, as in the demo.
 	var page, metrics string
-	rep := runDemo(t, Config{Replicas: 3, Outage: outage, HTTPAddr: "127.0.0.1:0", OnServing: func(base string) {
+	rep, out := runDemo(t, Config{Replicas: 3, Outage: outage, StartAfter: startAfter, HTTPAddr: "127.0.0.1:0", OnServing: func(base string) {
 		page, metrics = httpGet(t, base+"/debug/converge/?format=json"), httpGet(t, base+"/metrics")
 	}})
 	assert.Contains(t, page, `"name": "replicaset"`, "the debug page does not show the controller")
@@ -62,9 +72,9 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 		assert.Equal(t, p.Want, p.Ready, p.Name)
 		assert.Equal(t, p.Generation, p.ObservedGeneration, p.Name)
 	}
-	require.Equal(t, []string{"converge", "power failure", "scale up", "scale down", "store outage"}, names)
-	want := []int{3, 3, 5, 2, 2}
-	gens := []int64{1, 1, 2, 3, 3}
+	require.Equal(t, []string{"converge", "power failure", "scale up", "scale down", "store outage", stepBothGone}, names)
+	want := []int{3, 3, 5, 2, 2, 2}
+	gens := []int64{1, 1, 2, 3, 3, 3}
 	for i, p := range rep.Phases {
 		assert.Equal(t, want[i], p.Want, p.Name)
 		assert.Equal(t, gens[i], p.Generation, p.Name)
@@ -84,11 +94,39 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 	assert.GreaterOrEqual(t, o.Down, outage)
 	assert.Len(t, o.ReplacedWhileDown, 1, "pods started while the store was down")
 	assert.Contains(t, o.StaleStatus, o.Victim, "status written while the store was down")
-	final := rep.Phases[4].Pods
-	assert.NotContains(t, final, o.Victim)
+	afterOutage := rep.Phases[4].Pods
+	assert.NotContains(t, afterOutage, o.Victim)
 	for _, pid := range o.ReplacedWhileDown {
+		assert.Contains(t, afterOutage, pid)
+	}
+
+	// With the store and the controller both gone, the fresh controller
+	// ran from its checkpoint, which held the latest change, no sooner
+	// than StartAfter (it tries its store first), and replaced the pod
+	// killed meanwhile; Health said so, with the checkpoint's revision and
+	// age. Once the store returned, the spec was the one before: nothing
+	// was lost.
+	c := rep.Checkpoint
+	require.NotZero(t, c.Victim)
+	assert.Equal(t, startAfter, c.StartAfter)
+	assert.GreaterOrEqual(t, c.ActiveAfter, c.StartAfter)
+	assert.True(t, c.Health.Enabled)
+	assert.True(t, c.Health.Active, "Health.Checkpoint once the victim was replaced")
+	assert.GreaterOrEqual(t, c.Health.Revision, c.Written)
+	assert.Positive(t, c.Health.Age)
+	assert.Contains(t, afterOutage, c.Victim)
+	assert.Len(t, c.ReplacedWhileDown, 1, "pods started from the checkpoint")
+	final := rep.Phases[5].Pods
+	assert.NotContains(t, final, c.Victim)
+	for _, pid := range c.ReplacedWhileDown {
 		assert.Contains(t, final, pid)
 	}
+	assert.Equal(t, int64(3), c.Generation)
+	assert.Equal(t, c.Generation, rep.Phases[5].Generation, "the spec after the store returned")
+	assert.Positive(t, c.CaughtUp)
+	assert.Regexp(t, `\n  checkpoint: +store and controller gone: a fresh controller ran from its checkpoint \(revision \d+, `, out, "the summary")
+	assert.Contains(t, out, "controller: runs from its checkpoint of revision ", "the narration")
+
 	assert.Equal(t, 2, rep.Final.Spec.Replicas)
 	assert.Equal(t, 2, rep.Final.Status.ReadyReplicas)
 	assert.Equal(t, final, rep.Final.Status.Pods)
@@ -96,12 +134,12 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 
 	// Every pod is accounted for: killed by the demo, stopped by the
 	// controller, or stopped at shutdown; none is left.
-	assert.Equal(t, 4, rep.Killed)
+	assert.Equal(t, 5, rep.Killed)
 	assert.Equal(t, rep.Killed, rep.BeforeShutdown.Exited)
 	assert.Equal(t, 3+batchPods, rep.BeforeShutdown.Stopped, "scale down from 5 to 2, then the deleted replica set's pods")
 	assert.Equal(t, len(rep.StartedPIDs), rep.Stats.Started)
 	assert.Equal(t, rep.Stats.Started, rep.Stats.Stopped+rep.Stats.Exited)
-	assert.Equal(t, 3+3+2+1+batchPods, rep.Stats.Started)
+	assert.Equal(t, 3+3+2+1+1+batchPods, rep.Stats.Started)
 	assert.Empty(t, rep.Leftover)
 	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(rep.StartedPIDs))), len(rep.StartedPIDs))
 }
@@ -112,7 +150,7 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 // is the replica set gone. The demo's own replica set keeps its pods, and
 // no process is left at the end (runDemo checks).
 func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testing.T) {
-	rep := runDemo(t, Config{Replicas: 1, Outage: 200 * time.Millisecond})
+	rep, _ := runDemo(t, fast(Config{Replicas: 1}))
 	d := rep.Deletion
 	require.Equal(t, batchKey, d.Key)
 	require.Len(t, d.Pods, batchPods)
@@ -125,7 +163,7 @@ func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testin
 	}
 	require.Len(t, d.WebPods, 1)
 	assert.Equal(t, d.WebPods, d.WebPodsAfter, "the next controller replaced the pods of a replica set it should have adopted")
-	assert.Equal(t, 2, rep.Controllers)
+	assert.Equal(t, 3, rep.Controllers, "the first, the one started from the checkpoint, the one after the deletion")
 	assert.Equal(t, 0, rep.BeforeShutdown.Exited-rep.Killed, "a pod died that nobody killed")
 }
 
@@ -133,11 +171,11 @@ func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testin
 // run starts the pods the first one left in the spec before it goes on.
 func TestDemoResumesFromStore(t *testing.T) {
 	dir := t.TempDir()
-	first := runDemo(t, Config{Replicas: 2, StoreDir: dir, Outage: 200 * time.Millisecond})
+	first, _ := runDemo(t, fast(Config{Replicas: 2, StoreDir: dir}))
 	require.Equal(t, 1, first.Final.Spec.Replicas)
 	require.Equal(t, int64(3), first.Final.Generation)
 
-	second := runDemo(t, Config{Replicas: 2, StoreDir: dir, Outage: 200 * time.Millisecond})
+	second, _ := runDemo(t, fast(Config{Replicas: 2, StoreDir: dir}))
 	require.NotNil(t, second.Resumed)
 	assert.Equal(t, 1, second.Resumed.Want)
 	assert.Len(t, second.Resumed.Pods, 1)

@@ -1,8 +1,9 @@
 // Command replicaset is the ReplicaSet of "The Reconciliation Loop", made
 // real with converge: a controller keeps N child processes ("pods") running,
 // heals them after a power failure, scales them, keeps healing while its
-// store is unreachable, and, through a finalizer, stops the pods of a
-// replica set deleted while the controller was down. The reconciler is in
+// store is unreachable, heals them from its checkpoint when the store and
+// the controller are both gone, and, through a finalizer, stops the pods of
+// a replica set deleted while the controller was down. The reconciler is in
 // controller/reconciler.go; main.go only wires.
 //
 // Read the reconciler first: controller/reconciler.go holds the Reconcile
@@ -11,9 +12,10 @@
 // that the failover example can run the same controller. This command only
 // runs it and narrates: demo.go wires the store (bbolt, with the API-server
 // layer of store/apistore over it), the pods and the narrator, process.go
-// runs the controller as a process of its own would (stopped and started
-// again by the last step), scenario.go plays the steps, narrator.go tells
-// what the store sees, and summary.go sums up. The pods are real processes
+// runs the controller as a process of its own would (crashed or stopped,
+// then started again, by the last two steps), scenario.go plays the steps
+// (checkpoint.go the one from the checkpoint), narrator.go tells what the
+// store sees, and summary.go sums up. The pods are real processes
 // (examples/internal/pods).
 //
 // Run it from the repository root:
@@ -37,7 +39,11 @@ a replica set's pods, which are child processes of this program, matching the
 spec held in a bbolt store: it converges to -replicas pods, brings them back
 after a "power failure" kills them all with SIGKILL, scales up and down, and
 keeps replacing a killed pod while the store is unreachable, writing the
-status once the store returns. Last, a second replica set is deleted while
+status once the store returns. Then the store and the controller are both
+gone: the network cut, the controller crashes, and a fresh one, started
+while the store is still unreachable, runs from its checkpoint file (beside
+the store) and replaces a pod killed meanwhile; the store returns and
+nothing is lost. Last, a second replica set is deleted while
 the controller is stopped: its finalizer keeps it in the store, marked, its
 pods running, until the controller starts again and stops them. On exit no
 pod is left running. With -store, the desired state survives a restart of

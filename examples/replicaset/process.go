@@ -13,6 +13,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
@@ -22,15 +23,18 @@ import (
 // rig starts the demo's controller as a process of its own would run
 // it, and starts it again after the scenario stopped it: each start makes
 // a fresh controller (nothing cached, as in a restarted process) under a
-// manager of its own, with the debug page and the metrics when
-// Config.HTTPAddr asks for them. The store and the pods (children of the
-// supervisor, as a node's processes are children of its agent) outlive
-// every controller.
+// manager of its own, with its checkpoint file opened for it and closed
+// once its manager has stopped, and with the debug page and the metrics
+// when Config.HTTPAddr asks for them. The store, the checkpoint file and
+// the pods (children of the supervisor, as a node's processes are
+// children of its agent) outlive every controller.
 type rig struct {
 	cfg Config
 	say *demo.Narrator
 	api store.Store[*controller.ReplicaSet]
 	sup *pods.Supervisor
+	// checkpoint is the path of the controllers' checkpoint file.
+	checkpoint string
 	// fail ends the scenario: a controller process that fails does.
 	fail context.CancelFunc
 	// started counts the controllers started.
@@ -40,6 +44,7 @@ type rig struct {
 // controllerProc is one run of the controller under its manager.
 type controllerProc struct {
 	ctrl   *reconcile.Controller[*controller.ReplicaSet]
+	file   *checkpointFile
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -48,18 +53,22 @@ type controllerProc struct {
 // serves, with Config.HTTPAddr). Config.OnServing hears the first
 // controller's server only.
 func (r *rig) start(ctx context.Context) (*controllerProc, error) {
-	ctrl, mgr, err := r.newController()
+	file, err := openCheckpointFile(r.checkpoint)
 	if err != nil {
 		return nil, err
 	}
+	ctrl, mgr, err := r.newController(file)
+	if err != nil {
+		return nil, errors.Join(err, file.Close())
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &controllerProc{ctrl: ctrl, cancel: cancel, done: make(chan error, 1)}
+	p := &controllerProc{ctrl: ctrl, file: file, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		err := mgr.Run(ctx)
 		if err != nil || ctx.Err() == nil {
 			r.fail()
 		}
-		p.done <- err
+		p.done <- errors.Join(err, file.Close())
 	}()
 	r.started++
 	if r.cfg.HTTPAddr == "" {
@@ -77,17 +86,26 @@ func (r *rig) start(ctx context.Context) (*controllerProc, error) {
 }
 
 // stop stops the controller, as its process would stop on SIGTERM, and
-// returns its manager's error.
+// returns its manager's error (or its checkpoint file's).
 func (p *controllerProc) stop() error {
 	p.cancel()
 	return <-p.done
 }
 
-// newController returns a fresh controller and the manager that runs it,
-// with the debug page and the metrics of a registry of its own if
-// Config.HTTPAddr is set.
-func (r *rig) newController() (*reconcile.Controller[*controller.ReplicaSet], *manager.Manager, error) {
-	ccfg := controller.Config{Pods: r.sup, Exits: r.sup.Exits(), Logger: r.cfg.Logger}
+// crash stops the controller as a killed process would end: from now on
+// nothing it writes reaches its checkpoint file (not the last write a
+// stopping controller makes), and nothing it cached outlives it.
+func (p *controllerProc) crash() error {
+	p.file.crash()
+	return p.stop()
+}
+
+// newController returns a fresh controller, with its checkpoint in file,
+// and the manager that runs it, with the debug page and the metrics of a
+// registry of its own if Config.HTTPAddr is set.
+func (r *rig) newController(file *checkpointFile) (*reconcile.Controller[*controller.ReplicaSet], *manager.Manager, error) {
+	ccfg := controller.Config{Pods: r.sup, Exits: r.sup.Exits(), Logger: r.cfg.Logger,
+		Checkpoint: checkpoint.Options[*controller.ReplicaSet]{Store: file, StartAfter: r.cfg.StartAfter, Interval: r.cfg.CheckpointInterval}}
 	mopts := manager.Options{Logger: r.cfg.Logger, ShutdownTimeout: 10 * time.Second}
 	var reg *prometheus.Registry
 	var instrumented *convergeprom.Controller

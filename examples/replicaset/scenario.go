@@ -56,6 +56,7 @@ func (s *scenario) play(ctx context.Context) error {
 		func(ctx context.Context) error { return s.scale(ctx, "scale up", n+2) },
 		func(ctx context.Context) error { return s.scale(ctx, "scale down", max(1, n-1)) },
 		s.outage,
+		s.storeAndControllerGone,
 		s.deleteWhileDown,
 	)
 }

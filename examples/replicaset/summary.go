@@ -8,7 +8,7 @@ import (
 )
 
 // summarize writes what the demo did: each step, the pod counts, the
-// outage, the deletion, the final state and whether any pod was left
+// outage, the start from the checkpoint, the deletion, the final state and whether any pod was left
 // behind.
 func summarize(w io.Writer, rep *Report, err error) {
 	sum := demo.NewSummary(w)
@@ -21,6 +21,10 @@ func summarize(w io.Writer, rep *Report, err error) {
 	if o := rep.Outage; o.Victim != 0 {
 		sum.Line("outage", "store unreachable for %.1fs; pod %d killed and replaced by %s while it was down; status caught up %.1fs after it returned",
 			o.Down.Seconds(), o.Victim, demo.PIDList(o.ReplacedWhileDown), o.StatusCaughtUp.Seconds())
+	}
+	if c := rep.Checkpoint; c.CaughtUp > 0 {
+		sum.Line("checkpoint", "store and controller gone: a fresh controller ran from its checkpoint (revision %d, %v old) %.1fs after it started (StartAfter %v); pod %d replaced by %s; caught up %.1fs after the store returned, generation %d kept",
+			c.Health.Revision, c.Health.Age.Round(time.Millisecond), c.ActiveAfter.Seconds(), c.StartAfter, c.Victim, demo.PIDList(c.ReplacedWhileDown), c.CaughtUp.Seconds(), c.Generation)
 	}
 	if d := rep.Deletion; d.Key != "" && d.Gone > 0 {
 		sum.Line("deletion", "%s deleted while the controller was down: kept, marked, its pods %s running; gone %v after the controller started again, its pods stopped first",

@@ -26,6 +26,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -90,6 +91,14 @@ type Config struct {
 	Metrics reconcile.Metrics
 	// QueueMetrics, if set, hears the workqueue's measurements.
 	QueueMetrics queue.Metrics
+	// Checkpoint, if its Store is set, keeps the controller's desired
+	// state beyond its store (reconcile.Options.Checkpoint): started while
+	// the store cannot be listed, it reconciles from the checkpoint.
+	Checkpoint checkpoint.Options[*ReplicaSet]
+	// HeartbeatInterval is reconcile.Options.HeartbeatInterval (default
+	// 2 seconds): it bounds how long an unreachable store goes unnoticed
+	// and sets Checkpoint.StartAfter's default (three of it).
+	HeartbeatInterval time.Duration
 }
 
 // New returns the replica set controller over s, with timings
@@ -99,14 +108,16 @@ type Config struct {
 // term it runs in.
 func New(s store.Store[*ReplicaSet], cfg Config) (*reconcile.Controller[*ReplicaSet], error) {
 	return reconcile.New(s, &Reconciler{Pods: cfg.Pods, StatusWritten: cfg.StatusWritten}, reconcile.Options[*ReplicaSet]{
-		Name:         "replicaset",
-		RateLimiter:  queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
-		Timeout:      10 * time.Second,
-		GracePeriod:  5 * time.Second,
-		Logger:       cfg.Logger,
-		Sources:      []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
-		Prefix:       cfg.Prefix,
-		Metrics:      cfg.Metrics,
-		QueueMetrics: cfg.QueueMetrics,
+		Name:              "replicaset",
+		RateLimiter:       queue.NewExponential[string](50*time.Millisecond, time.Second, 0.1),
+		Timeout:           10 * time.Second,
+		GracePeriod:       5 * time.Second,
+		Logger:            cfg.Logger,
+		Sources:           []reconcile.Source{reconcile.FromChannel(cfg.Exits)},
+		Prefix:            cfg.Prefix,
+		Metrics:           cfg.Metrics,
+		QueueMetrics:      cfg.QueueMetrics,
+		Checkpoint:        cfg.Checkpoint,
+		HeartbeatInterval: cfg.HeartbeatInterval,
 	})
 }
