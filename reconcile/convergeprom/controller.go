@@ -129,10 +129,11 @@ func Instrument[T any](m *Metrics, o *reconcile.Options[T]) *Controller {
 
 // Watch makes the controller's health part of every scrape:
 // converge_stale_keys (Health.Stale), converge_store_degraded (1 while
-// Health.Degraded is not empty) and, per dependency, converge_dependency_up
-// and converge_dependency_down_seconds (Health.Dependencies). Health is
-// read at scrape time only, so between scrapes it costs nothing. Until
-// Watch, those series are absent.
+// Health.Degraded is not empty), per dependency, converge_dependency_up
+// and converge_dependency_down_seconds (Health.Dependencies) and, for a
+// controller with a checkpoint, the converge_checkpoint_* series
+// (Health.Checkpoint). Health is read at scrape time only, so between
+// scrapes it costs nothing. Until Watch, those series are absent.
 func (c *Controller) Watch(h HealthReporter) { c.health.Store(&healthRef{h}) }
 
 // SetWorkers changes controller_runtime_max_concurrent_reconciles: call it

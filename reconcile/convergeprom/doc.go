@@ -92,6 +92,20 @@
 // above, so that a change is seen at the next scrape without any hook
 // in reconcile.Metrics. A reconcile that failed for a dependency down
 // (reconcile.DependencyDown) counts as result="error".
+// For a controller with a checkpoint (reconcile.Options.Checkpoint,
+// Health().Checkpoint), read at scrape time likewise and absent for one
+// without: converge_checkpoint_active{controller}, 1 while the controller
+// runs from its checkpoint (its store not listed in time at its start, and
+// not caught up with since) and 0 otherwise;
+// converge_checkpoint_revision{controller} and
+// converge_checkpoint_age_seconds{controller}, the store revision of the
+// checkpoint in use while active, else of the latest written, and the
+// seconds since the controller last heard from its store in it (both
+// absent until a checkpoint is loaded or written);
+// converge_checkpoint_writes_total{controller},
+// converge_checkpoint_write_failures_total{controller} and
+// converge_checkpoint_damaged_total{controller}, the checkpoints written,
+// the writes that failed, and the damaged checkpoints found and ignored.
 //
 // Sharding (reconcile/shard): a Metrics is also a shard.Metrics, for
 // shard.Options.Metrics of any number of replicas:

@@ -45,6 +45,9 @@ func (s scraped) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{activeWorkersDesc, maxConcurrentDesc, depthDesc, unfinishedDesc, longestDesc, staleDesc, degradedDesc, ownerlessDesc, dependencyUpDesc, dependencyDownDesc} {
 		ch <- d
 	}
+	for _, d := range checkpointDescs {
+		ch <- d
+	}
 }
 
 func (s scraped) Collect(ch chan<- prometheus.Metric) {
@@ -110,6 +113,7 @@ func (c *Controller) collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(ch, degradedDesc, degraded, name)
 		collectDependencies(ch, name, health)
+		collectCheckpoint(ch, name, health)
 		if reportsOwnerless(h.HealthReporter) {
 			gauge(ch, ownerlessDesc, float64(len(health.Ownerless)), name)
 		}

@@ -56,6 +56,7 @@ func TestADependencyDownShowsOnThePageWithSinceWhenAndTheLastError(t *testing.T)
 		synctest.Wait()
 		wentDown := time.Now()
 		<-time.After(time.Minute)
+		synctest.Wait() // the checks due now are done before the page and Health are read
 		var p struct {
 			Dependencies []map[string]any
 			Controllers  []struct{ Dependencies []map[string]any }
