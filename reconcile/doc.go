@@ -39,7 +39,7 @@
 //     of it is reported as changed (its revisions say nothing of the old
 //     store's) and every key it lacks as deleted; a WaitForRevision of a
 //     revision of the old store returns only once that re-list and its
-//     reconciles are done.
+//     reconciles are done, whether it began before the re-list or after.
 //   - With Options.Checkpoint, the controller keeps its desired state in a
 //     local checkpoint, written in the background, every change of a
 //     revision or none. Started while its store cannot be listed within

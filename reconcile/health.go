@@ -206,23 +206,36 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // only once the cache has re-listed the new store and every key that list
 // changed (all of them: see Controller) has had a successful or terminal
 // reconcile. The same holds when the cache moves to a store of another
-// identity while WaitForRevision waits. Called after that re-list, rev is
-// a revision of the new store (a restored store's revisions continue above
-// the old one's: store's doc, # Snapshots and restores).
+// identity while WaitForRevision waits, and when it is called after that
+// re-list with a revision below the list's: rev is then taken for a
+// revision of the old store too (a restored store's revisions continue
+// above the old one's: store's doc, # Snapshots and restores), so that a
+// caller who learns of the restore after the controller did is not told
+// its keys are reconciled before they are. A rev at or above the list's
+// is one of the new store.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	epoch := c.cache.epochNow()
 	replaced := c.cache.replacedBy(ctx)
 	for {
 		p, advanced := c.cache.progressNow() // before c.mu: see complete
 		target := rev
-		if p.epoch != epoch {
+		switch {
+		case p.epoch != epoch:
 			// The cache moved to another store since the call: its first
 			// list reflects every revision of the old one.
 			target, replaced = p.epochRev, false
+		case p.epoch > 0 && rev < p.epochRev:
+			// rev is below the list that began the cache's store: it is
+			// taken for a revision of an older one, which that list
+			// reflects once its keys are reconciled.
+			target = p.epochRev
 		}
 		c.mu.Lock()
 		progress := c.led.progressed()
-		done := !replaced && p.published >= target && !c.led.pendingUpTo(target)
+		// The ledger moves to another store before the cache publishes
+		// its epoch (storeReplaced): until then p is of the old one.
+		moving := uint64(c.led.stores) != p.epoch
+		done := !replaced && !moving && p.published >= target && !c.led.pendingUpTo(target)
 		c.mu.Unlock()
 		if done {
 			return nil
