@@ -38,6 +38,7 @@ type storeServer struct {
 	up     chan struct{}
 	runs   int
 	logs   []*syncbuf.Buffer // each run's output
+	next   []string          // more flags for the next launch only
 }
 
 // buildStoreServer builds convergestore into a temporary directory of t
@@ -102,7 +103,9 @@ func (s *storeServer) launch() (*syncbuf.Buffer, chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := new(syncbuf.Buffer)
-	cmd := exec.Command(s.bin, "-dir", s.dir, "-addr", s.addr, "-heartbeat", httpHeartbeat.String())
+	args := append([]string{"-dir", s.dir, "-addr", s.addr, "-heartbeat", httpHeartbeat.String()}, s.next...)
+	s.next = nil
+	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start convergestore: %w", err)
