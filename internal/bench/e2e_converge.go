@@ -15,7 +15,7 @@ import (
 // checks with WaitForRevision that the controller has nothing pending up to
 // the store's revision, then stops the controller.
 func RunConverge(s E2EStore, keys []string, workers int) (E2EResult, error) {
-	return runConverge(s, keys, workers, false)
+	return runConverge(s, keys, workers, false, convergeHooks{})
 }
 
 // RunConvergeOwnWrites is RunConverge with the status written the way a
@@ -27,10 +27,18 @@ func RunConverge(s E2EStore, keys []string, workers int) (E2EResult, error) {
 // every change up to the store's revision, echoes included: the point
 // where the other implementations' loops have reconciled their echoes.
 func RunConvergeOwnWrites(s E2EStore, keys []string, workers int) (E2EResult, error) {
-	return runConverge(s, keys, workers, true)
+	return runConverge(s, keys, workers, true, convergeHooks{})
 }
 
-func runConverge(s E2EStore, keys []string, workers int, ownWrites bool) (E2EResult, error) {
+// convergeHooks let a variant of the converge run (e2e_checkpoint.go) add
+// to the controller's options and look at the controller once the run has
+// settled, before it is stopped. Either may be nil.
+type convergeHooks struct {
+	options func(*reconcile.Options[*Pair])
+	settled func(*reconcile.Controller[*Pair])
+}
+
+func runConverge(s E2EStore, keys []string, workers int, ownWrites bool, hooks convergeHooks) (E2EResult, error) {
 	cs := &countingStore{E2EStore: s}
 	t := newTracker(len(keys))
 	rec := reconcile.ReconcilerFunc[*Pair](func(ctx context.Context, req reconcile.Request[*Pair]) (reconcile.Result, error) {
@@ -43,7 +51,11 @@ func runConverge(s E2EStore, keys []string, workers int, ownWrites bool) (E2ERes
 		}
 		return reconcile.Result{}, t.reconcile(ctx, w, req.Object)
 	})
-	c, err := reconcile.New[*Pair](cs, rec, reconcile.Options[*Pair]{Name: "e2e", Workers: workers})
+	opts := reconcile.Options[*Pair]{Name: "e2e", Workers: workers}
+	if hooks.options != nil {
+		hooks.options(&opts)
+	}
+	c, err := reconcile.New[*Pair](cs, rec, opts)
 	if err != nil {
 		return E2EResult{}, err
 	}
@@ -72,6 +84,9 @@ func runConverge(s E2EStore, keys []string, workers int, ownWrites bool) (E2ERes
 	if ownWrites {
 		t.settledAt.Store(int64(time.Since(t.start)))
 		res = t.result(mallocs)
+	}
+	if hooks.settled != nil {
+		hooks.settled(c)
 	}
 	cancel()
 	if runErr := <-runErr; err == nil {
