@@ -240,7 +240,7 @@ func TestACheckpointPastItsMaximumAgeIsRefused(t *testing.T) {
 
 // A damaged checkpoint is never used: the controller logs it as an error,
 // counts it (Health.Checkpoint.Damaged), says why it refused it, waits for
-// its store, and then writes a whole new checkpoint.
+// its store, and then writes a whole new checkpoint, within one Interval.
 func TestADamagedCheckpointIsIgnoredLoggedAndCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem, cp, rev := abc(t)
@@ -261,7 +261,7 @@ func TestADamagedCheckpointIsIgnoredLoggedAndCounted(t *testing.T) {
 
 		fs.SetOutage(faultstore.Up)
 		require.NoError(t, c.WaitForSync(context.Background()))
-		advance(cpHeartbeat)
+		advance(checkpoint.DefaultInterval)
 		synctest.Wait()
 		st, err := cp.Load()
 		require.NoError(t, err, "the damaged checkpoint was not rewritten")

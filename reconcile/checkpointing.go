@@ -10,8 +10,9 @@ import (
 
 // Keeping the checkpoint current (Options.Checkpoint): while the
 // controller runs, a goroutine of its own writes what the cache changed
-// every Checkpoint.Interval, at once after a list, and once more as the run
-// stops. It captures the changed keys under the cache's lock
+// every Checkpoint.Interval (a list that changed nothing at once: one that
+// changed keys waits for the next tick, so that its write yields to the
+// reconciles it woke), and once more as the run stops. It captures the changed keys under the cache's lock
 // (informer.capture) and writes them without it: neither the cache nor a
 // reconcile waits for the file.
 

@@ -240,7 +240,7 @@ func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has
 		in.ident.id = id
 	}
 	if in.journal != nil {
-		in.journal.listed(time.Now())
+		in.journal.listed(time.Now(), len(changes) > 0)
 	}
 	if !in.isFilled() {
 		close(in.filled)

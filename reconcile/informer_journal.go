@@ -29,7 +29,8 @@ type journal[T any] struct {
 	written int64
 	seen    time.Time
 	served  time.Time
-	// kick asks the writer to write soon (after a list); capacity 1.
+	// kick asks the writer to write at once (after a list that changed
+	// nothing); capacity 1.
 	kick chan struct{}
 }
 
@@ -69,9 +70,14 @@ func (j *journal[T]) revisionComplete() {
 	clear(j.before)
 }
 
-// listed notes a list installed: a write is due at once.
-func (j *journal[T]) listed(now time.Time) {
+// listed notes a list installed. One that changed nothing is written at
+// once; one that changed keys at the next Interval, so that its write
+// (whole, for a first list) yields to the reconciles those changes wake.
+func (j *journal[T]) listed(now time.Time, changed bool) {
 	j.served = now
+	if changed {
+		return
+	}
 	select {
 	case j.kick <- struct{}{}:
 	default:

@@ -42,6 +42,14 @@ type CheckpointCost struct {
 	// SettledBytes and FileBytes are the checkpoint file's size once
 	// settled and after the run.
 	SettledBytes, FileBytes int64
+	// The list's own write waits for the tick after it (it yields to the
+	// reconciles the list woke): Deferred is the time from settled to the
+	// end of the first write after it, DeferredObjects, DeferredTime and
+	// DeferredWritten that write's objects, time in Store.Write and
+	// bytes written (-1 where not available). All zero if no write came
+	// within three intervals.
+	Deferred, DeferredTime           time.Duration
+	DeferredObjects, DeferredWritten int64
 }
 
 // RunConvergeCheckpointed is RunConverge with a checkpoint
@@ -69,6 +77,7 @@ func RunConvergeCheckpointed(s E2EStore, keys []string, workers int, path string
 			cost.Written = sinceWritten(written0)
 			cost.SettledBytes = fileSize(path)
 			final = c
+			waitDeferredWrite(c, ts, &cost, interval)
 		},
 	})
 	if final != nil {
@@ -80,6 +89,26 @@ func RunConvergeCheckpointed(s E2EStore, keys []string, workers int, path string
 	}
 	cost.FileBytes = fileSize(path)
 	return res, cost, err
+}
+
+// waitDeferredWrite waits, for at most three intervals, for the first
+// checkpoint write after the figures until settled were taken, and
+// records its cost.
+func waitDeferredWrite(c *reconcile.Controller[*Pair], ts *timedCheckpoint, cost *CheckpointCost, interval time.Duration) {
+	if interval == 0 {
+		interval = checkpoint.DefaultInterval
+	}
+	settled, written := time.Now(), processWritten()
+	objects, busy := ts.objects.Load(), ts.busy.Load()
+	for deadline := settled.Add(3 * interval); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if c.Health().Checkpoint.Writes > cost.Writes {
+			cost.Deferred = time.Since(settled)
+			cost.DeferredObjects = ts.objects.Load() - objects
+			cost.DeferredTime = time.Duration(ts.busy.Load() - busy)
+			cost.DeferredWritten = sinceWritten(written)
+			return
+		}
+	}
 }
 
 // timedCheckpoint counts the objects its Store's writes carry and the time

@@ -21,7 +21,10 @@ var checkpointRounds int
 // round of both runs, in alternating order, so that the ratio of their
 // settle times comes from one benchmark line. The checkpoint's figures
 // (cp-*) are taken once the checkpointed run has settled (the write at
-// stop excluded), but for cp-bytes, the file's size after the run.
+// stop excluded), but for cp-bytes, the file's size after the run, and
+// cp-list-write-*, the write of the list that comes after the settle (it
+// yields to the reconciles the list woke): when it ended after the
+// settle, its time in Store.Write, its objects and bytes.
 func BenchmarkE2ECheckpoint(b *testing.B) {
 	keys := NewKeys(*e2eObjects)
 	for _, v := range []struct {
@@ -78,6 +81,14 @@ func (cost *CheckpointCost) add(c CheckpointCost) {
 	cost.Objects += c.Objects
 	cost.WriteTime += c.WriteTime
 	cost.FileBytes += c.FileBytes
+	cost.Deferred += c.Deferred
+	cost.DeferredTime += c.DeferredTime
+	cost.DeferredObjects += c.DeferredObjects
+	if c.DeferredWritten < 0 || cost.DeferredWritten < 0 {
+		cost.DeferredWritten = -1
+	} else {
+		cost.DeferredWritten += c.DeferredWritten
+	}
 	if c.Written < 0 || cost.Written < 0 {
 		cost.Written = -1 // not available
 	} else {
@@ -101,6 +112,12 @@ func reportCheckpointCost(b *testing.B, plain, with E2EResult, cost CheckpointCo
 	b.ReportMetric(float64(cost.Writes)/cost.Until.Seconds(), "cp-writes/s")
 	b.ReportMetric(float64(cost.Objects)/n, "cp-objects/op")
 	msPerOp(b, cost.WriteTime, "cp-write-ms")
+	msPerOp(b, cost.Deferred, "cp-list-write-after-settle-ms")
+	msPerOp(b, cost.DeferredTime, "cp-list-write-ms")
+	b.ReportMetric(float64(cost.DeferredObjects)/n, "cp-list-write-objects")
+	if cost.DeferredWritten >= 0 {
+		b.ReportMetric(float64(cost.DeferredWritten)/n, "cp-list-write-B")
+	}
 	if cost.Written >= 0 {
 		b.ReportMetric(float64(cost.Written)/n, "cp-written-B/op")
 		b.ReportMetric(float64(cost.Written)/cost.Until.Seconds(), "cp-written-B/s")

@@ -136,7 +136,9 @@ type Options[T any] struct {
 	// controller then waits for its store (default DefaultMaxAge).
 	MaxAge time.Duration
 	// Interval is how often the changes of the cache are written (default
-	// DefaultInterval). A re-list is written at once.
+	// DefaultInterval). A list that changed nothing in the cache is
+	// written at once; one that changed keys at the next Interval, so that
+	// its write (whole, for the first) yields to the reconciles it woke.
 	Interval time.Duration
 }
 

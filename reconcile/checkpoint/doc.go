@@ -8,8 +8,10 @@
 //
 // The controller writes the checkpoint in the background: the keys its
 // cache changed since the previous write, every Options.Interval (and at
-// once after a re-list); the whole cache only for its first write and
-// after a failed one. No write blocks the cache or a reconcile. Read
+// once after a list that changed nothing; one that changed keys waits for
+// the next Interval, so that its write does not compete with the
+// reconciles it woke); the whole cache only for its first write and after
+// a failed one. No write blocks the cache or a reconcile. Read
 // back, a checkpoint is a state its store had: every object at its
 // revision as the store held it at the checkpoint's Revision, every
 // change of a revision or none (several keys may share one).

@@ -97,7 +97,7 @@ func TestADamagedCheckpointAndFailedWritesAreCounted(t *testing.T) {
 		if err := c.WaitForSync(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		<-time.After(heartbeat)
+		<-time.After(checkpoint.DefaultInterval) // the list's write comes at the next interval
 		synctest.Wait()
 		failures := c.Health().Checkpoint.Failures
 		if failures == 0 {

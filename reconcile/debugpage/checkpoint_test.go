@@ -91,7 +91,7 @@ func TestARefusedDamagedCheckpointShowsWhyAndItsCountsAndFailedWrites(t *testing
 		synctest.Wait()
 		fs.SetOutage(faultstore.Up)
 		require.NoError(t, c.WaitForSync(context.Background()))
-		<-time.After(heartbeat)
+		<-time.After(checkpoint.DefaultInterval) // the list's write comes at the next interval
 		synctest.Wait()
 		health := c.Health().Checkpoint
 		require.Positive(t, health.Failures)
