@@ -127,6 +127,16 @@ func (g *gatedStore) Codec() store.Codec[*replicaSet] {
 	return g.chaosStore.(store.Encoded[*replicaSet]).Codec()
 }
 
+// Identity returns the store's identity (store.Identifier): the
+// controller checks it at each list and before it resumes a watch, across
+// the kills too.
+func (g *gatedStore) Identity(ctx context.Context) (string, error) {
+	defer g.enter(ctx)()
+	id, err := g.chaosStore.(store.Identifier).Identity(ctx)
+	g.countFailure(ctx, err)
+	return id, err
+}
+
 func (g *gatedStore) Get(ctx context.Context, key string) (store.Object[*replicaSet], error) {
 	defer g.enter(ctx)()
 	obj, err := g.chaosStore.Get(ctx, key)

@@ -142,14 +142,15 @@ func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
 }
 
 // Identity returns the wrapped store's identity (store.Identifier), or an
-// error matching store.ErrInvalid if it has none.
+// error matching errors.ErrUnsupported (and store.ErrInvalid) if it has
+// none, which a controller takes for a store without an identity.
 func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	if err := s.check(ctx); err != nil {
 		return "", err
 	}
 	id, ok := s.inner.(store.Identifier)
 	if !ok {
-		return "", fmt.Errorf("%w: apistore: the wrapped store %T has no identity", store.ErrInvalid, s.inner)
+		return "", fmt.Errorf("%w: %w: apistore: the wrapped store %T has no identity", store.ErrInvalid, errors.ErrUnsupported, s.inner)
 	}
 	return id.Identity(ctx)
 }

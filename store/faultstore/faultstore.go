@@ -2,6 +2,7 @@ package faultstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -223,7 +224,8 @@ func (s *Store[T]) Revision(ctx context.Context) (int64, error) {
 // Identity reads the wrapped store's identity (store.Identifier) through
 // the faults, as the call OpIdentity: it fails during an outage like every
 // call. A wrapped store without an identity makes it fail with an error
-// matching store.ErrInvalid.
+// matching errors.ErrUnsupported (and store.ErrInvalid), which a
+// controller takes for a store without an identity.
 func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	ctx, _, err := s.enter(ctx, Call{Op: OpIdentity})
 	if err != nil {
@@ -231,7 +233,7 @@ func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	}
 	id, ok := s.inner.(store.Identifier)
 	if !ok {
-		return "", fmt.Errorf("%w: faultstore: the wrapped store %T has no identity", store.ErrInvalid, s.inner)
+		return "", fmt.Errorf("%w: %w: faultstore: the wrapped store %T has no identity", store.ErrInvalid, errors.ErrUnsupported, s.inner)
 	}
 	return id.Identity(ctx)
 }

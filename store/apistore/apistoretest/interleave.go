@@ -3,6 +3,7 @@ package apistoretest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -55,7 +56,7 @@ func (s *interleaver) Get(ctx context.Context, key string) (store.Object[json.Ra
 func (s *interleaver) Identity(ctx context.Context) (string, error) {
 	id, ok := s.Store.(store.Identifier)
 	if !ok {
-		return "", fmt.Errorf("%w: apistoretest: the store %T has no identity", store.ErrInvalid, s.Store)
+		return "", fmt.Errorf("%w: %w: apistoretest: the store %T has no identity", store.ErrInvalid, errors.ErrUnsupported, s.Store)
 	}
 	return id.Identity(ctx)
 }
