@@ -182,8 +182,18 @@ func (s *story) outage(ctx context.Context) error {
 		return err
 	}
 	s.say.Say("/readyz: 503 %s", firstLine(body, "dependency: down"))
-	_, page := get(ctx, s.op.base+DebugPath+"?format=json")
-	s.say.Say("debug page: postgres %s for the roles controller", dependencyState(page, "roles"))
+	// Each controller checks PostgreSQL on its own: the roles controller
+	// may find it down a check after the one /readyz named.
+	state := ""
+	err = until(ctx, stepLimit, "the debug page naming PostgreSQL as down for the roles controller", func() (bool, error) {
+		_, page := get(ctx, s.op.base+DebugPath+"?format=json")
+		state = dependencyState(page, "roles")
+		return state == "down", nil
+	})
+	if err != nil {
+		return err
+	}
+	s.say.Say("debug page: postgres %s for the roles controller", state)
 	if err := s.pg.Start(ctx); err != nil {
 		return err
 	}
