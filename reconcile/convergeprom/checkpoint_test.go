@@ -13,6 +13,7 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
 	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/faultstore"
@@ -31,8 +32,7 @@ var checkpointSeries = []string{"converge_checkpoint_active", "converge_checkpoi
 // watched controller without a checkpoint has none of these series.
 func TestCheckpointSeriesFollowAControllerRunningFromItsCheckpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg, mem, cp, rev := checkpointed(t)
-		cp.state.Seen = time.Now().Add(-time.Minute)
+		reg, mem, cp, rev := checkpointed(t, time.Now().Add(-time.Minute))
 		fs, err := faultstore.New(mem, faultstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -76,9 +76,9 @@ func TestCheckpointSeriesFollowAControllerRunningFromItsCheckpoint(t *testing.T)
 // succeed, writes_total counts them and revision and age appear.
 func TestADamagedCheckpointAndFailedWritesAreCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg, mem, cp, rev := checkpointed(t)
-		cp.damaged = true
-		cp.setWriteErr(errors.New("disk full"))
+		reg, mem, cp, rev := checkpointed(t, time.Now())
+		cp.SetDamaged(true)
+		cp.SetWriteErr(errors.New("disk full"))
 		fs, err := faultstore.New(mem, faultstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -105,7 +105,7 @@ func TestADamagedCheckpointAndFailedWritesAreCounted(t *testing.T) {
 		}
 		requireSeries(t, reg, checkpointSeriesText(0, nil, 0, failures, 1), checkpointSeries...)
 
-		cp.setWriteErr(nil)
+		cp.SetWriteErr(nil)
 		<-time.After(checkpoint.DefaultInterval)
 		synctest.Wait()
 		st := c.Health().Checkpoint
@@ -152,8 +152,8 @@ converge_checkpoint_writes_total{controller="roles"} %d
 const heartbeat = time.Second
 
 // checkpointed returns a registry, a store holding three keys and a
-// checkpoint of it at its revision, seen now.
-func checkpointed(t *testing.T) (*prometheus.Registry, *store.Memory[string], *memCheckpoint[string], int64) {
+// checkpoint of it at its revision, seen at seen.
+func checkpointed(t *testing.T, seen time.Time) (*prometheus.Registry, *store.Memory[string], *checkpointtest.Memory[string], int64) {
 	t.Helper()
 	mem := store.NewMemory[string]()
 	for _, key := range []string{"a", "b", "c"} {
@@ -169,7 +169,7 @@ func checkpointed(t *testing.T) (*prometheus.Registry, *store.Memory[string], *m
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &memCheckpoint[string]{state: &checkpoint.State[string]{Identity: id, Revision: rev, Seen: time.Now(), Objects: objs}}
+	cp := checkpointtest.NewMemory(&checkpoint.State[string]{Identity: id, Revision: rev, Seen: seen, Objects: objs})
 	return prometheus.NewRegistry(), mem, cp, rev
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/faultstore"
@@ -27,9 +28,8 @@ import (
 // written (with the change made meanwhile) and the count of writes.
 func TestAControllerRunningFromItsCheckpointShowsItsRevisionAndAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem, cp, rev := checkpointed(t)
 		seen := time.Now().Add(-time.Minute)
-		cp.state.Seen = seen
+		mem, cp, rev := checkpointed(t, seen)
 		fs, err := faultstore.New(mem, faultstore.Options{})
 		require.NoError(t, err)
 		fs.SetOutage(faultstore.Loud)
@@ -79,9 +79,9 @@ func TestAControllerRunningFromItsCheckpointShowsItsRevisionAndAge(t *testing.T)
 // written.
 func TestARefusedDamagedCheckpointShowsWhyAndItsCountsAndFailedWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem, cp, _ := checkpointed(t)
-		cp.damaged = true
-		cp.setWriteErr(errors.New("disk <full>"))
+		mem, cp, _ := checkpointed(t, time.Now())
+		cp.SetDamaged(true)
+		cp.SetWriteErr(errors.New("disk <full>"))
 		fs, err := faultstore.New(mem, faultstore.Options{})
 		require.NoError(t, err)
 		fs.SetOutage(faultstore.Loud)
@@ -129,8 +129,8 @@ func TestAControllerWithoutACheckpointShowsNone(t *testing.T) {
 const heartbeat = time.Second
 
 // checkpointed returns a store holding three keys and a checkpoint of it
-// at its revision, seen now.
-func checkpointed(t *testing.T) (*store.Memory[string], *memCheckpoint[string], int64) {
+// at its revision, seen at seen.
+func checkpointed(t *testing.T, seen time.Time) (*store.Memory[string], *checkpointtest.Memory[string], int64) {
 	t.Helper()
 	mem := store.NewMemory[string]()
 	for _, key := range []string{"a", "b", "c"} {
@@ -141,7 +141,7 @@ func checkpointed(t *testing.T) (*store.Memory[string], *memCheckpoint[string], 
 	require.NoError(t, err)
 	id, err := mem.Identity(context.Background())
 	require.NoError(t, err)
-	return mem, &memCheckpoint[string]{state: &checkpoint.State[string]{Identity: id, Revision: rev, Seen: time.Now(), Objects: objs}}, rev
+	return mem, checkpointtest.NewMemory(&checkpoint.State[string]{Identity: id, Revision: rev, Seen: seen, Objects: objs}), rev
 }
 
 // newCheckpointed runs a controller named "roles" of s with cp as its
