@@ -104,8 +104,15 @@ func Storm(q Queue, keys []string, cfg StormConfig) StormResult {
 	workers.Wait()
 	res.Wall = time.Since(start)
 	q.ShutDown()
+	res.count(tallies, len(keys))
+	return res
+}
 
-	seen := make([]bool, len(keys))
+// count adds the workers' tallies of a key space of n keys to res: the
+// keys handed out, those handed out during the adds, and the distinct
+// keys any worker saw.
+func (res *StormResult) count(tallies []stormWorker, n int) {
+	seen := make([]bool, n)
 	for _, t := range tallies {
 		res.Handed += t.handed
 		res.HandedDuringAdds += t.duringAdds
@@ -118,5 +125,4 @@ func Storm(q Queue, keys []string, cfg StormConfig) StormResult {
 			res.Distinct++
 		}
 	}
-	return res
 }
