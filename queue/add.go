@@ -61,15 +61,19 @@ func (q *Queue[K]) addLocked(key K, o AddOptions, delay time.Duration, now int64
 	if q.due != nil && delay > 0 {
 		q.due.Delayed()
 	}
+	prio := clampPriority(o.Priority)
 	it, h := q.items.find(key)
 	if it == nil {
-		it = q.newItem(key, o.Priority, h)
+		it = q.newItem(key, prio, h)
 	} else if it.queued() {
-		q.setPriority(it, max(it.priority, o.Priority))
+		q.setPriority(it, max(it.priority, prio))
 	} else {
-		it.priority = o.Priority
+		it.priority = prio
 	}
 	it.tags |= o.Tags
+	if o.Hint != 0 {
+		it.hint = o.Hint
+	}
 	if delay <= 0 {
 		q.addNow(it)
 		return
@@ -128,7 +132,7 @@ func (q *Queue[K]) addDelayed(it *item[K], delay time.Duration, now int64) {
 // becameDue reports a key that became due to DueMetrics. q.mu is held.
 func (q *Queue[K]) becameDue(it *item[K]) {
 	if q.due != nil {
-		q.due.Due(it.priority)
+		q.due.Due(int(it.priority))
 	}
 }
 
@@ -182,7 +186,7 @@ func (q *Queue[K]) unlockAndWake() {
 // first, FIFO within a priority, and lets a key that has waited through
 // enough hand-outs overtake newer keys of higher priority. Without aging
 // the offset is 0, and the ready queue orders by priority first.
-func (q *Queue[K]) offset(priority int) int64 {
+func (q *Queue[K]) offset(priority int32) int64 {
 	if q.aging == 0 {
 		return 0
 	}
@@ -191,7 +195,7 @@ func (q *Queue[K]) offset(priority int) int64 {
 
 // setPriority changes a queued key's priority. A waiting key moves to the
 // back of its new priority's line, as if it had just become ready.
-func (q *Queue[K]) setPriority(it *item[K], priority int) {
+func (q *Queue[K]) setPriority(it *item[K], priority int32) {
 	if priority == it.priority {
 		return
 	}
@@ -218,4 +222,9 @@ func saturatingMul(a, b int64) int64 {
 	}
 	// Keep headroom so that a time minus p cannot overflow.
 	return min(max(p, math.MinInt64/2), math.MaxInt64/2)
+}
+
+// clampPriority holds p in the 32 bits a key's record keeps of it.
+func clampPriority(p int) int32 {
+	return int32(min(max(p, math.MinInt32), math.MaxInt32))
 }

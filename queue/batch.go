@@ -5,11 +5,13 @@ import (
 	"fmt"
 )
 
-// Handout is one key handed out by GetBatch, with the ORed
-// AddOptions.Tags of the adds it answers (as GetTagged returns them).
+// Handout is one key handed out by GetHandout or GetBatch, with the ORed
+// AddOptions.Tags of the adds it answers (as GetTagged returns them) and
+// the latest AddOptions.Hint among them (zero if none had one).
 type Handout[K comparable] struct {
 	Key  K
 	Tags uint32
+	Hint uint32
 }
 
 // GetBatch hands out up to max ready keys at once, for a consumer whose
@@ -26,11 +28,11 @@ func (q *Queue[K]) GetBatch(ctx context.Context, max int, buf []Handout[K]) ([]H
 	if max < 1 {
 		return buf, fmt.Errorf("%w: GetBatch of %d keys", ErrInvalid, max)
 	}
-	key, tags, err := q.GetTagged(ctx)
+	h, err := q.GetHandout(ctx)
 	if err != nil {
 		return buf, err
 	}
-	buf = append(buf, Handout[K]{key, tags})
+	buf = append(buf, h)
 	if max == 1 {
 		return buf, nil
 	}
@@ -38,8 +40,7 @@ func (q *Queue[K]) GetBatch(ctx context.Context, max int, buf []Handout[K]) ([]H
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for n := 1; n < max && q.ready.Len() > 0 && (!q.shuttingDown || q.draining); n++ {
-		key, tags := q.take(now)
-		buf = append(buf, Handout[K]{key, tags})
+		buf = append(buf, q.take(now))
 	}
 	q.checkDrained()
 	return buf, nil

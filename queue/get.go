@@ -22,9 +22,18 @@ func (q *Queue[K]) Get(ctx context.Context) (K, error) {
 // this hand-out answers; they are cleared, so that adds made while the key
 // is processing tag its next hand-out.
 func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
-	var zero K
+	h, err := q.GetHandout(ctx)
+	return h.Key, h.Tags, err
+}
+
+// GetHandout is Get that also returns what the adds this hand-out answers
+// attached to the key: their ORed AddOptions.Tags and the latest
+// AddOptions.Hint. Both are cleared, so that adds made while the key is
+// processing attach theirs to its next hand-out.
+func (q *Queue[K]) GetHandout(ctx context.Context) (Handout[K], error) {
+	var zero Handout[K]
 	if ctx == nil {
-		return zero, 0, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
+		return zero, fmt.Errorf("%w: Get with a nil context", ErrInvalid)
 	}
 	// The hand-out time is read before the lock is taken (and again after
 	// each wait), so that the lock is held for less time under
@@ -47,17 +56,17 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 				q.wakeOne()
 			}
 			q.mu.Unlock()
-			return zero, 0, err
+			return zero, err
 		}
 		if q.ready.Len() > 0 && (!q.shuttingDown || q.draining) {
-			key, tags := q.take(now)
+			h := q.take(now)
 			q.checkDrained() // the last ready key of a drain frees idle Gets
 			q.mu.Unlock()
-			return key, tags, nil
+			return h, nil
 		}
 		if q.shuttingDown && (!q.draining || q.dirty == 0) {
 			q.mu.Unlock()
-			return zero, 0, ErrShutDown
+			return zero, ErrShutDown
 		}
 		w := q.waiter()
 		q.waiters = append(q.waiters, w)
@@ -79,9 +88,9 @@ func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
 	}
 }
 
-// take hands out the first ready key and its tags at time now. q.mu is
-// held.
-func (q *Queue[K]) take(now int64) (K, uint32) {
+// take hands out the first ready key, with its tags and hint, at time now.
+// q.mu is held.
+func (q *Queue[K]) take(now int64) Handout[K] {
 	it := q.ready.pop()
 	q.handed++
 	if q.metrics != nil {
@@ -93,9 +102,9 @@ func (q *Queue[K]) take(now int64) (K, uint32) {
 	it.procIdx = int32(len(q.procs))
 	q.procs = append(q.procs, it)
 	it.at = now
-	tags := it.tags
-	it.tags = 0
-	return it.key, tags
+	h := Handout[K]{Key: it.key, Tags: it.tags, Hint: it.hint}
+	it.tags, it.hint = 0, 0
+	return h
 }
 
 // waiter returns a wake-up channel for one Get. q.mu is held.

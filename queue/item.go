@@ -25,10 +25,11 @@ type item[K comparable] struct {
 	// deadline is, while delayed, when the key becomes ready (ns since the
 	// epoch); while waiting, with Metrics configured, when it became ready.
 	deadline   int64
-	priority   int
+	priority   int32  // AddOptions.Priority, clamped to 32 bits
 	delayIdx   int32  // position in the delay heap, or -1
 	procIdx    int32  // while processing, position in Queue.procs
 	tags       uint32 // ORed AddOptions.Tags of the adds not yet handed out
+	hint       uint32 // AddOptions.Hint of the latest add that had one, until the hand-out
 	waiting    bool   // in the ready queue
 	processing bool
 	dirty      bool // added while processing: ready again at Done
@@ -41,7 +42,7 @@ func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 func (it *item[K]) queued() bool { return it.waiting || it.delayed() || it.dirty }
 
 // newItem makes the record of key, which hashes to h and has none.
-func (q *Queue[K]) newItem(key K, priority int, h uint64) *item[K] {
+func (q *Queue[K]) newItem(key K, priority int32, h uint64) *item[K] {
 	var it *item[K]
 	if n := len(q.free); n > 0 {
 		it = q.free[n-1]

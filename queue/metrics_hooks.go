@@ -51,12 +51,12 @@ func (q *Queue[K]) DueByPriority(yield func(priority, n int)) {
 	byPriority := make(map[int]int)
 	for _, l := range q.ready.levels {
 		if l.live > 0 {
-			byPriority[l.priority] += l.live
+			byPriority[int(l.priority)] += l.live
 		}
 	}
 	for _, it := range q.procs {
 		if it.dirty {
-			byPriority[it.priority]++
+			byPriority[int(it.priority)]++
 		}
 	}
 	q.mu.Unlock()

@@ -58,6 +58,7 @@ type Options[K comparable] struct {
 type AddOptions struct {
 	// Priority orders ready keys: higher first. When a key is added several
 	// times before it is handed out, it keeps the highest priority asked.
+	// A priority outside the 32-bit range counts as the nearest end of it.
 	Priority int
 	// After delays the key: it becomes ready no sooner than After from now.
 	After time.Duration
@@ -69,6 +70,13 @@ type AddOptions struct {
 	// GetTagged hands them out with the key and Snapshot shows those
 	// not yet handed out. The queue gives them no meaning.
 	Tags uint32
+	// Hint is a number the caller keeps with the key until its hand-out,
+	// such as where the caller holds its own record of the key, so that
+	// the consumer can find that record without a lookup. A nonzero Hint
+	// replaces the key's; GetHandout and GetBatch hand the latest out
+	// with the key and clear it. Zero is none. The queue gives it no
+	// meaning, and a consumer must check it (a hint may be stale).
+	Hint uint32
 }
 
 // Queue is a deduplicating work queue of keys of type K. Create one with New;
@@ -209,7 +217,7 @@ func (q *Queue[K]) Remove(key K) {
 			q.metrics.Depth(q.ready.Len())
 		}
 	}
-	it.tags = 0
+	it.tags, it.hint = 0, 0
 	if !it.processing {
 		q.forgetItem(it, h)
 	}

@@ -27,7 +27,7 @@ type readyQueue[K comparable] struct {
 
 // level is the FIFO ring of one priority.
 type level[K comparable] struct {
-	priority int
+	priority int32
 	ring     []*item[K] // circular; len(ring) is the capacity
 	head     int        // index of the first slot
 	n        int        // slots in use, stale ones included
@@ -39,7 +39,7 @@ type level[K comparable] struct {
 func (r *readyQueue[K]) Len() int { return r.live }
 
 // level returns the level of priority p, creating it if needed.
-func (r *readyQueue[K]) level(p int) *level[K] {
+func (r *readyQueue[K]) level(p int32) *level[K] {
 	if r.last != nil && r.last.priority == p {
 		return r.last
 	}
@@ -47,8 +47,8 @@ func (r *readyQueue[K]) level(p int) *level[K] {
 	return r.last
 }
 
-func (r *readyQueue[K]) find(p int) *level[K] {
-	i, found := slices.BinarySearchFunc(r.levels, p, func(l *level[K], p int) int { return cmp.Compare(p, l.priority) })
+func (r *readyQueue[K]) find(p int32) *level[K] {
+	i, found := slices.BinarySearchFunc(r.levels, p, func(l *level[K], p int32) int { return cmp.Compare(p, l.priority) })
 	if found {
 		return r.levels[i]
 	}

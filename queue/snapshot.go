@@ -139,7 +139,7 @@ func (q *Queue[K]) Processing() []Item[K] {
 
 // describe returns the Item of it, without its requeue count. q.mu is held.
 func (q *Queue[K]) describe(it *item[K]) Item[K] {
-	x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: it.priority, Tags: it.tags}
+	x := Item[K]{Key: it.key, Dirty: it.dirty, Priority: int(it.priority), Tags: it.tags}
 	switch {
 	case it.processing:
 		x.State = Processing

@@ -100,7 +100,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 				continue
 			}
 		}
-		req, b := c.request(h.Key)
+		req, b := c.request(h)
 		if b.await {
 			c.settle(ctx, q, req, b, trigger(h.Tags), Result{}, errAwaitingStore, time.Now(), 0)
 			continue

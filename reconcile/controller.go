@@ -87,10 +87,10 @@ type Controller[T any] struct {
 	// the cache's (the cache calls observe without its lock held).
 	mu  sync.Mutex
 	led *ledger[T]
-	// verdicts and adds are observe's reusable buffers (only the cache's
+	// rulings and adds are observe's reusable buffers (only the cache's
 	// goroutine calls observe); adds holds at most addChunk adds.
-	verdicts []verdict
-	adds     []queue.BatchAdd[string]
+	rulings []ruling
+	adds    []queue.BatchAdd[string]
 
 	// workersMu guards the current run's workers (see run).
 	workersMu   sync.Mutex

@@ -12,13 +12,13 @@ import (
 // a Deleted request always carries the last value; a deletion that no
 // predicate lets through and nothing waits for needs none.
 func (c *Controller[T]) observe(changes []change[T]) {
-	verdicts := c.verdicts[:0]
+	rulings := c.rulings[:0]
 	for i := range changes {
 		v := drop
 		if c.admit(&changes[i]) {
 			v = keep
 		}
-		verdicts = append(verdicts, v)
+		rulings = append(rulings, ruling{verdict: v})
 	}
 	var unwanted []int // deletions nothing will reconcile: their tombstones can go
 	c.mu.Lock()
@@ -28,8 +28,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	for i := range changes {
 		ch := &changes[i]
 		led.deletionSeen(ch.key(), ch.HasCur && c.markedDeleting(ch.Cur), now)
-		v, gone := led.changeObserved(ch, verdicts[i] == keep, now)
-		verdicts[i] = v
+		r := &rulings[i]
+		var gone bool
+		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
 		if gone {
 			unwanted = append(unwanted, i)
 		}
@@ -38,7 +39,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	// queue under c.mu whether its key will be handed out again, sees
 	// these adds (lock order: c.mu, then the queue's, then the cache's).
 	q := c.q()
-	c.queueChanges(q, changes, verdicts)
+	c.queueChanges(q, changes, rulings)
 	for _, i := range unwanted {
 		if key := changes[i].key(); !q.Queued(key) {
 			// Nothing will hand the key out again; if something will, that
@@ -47,22 +48,32 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		}
 	}
 	c.mu.Unlock()
-	c.verdicts = verdicts[:0]
+	c.rulings = rulings[:0]
+}
+
+// ruling is what observe makes of one change: its verdict and, for a kept
+// change, the hint of its key's ledger record, which the queue hands out
+// with the key.
+type ruling struct {
+	verdict verdict
+	hint    uint32
 }
 
 // queueChanges queues the keys of the changes that are not dropped, by
 // AddBatch: one lock of the queue per addChunk keys. c.mu is held.
-func (c *Controller[T]) queueChanges(q *queue.Queue[string], changes []change[T], verdicts []verdict) {
+func (c *Controller[T]) queueChanges(q *queue.Queue[string], changes []change[T], rulings []ruling) {
 	adds := c.adds[:0]
 	for i := range changes {
-		if verdicts[i] == drop {
+		if rulings[i].verdict == drop {
 			continue
 		}
 		prio := queue.PriorityNormal
 		if changes[i].Initial {
 			prio = queue.PriorityLow
 		}
-		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].key(), Options: queue.AddOptions{Priority: prio, Tags: changeTrigger(&changes[i])}})
+		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].key(), Options: queue.AddOptions{
+			Priority: prio, Tags: changeTrigger(&changes[i]), Hint: rulings[i].hint,
+		}})
 		if len(adds) == addChunk {
 			q.AddBatch(adds)
 			adds = adds[:0]

@@ -54,17 +54,20 @@ func (l *ledger[T]) seen(key string, rev int64) bool {
 // predicates let through (kept) or not, and says what observe does with
 // it. unwanted reports a deletion nothing will reconcile, whose tombstone
 // can go unless the key is queued.
-func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v verdict, unwanted bool) {
+//
+// A kept change also returns the hint of the key's record, for the queue
+// to hand out with the key (see hinted).
+func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v verdict, hint uint32, unwanted bool) {
 	key, rev := ch.key(), ch.revision()
 	if r, ok := l.coveredAhead[key]; ok && rev <= r {
 		// A reconcile already covered this change.
 		if rev == r {
 			forgetKey(&l.coveredAhead, &l.coveredAheadPeak, key)
 		}
-		return drop, !ch.HasCur
+		return drop, 0, !ch.HasCur
 	}
 	if len(l.own) > 0 && l.ownChange(ch, kept) {
-		return drop, false // the controller's own write: no wake-up
+		return drop, 0, false // the controller's own write: no wake-up
 	}
 	if !kept {
 		r := l.lookup(key)
@@ -74,24 +77,23 @@ func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v ve
 			// object: wake it, whatever the predicates say.
 			r.flags &^= conflicted
 			l.release(r)
-			return wake, false
+			return wake, 0, false
 		case !ch.HasCur && (r == nil || r.pend == 0):
-			return drop, true
+			return drop, 0, true
 		}
-		return drop, false
+		return drop, 0, false
 	}
-	l.changed(key, rev, now)
-	return keep, false
+	return keep, hintOf(l.changed(key, rev, now)), false
 }
 
 // changed records a change of key at rev, seen at now, that a reconcile
-// must cover.
-func (l *ledger[T]) changed(key string, rev int64, now monoTime) {
+// must cover, and returns the slot of key's record.
+func (l *ledger[T]) changed(key string, rev int64, now monoTime) int32 {
 	r, slot := l.slotted(key)
 	p := l.pendingOf(r)
 	if p == nil {
 		l.startPending(r, slot, pendingChange{first: rev, latest: rev, since: now})
-		return
+		return slot
 	}
 	p.latest = max(p.latest, rev)
 	if p.inflight {
@@ -100,15 +102,17 @@ func (l *ledger[T]) changed(key string, rev int64, now monoTime) {
 			p.next, p.nextSince = rev, now
 		}
 	}
+	return slot
 }
 
 // reconcileBegun returns the object a reconcile of key is given, cached
 // (present if the cache holds the key) or the controller's own newer write
 // of it, and marks the key's pending changes up to that object's revision
-// as in flight.
-func (l *ledger[T]) reconcileBegun(key string, cached store.Object[T], present bool) (obj store.Object[T], deleted bool) {
+// as in flight. hint is what the queue handed out with the key (see
+// hinted).
+func (l *ledger[T]) reconcileBegun(key string, hint uint32, cached store.Object[T], present bool) (obj store.Object[T], deleted bool) {
 	obj, deleted = l.ownObject(key, cached, present)
-	if r := l.lookup(key); r != nil {
+	if r := l.hinted(key, hint); r != nil {
 		if p := l.pendingOf(r); p != nil {
 			p.inflight, p.covering, p.next, p.touched = true, obj.Revision, 0, false
 		}

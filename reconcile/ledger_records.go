@@ -19,6 +19,10 @@ type records struct {
 // recordChunk is how many records one allocation holds (20 KiB).
 const recordChunk = 256
 
+// slots returns how many slots the chunks hold: every slot below it is
+// valid for at.
+func (rs *records) slots() int64 { return int64(len(rs.chunks)) * recordChunk }
+
 func (rs *records) at(slot int32) *record {
 	return &rs.chunks[slot/recordChunk][slot%recordChunk]
 }

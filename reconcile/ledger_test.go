@@ -296,6 +296,7 @@ func FuzzLedger(f *testing.F) {
 		clock := epoch
 		given := map[string]int64{}        // revision each key's reconcile was given
 		givenStores := map[string]uint32{} // and the ledger's store generation then
+		hints := map[string]uint32{}       // the latest hint each key's change returned
 		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown, AwaitingStore}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], int(ops[i+1])
@@ -321,14 +322,25 @@ func FuzzLedger(f *testing.F) {
 					l.deletionSeen(changes[j].key(), marked, now)
 					m.deletionSeen(changes[j].key(), marked, now)
 					kept := (arg>>(j+5))&1 == 0
-					v, gone := l.changeObserved(&changes[j], kept, now)
+					v, hint, gone := l.changeObserved(&changes[j], kept, now)
+					if hint != 0 {
+						hints[changes[j].key()] = hint
+					}
 					mv, mgone := m.observe(&changes[j], kept, now)
 					require.Equal(t, mv, v, "verdict")
 					require.Equal(t, mgone, gone, "unwanted")
 				}
-			case 2: // a reconcile begins
+			case 2: // a reconcile begins, with its key's latest hint (stale
+				// after a drop, a reuse or a compaction), another's, or none
 				cached := store.Object[string]{Key: key, Revision: rev - int64(arg%2)}
-				obj, _ := l.reconcileBegun(key, cached, true)
+				hint := uint32(0)
+				switch arg % 3 {
+				case 1:
+					hint = hints[key]
+				case 2:
+					hint = uint32(arg * 37)
+				}
+				obj, _ := l.reconcileBegun(key, hint, cached, true)
 				require.Equal(t, cached, obj)
 				m.begun(key, obj.Revision)
 				given[key], givenStores[key] = obj.Revision, l.stores

@@ -77,22 +77,22 @@ func (c *Controller[T]) work(ctx context.Context, r *run[T]) {
 // error. A key handed out as the circuit opens is given back.
 func (c *Controller[T]) takeKeys(get context.Context, r *run[T], ctxs *contextChunk) error {
 	for {
-		key, why, err := r.q.GetTagged(get)
+		h, err := r.q.GetHandout(get)
 		if err != nil {
 			return err
 		}
 		if c.circ.holds() {
-			giveBack(r.q, key, why)
+			giveBack(r.q, h.Key, trigger(h.Tags))
 			return nil
 		}
-		c.process(r, ctxs, key, why)
-		r.q.Done(key)
+		c.process(r, ctxs, h)
+		r.q.Done(h.Key)
 	}
 }
 
 // process reconciles one key and decides what happens to it next.
-func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why trigger) {
-	ctx := r.reconCtx
+func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, h queue.Handout[string]) {
+	ctx, key, why := r.reconCtx, h.Key, trigger(h.Tags)
 	var claim Claim
 	if c.opts.Shard != nil {
 		var owned bool
@@ -101,7 +101,7 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, key string, why t
 			return
 		}
 	}
-	req, b := c.request(key)
+	req, b := c.request(h)
 	if b.await {
 		c.settle(ctx, r.q, req, b, why, Result{}, errAwaitingStore, time.Now(), 0)
 		return
@@ -145,7 +145,8 @@ type begun struct {
 // neither the cache nor its checkpoint holds, while the controller runs
 // from its checkpoint, is no deletion the store reported: it awaits the
 // store (AwaitingStore; recall.go).
-func (c *Controller[T]) request(key string) (Request[T], begun) {
+func (c *Controller[T]) request(h queue.Handout[string]) (Request[T], begun) {
+	key := h.Key
 	req := Request[T]{Key: key, Retries: c.opts.RateLimiter.NumRequeues(key)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -153,7 +154,7 @@ func (c *Controller[T]) request(key string) (Request[T], begun) {
 	// that observe cannot retire an own write between the two reads.
 	obj, present, tombstone := c.cache.lookup(key)
 	// Never older than the controller's own last write of the key.
-	req.Object, req.Deleted = c.led.reconcileBegun(key, obj, present)
+	req.Object, req.Deleted = c.led.reconcileBegun(key, h.Hint, obj, present)
 	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
 	b := begun{stores: c.led.stores}
 	b.await = req.Deleted && !tombstone && req.Object.Revision == 0 && c.cache.fromCheckpoint()
