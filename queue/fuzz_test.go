@@ -217,7 +217,8 @@ func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, proces
 		want[k] = Processing
 	}
 	got := map[int]State{}
-	q.States(func(k int, s State) {
+	q.States(func(h Handout[int], s State) {
+		k := h.Key
 		_, dup := got[k]
 		require.False(t, dup, "States reports key %d twice", k)
 		got[k] = s

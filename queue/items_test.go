@@ -68,7 +68,9 @@ func TestStatesAndDescribeAgreeWithItems(t *testing.T) {
 			want[it.Key] = it
 		}
 		seen := map[string]queue.State{}
-		q.States(func(key string, s queue.State) {
+		q.States(func(h queue.Handout[string], s queue.State) {
+			key := h.Key
+			require.Equal(t, want[key].Tags, h.Tags, key)
 			_, twice := seen[key]
 			require.False(t, twice, "%s visited twice", key)
 			seen[key] = s

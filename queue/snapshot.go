@@ -88,11 +88,13 @@ func (q *Queue[K]) Items() []Item[K] {
 // particular order, while it holds the queue's lock: fn must be quick and
 // must not call the queue (nor wait for anything that does). It copies
 // nothing, for a caller that selects a few keys among very many (a debug
-// page) and then asks Describe for those.
-func (q *Queue[K]) States(fn func(key K, s State)) {
+// page) and then asks Describe for those. Each key comes as its next
+// hand-out would (Handout): with the tags and hint of the adds not yet
+// handed out.
+func (q *Queue[K]) States(fn func(h Handout[K], s State)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.each(func(it *item[K], s State) { fn(it.key, s) })
+	q.each(func(it *item[K], s State) { fn(Handout[K]{Key: it.key, Tags: it.tags, Hint: it.hint}, s) })
 }
 
 // each calls fn with every key in the queue and its state: the waiting

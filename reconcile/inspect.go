@@ -100,7 +100,8 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	// Each key is counted once, in the first of three walks that meets it:
 	// the queued keys, the pending ones not queued, the reconciled ones
 	// neither queued nor pending. The walks mark the records they meet.
-	q0.States(func(key string, st queue.State) {
+	q0.States(func(h queue.Handout[string], st queue.State) {
+		key := h.Key
 		if !strings.HasPrefix(key, q.Prefix) {
 			return
 		}
@@ -108,7 +109,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 		if q.Sort == ByRetries {
 			row.retries = c.opts.RateLimiter.NumRequeues(key)
 		}
-		if r := led.lookup(key); r != nil {
+		if r := led.hinted(key, h.Hint); r != nil {
 			r.walk = walk
 			w.describeRow(&row, r)
 		}
