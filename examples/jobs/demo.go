@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/poll"
+	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -141,7 +142,7 @@ func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*da
 	d.kill()
 	rev := watch.stop()
 	pid := backup.Status.PID
-	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, alive(pid, backup.Status.StartTicks))
+	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, procstat.Alive(pid, backup.Status.StartTicks))
 	if d, err = dm.start(ctx); err != nil {
 		return nil, nil, err
 	}

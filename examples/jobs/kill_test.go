@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/poll"
+	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/queue"
 )
@@ -90,7 +91,7 @@ func TestSIGKILLedDaemonNeverRunsAJobTwiceAtOnceNorRerunsAFinishedOne(t *testing
 	shims := shimPids(t, filepath.Join(dir, "runs"))
 	err = poll.Until(ctx, 30*time.Second, 50*time.Millisecond, "no process left", func() (bool, error) {
 		for _, pid := range append(pids, shims...) {
-			if p, ok := readProc(pid); ok && p.state != 'Z' {
+			if p, ok := procstat.Read(pid); ok && !p.Ended() {
 				return false, nil
 			}
 			if len(groupMembers(pid)) > 0 {

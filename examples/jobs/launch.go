@@ -7,6 +7,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/converge-go/converge/examples/internal/procstat"
 )
 
 // launcher starts attempts (shims) as children of the daemon and keeps
@@ -56,8 +58,8 @@ func (l *launcher) launch(runID string, spec Spec) (*child, error) {
 	}
 	c := &child{pid: cmd.Process.Pid, done: make(chan struct{})}
 	// Not reaped yet, so /proc still describes it.
-	if p, ok := readProc(c.pid); ok {
-		c.ticks = p.ticks
+	if p, ok := procstat.Read(c.pid); ok {
+		c.ticks = p.StartTicks
 	}
 	l.mu.Lock()
 	l.children[runID] = c

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
@@ -231,7 +232,7 @@ func (r *Reconciler) locate(st Status) (int, uint64, bool) {
 			return c.pid, c.ticks, true
 		}
 	}
-	if st.PID != 0 && alive(st.PID, st.StartTicks) {
+	if st.PID != 0 && procstat.Alive(st.PID, st.StartTicks) {
 		return st.PID, st.StartTicks, true
 	}
 	return findRun(st.RunID)
@@ -251,7 +252,7 @@ func (r *Reconciler) await(ctx context.Context, req reconcile.Request[*Job], obj
 	defer tick.Stop()
 	stopped := false // the daemon stopped the attempt
 	for ended := false; !ended; {
-		if done == nil && !alive(st.PID, st.StartTicks) {
+		if done == nil && !procstat.Alive(st.PID, st.StartTicks) {
 			break
 		}
 		if r.deleted(ctx, req, obj) {
@@ -310,7 +311,7 @@ func (r *Reconciler) stop(ctx context.Context, pid int, ticks uint64, done <-cha
 	defer kill.Stop()
 	tick := time.NewTicker(r.poll)
 	defer tick.Stop()
-	for alive(pid, ticks) {
+	for procstat.Alive(pid, ticks) {
 		select {
 		case <-done:
 			return true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/poll"
+	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/resource"
@@ -145,9 +146,9 @@ func TestAttemptWhoseProcessVanishedWithoutResultCountsAsFailedAndBacksOff(t *te
 	require.NoError(t, runFiles{dir: e.runs, id: "d-run"}.takeClaim())
 	// The recorded pid is this test process's, but not its start time:
 	// a reused pid, not the attempt.
-	self, ok := readProc(os.Getpid())
+	self, ok := procstat.Read(os.Getpid())
 	require.True(t, ok)
-	obj := e.job("d", "ok", 1, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "d-run", PID: os.Getpid(), StartTicks: self.ticks + 1})
+	obj := e.job("d", "ok", 1, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "d-run", PID: os.Getpid(), StartTicks: self.StartTicks + 1})
 	res, obj := e.reconcile(obj.Key)
 	st := obj.Value.Status
 	require.Equal(t, Backoff, st.Phase, st.Message)

@@ -43,6 +43,9 @@ type Config struct {
 	// unreachable tries to list it before it starts from its checkpoint
 	// (checkpoint.Options.StartAfter; default 2s).
 	StartAfter time.Duration
+	// HeartbeatInterval bounds how long an unreachable store goes
+	// unnoticed (controller.Config.HeartbeatInterval; zero: its default).
+	HeartbeatInterval time.Duration
 	// CheckpointInterval is how often the controller writes what changed
 	// to its checkpoint (checkpoint.Options.Interval; zero: the package's
 	// default, checkpoint.DefaultInterval).

@@ -1,25 +1,22 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -45,34 +42,61 @@ var lossSpecs = map[string]int{"api": 1, "web": 2}
 const lossGone = "batch"
 
 // TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndLosesNothing
-// runs the replica set controller over a 3-member cluster of etcd server
-// processes (etcdprocs), with its checkpoint in a bbolt file
-// (boltstore.OpenCheckpoint). Once the checkpoint holds every change made
-// (specs scaled, a replica set deleted through its finalizer), all three
-// etcd processes are killed with SIGKILL, the controller crashes, and a pod
-// is killed. A fresh controller (a new etcd client, a new cache, the
-// checkpoint file opened again) starts while etcd is still down: after
-// StartAfter it runs from the checkpoint, Health says so, and it replaces
-// the pod; the deleted replica set is not brought back. etcd is restarted
-// on the same data directories; everything converges, every spec as it was
-// before the loss, none lost.
+// runs the replica set controller as a process of its own (this test
+// binary in controller mode, etcdlossproc_test.go: the demo's controller
+// as process.go runs it, its debug page on a loopback port) over a
+// 3-member cluster of etcd server processes (etcdprocs), with its
+// checkpoint in a bbolt file (boltstore.OpenCheckpoint) and its pods
+// recorded in a state directory (pods.OpenSupervisor), so that they
+// outlive it. Once the checkpoint holds every change made (specs scaled, a
+// replica set deleted through its finalizer), all three etcd processes are
+// killed with SIGKILL, then the controller process, and a pod is killed.
+// A new controller process starts on the same checkpoint file and state
+// directory while etcd is still down: it adopts the pods that run on;
+// after StartAfter it runs from the checkpoint, its debug page
+// (Health.Checkpoint) says so, and it replaces the pod; the deleted replica
+// set is not brought back. etcd is restarted on the same data directories;
+// everything converges, every spec as it was before the loss, none lost.
 //
-// The controller is restarted in this process, not SIGKILLed as a process
-// of its own: the pods are children of this process's pods.Supervisor
-// (examples/internal/pods), which drives only the pods it started (and
-// whose pods die with it, Pdeathsig), so a separate controller process
-// could not drive the same pods. The restart is fresh all the same, as the
-// demo's rig makes it (process.go): nothing of the crashed controller
-// survives but its checkpoint file, and no write reaches that file after
-// the crash (checkpointFile).
+// The test sees the pods through the state directory (pods.Recorded) and
+// the controller through its debug page; its cleanup stops the pods the
+// last controller process leaves, with a supervisor of that directory.
 func TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndLosesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of etcd processes")
 	}
 	w := newLossWorld(t)
-	ctx := t.Context()
+	before, rev := w.changeEverythingBeforeTheLoss()
+	r := w.loseEtcdAndTheController()
+	w.restartFromTheCheckpoint(r, rev)
+	w.bringEtcdBack(r, before)
+	t.Logf("etcd down %v; the controller process SIGKILLed, the next ran from its checkpoint (revision %d, %v old) %v after its start (StartAfter %v), "+
+		"pod %d replaced %v after it; converged, following etcd again, %v after etcd's restart",
+		r.restartAt.Sub(r.downAt).Round(time.Millisecond), r.health.Revision, r.health.Age.Round(time.Millisecond), r.activeAfter.Round(time.Millisecond),
+		lossStartAfter, r.victim, r.replacedAfter.Round(time.Millisecond), r.caughtUp.Round(time.Millisecond))
+}
 
-	// Before the loss: the specs, and a replica set made and deleted.
+// lossRun is what the etcd-loss test saw and measured.
+type lossRun struct {
+	downAt, restartAt time.Time
+	// victim is the pod killed with etcd and the controller down, apiPods
+	// the pods of "api", which nothing disturbs.
+	victim  int
+	apiPods []int
+	// activeAfter is from the new process's start to its run from the
+	// checkpoint, replacedAfter to the victim's replacement; caughtUp is
+	// from etcd's restart to the controller following it again.
+	activeAfter, replacedAfter, caughtUp time.Duration
+	health                               lossHealth
+	// replaced are the pods started with etcd down.
+	replaced []int
+}
+
+// changeEverythingBeforeTheLoss scales the replica sets, creates and
+// deletes lossGone, and waits until the checkpoint holds it all. It
+// returns the replica sets then and the store's revision.
+func (w *lossWorld) changeEverythingBeforeTheLoss() (map[string]*controller.ReplicaSet, int64) {
+	t, ctx := w.t, w.t.Context()
 	w.put(lossGone, 1)
 	for key, n := range lossSpecs {
 		w.put(key, n+1)
@@ -83,9 +107,9 @@ func TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndL
 	require.NoError(t, err)
 	_, _, err = w.api.DeleteWith(ctx, lossGone, obj.Revision, apistore.Background)
 	require.NoError(t, err)
-	require.NoError(t, demo.WaitFor(ctx, lossGone+" gone", lossPatience, func() (bool, error) {
+	require.NoError(t, poll.Until(ctx, lossPatience, 10*time.Millisecond, lossGone+" gone", func() (bool, error) {
 		_, err := w.raw.Get(ctx, lossGone)
-		return errors.Is(err, store.ErrNotFound) && len(w.sup.Running(lossGone)) == 0, nil
+		return errors.Is(err, store.ErrNotFound) && len(w.Running(lossGone)) == 0, nil
 	}))
 	before := map[string]*controller.ReplicaSet{}
 	for key, n := range lossSpecs {
@@ -93,50 +117,67 @@ func TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndL
 	}
 	rev, err := w.raw.Revision(ctx)
 	require.NoError(t, err)
-	first := w.ctrl
-	require.NoError(t, demo.WaitFor(ctx, "the checkpoint to hold every change", lossPatience, func() (bool, error) {
-		return first.ctrl.Health().Checkpoint.Revision >= rev, nil
-	}))
-	apiPods := pidsOf(w.sup.Running("api"))
+	w.ctrl.waitHealth(t, "the checkpoint to hold every change", lossPatience, func(h lossHealth) bool { return h.Revision >= rev })
+	return before, rev
+}
 
-	// The loss: every etcd process, then the controller, then a pod.
+// loseEtcdAndTheController kills every etcd process, then the controller
+// process, whose pods run on, then one of them.
+func (w *lossWorld) loseEtcdAndTheController() *lossRun {
+	t := w.t
+	r := &lossRun{apiPods: pidsOf(w.Running("api"))}
 	for i := range w.cluster.Size() {
 		require.NoError(t, w.cluster.Kill(i))
 	}
-	downAt := time.Now()
-	require.NoError(t, first.crash())
-	victim := w.sup.Running("web")[0].PID
-	require.True(t, w.sup.Signal(victim, syscall.SIGKILL), "kill pod %d", victim)
+	r.downAt = time.Now()
+	w.ctrl.kill()
+	web := w.Running("web")
+	require.Len(t, web, lossSpecs["web"], "web's pods, after their controller process was killed")
+	assert.Equal(t, r.apiPods, pidsOf(w.Running("api")), "api's pods, after their controller process was killed")
+	r.victim = web[0].PID
+	require.NoError(t, syscall.Kill(r.victim, syscall.SIGKILL), "kill pod %d", r.victim)
+	require.NoError(t, poll.Until(t.Context(), lossPatience, 10*time.Millisecond, fmt.Sprintf("pod %d to die", r.victim), func() (bool, error) {
+		return len(pods.Survivors([]int{r.victim})) == 0, nil
+	}))
+	return r
+}
 
-	// A fresh controller, etcd still down, runs from its checkpoint.
-	startedAt := time.Now()
-	w.ctrl = w.start()
-	require.NoError(t, demo.WaitFor(ctx, "the controller to run from its checkpoint", lossStartAfter+lossPatience, func() (bool, error) {
-		return w.ctrl.ctrl.Health().Checkpoint.Active, nil
+// restartFromTheCheckpoint starts a new controller process, etcd still
+// down, and checks that it runs from its checkpoint after StartAfter and
+// replaces the victim, disturbing nothing else.
+func (w *lossWorld) restartFromTheCheckpoint(r *lossRun, rev int64) {
+	t := w.t
+	w.ctrl = w.startController()
+	w.ctrl.waitHealth(t, "the controller to run from its checkpoint", lossStartAfter+lossPatience, func(h lossHealth) bool { return h.Active })
+	r.activeAfter = time.Since(w.ctrl.startedAt)
+	assert.GreaterOrEqual(t, r.activeAfter, lossStartAfter, "started from the checkpoint before StartAfter")
+	require.NoError(t, poll.Until(t.Context(), lossPatience, 10*time.Millisecond, fmt.Sprintf("a replacement for pod %d", r.victim), func() (bool, error) {
+		web := pidsOf(w.Running("web"))
+		return !slices.Contains(web, r.victim) && len(web) == lossSpecs["web"], nil
 	}))
-	activeAfter := time.Since(startedAt)
-	assert.GreaterOrEqual(t, activeAfter, lossStartAfter, "started from the checkpoint before StartAfter")
-	require.NoError(t, demo.WaitFor(ctx, fmt.Sprintf("a replacement for pod %d", victim), lossPatience, func() (bool, error) {
-		return !w.sup.Alive(victim) && len(w.sup.Running("web")) == lossSpecs["web"], nil
-	}))
-	replacedAfter := time.Since(startedAt)
-	var replaced []int
-	for _, p := range w.sup.Running("web") {
-		if p.Started.After(downAt) {
-			replaced = append(replaced, p.PID)
+	r.replacedAfter = time.Since(w.ctrl.startedAt)
+	for _, p := range w.Running("web") {
+		if p.Started.After(r.downAt) {
+			r.replaced = append(r.replaced, p.PID)
 		}
 	}
-	h := w.ctrl.ctrl.Health()
-	assert.True(t, h.Checkpoint.Active, "Health.Checkpoint with etcd down")
-	assert.GreaterOrEqual(t, h.Checkpoint.Revision, rev)
-	assert.Positive(t, h.Checkpoint.Age)
-	assert.Empty(t, h.Checkpoint.Refused)
-	assert.Len(t, replaced, 1, "pods started with etcd down")
-	assert.Equal(t, apiPods, pidsOf(w.sup.Running("api")), "api's pods, which nothing disturbed")
-	assert.Empty(t, w.sup.Running(lossGone), "pods of a replica set deleted before the loss")
+	var err error
+	r.health, err = w.ctrl.health(t.Context())
+	require.NoError(t, err)
+	assert.True(t, r.health.Active, "Health.Checkpoint with etcd down")
+	assert.GreaterOrEqual(t, r.health.Revision, rev)
+	assert.Positive(t, r.health.Age)
+	assert.Empty(t, r.health.Refused)
+	assert.Len(t, r.replaced, 1, "pods started with etcd down")
+	assert.Equal(t, r.apiPods, pidsOf(w.Running("api")), "api's pods, adopted by the new process")
+	assert.Empty(t, w.Running(lossGone), "pods of a replica set deleted before the loss")
+}
 
-	// etcd back, on the same data: everything converges, nothing lost.
-	restartAt := time.Now()
+// bringEtcdBack restarts etcd on its data and checks that everything
+// converges, every spec and generation as before the loss.
+func (w *lossWorld) bringEtcdBack(r *lossRun, before map[string]*controller.ReplicaSet) {
+	t, ctx := w.t, w.t.Context()
+	r.restartAt = time.Now()
 	for i := range w.cluster.Size() {
 		require.NoError(t, w.cluster.Start(i))
 	}
@@ -146,11 +187,10 @@ func TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndL
 		assert.Equal(t, before[key].Spec, after.Spec, key)
 		assert.Equal(t, before[key].Generation, after.Generation, key)
 	}
-	require.NoError(t, demo.WaitFor(ctx, "the controller to follow etcd again", lossPatience, func() (bool, error) {
-		h := w.ctrl.ctrl.Health()
-		return !h.Checkpoint.Active && len(h.Degraded) == 0, nil
-	}))
-	caughtUp := time.Since(restartAt)
+	w.ctrl.waitHealth(t, "the controller to follow etcd again", lossPatience, func(h lossHealth) bool {
+		return !h.Active && len(h.Degraded) == 0
+	})
+	r.caughtUp = time.Since(r.restartAt)
 	objs, _, err := w.raw.List(ctx, "")
 	require.NoError(t, err)
 	var keys []string
@@ -158,30 +198,28 @@ func TestWithEveryEtcdMemberKilledARestartedControllerHealsFromItsCheckpointAndL
 		keys = append(keys, o.Key)
 	}
 	assert.Equal(t, []string{"api", "web"}, keys, "the replica sets once etcd is back")
-	assert.NotContains(t, pidsOf(w.sup.Running("web")), victim)
-	assert.Subset(t, pidsOf(w.sup.Running("web")), replaced)
-	t.Logf("etcd down %v; the controller ran from its checkpoint (revision %d, %v old) %v after its restart (StartAfter %v), "+
-		"pod %d replaced %v after it; converged, following etcd again, %v after etcd's restart",
-		restartAt.Sub(downAt).Round(time.Millisecond), h.Checkpoint.Revision, h.Checkpoint.Age.Round(time.Millisecond), activeAfter.Round(time.Millisecond),
-		lossStartAfter, victim, replacedAfter.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
+	assert.NotContains(t, pidsOf(w.Running("web")), r.victim)
+	assert.Subset(t, pidsOf(w.Running("web")), r.replaced)
 }
 
-// lossWorld is the etcd-loss test's world: the etcd cluster, the pods,
-// the controller running now, and the test's own way to etcd (raw, and
-// api with the API-server layer), a client of its own.
+// lossWorld is the etcd-loss test's world: the etcd cluster, the
+// controller process running now and every one started, the checkpoint
+// file and the pods' state directory they share, and the test's own way
+// to etcd (raw, and api with the API-server layer), a client of its own.
 type lossWorld struct {
-	t          *testing.T
-	cluster    *etcdprocs.Cluster
-	sup        *pods.Supervisor
-	checkpoint string
-	logs       *syncbuf.Buffer
-	raw        *etcdstore.Store[*controller.ReplicaSet]
-	api        *apistore.Store[*controller.ReplicaSet]
-	ctrl       *lossController
+	t                   *testing.T
+	exe                 string // this test binary
+	cluster             *etcdprocs.Cluster
+	checkpoint, podsDir string
+	logs                *syncbuf.Buffer // the controller processes' stderr
+	raw                 *etcdstore.Store[*controller.ReplicaSet]
+	api                 *apistore.Store[*controller.ReplicaSet]
+	ctrl                *lossProc
+	procs               []*lossProc
 }
 
 // newLossWorld builds etcd (skipping the test if it cannot), starts its
-// cluster, the supervisor and a first controller. Cleanup stops them all
+// cluster and a first controller process. Cleanup (stop) stops them all
 // and checks that no pod is left.
 func newLossWorld(t *testing.T) *lossWorld {
 	bin, err := etcdprocs.Build(t.TempDir())
@@ -192,73 +230,57 @@ func newLossWorld(t *testing.T) *lossWorld {
 	require.NoError(t, err)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	w := &lossWorld{t: t, cluster: cluster, sup: pods.NewSupervisor(pods.SupervisorConfig{Executable: exe, StopGrace: time.Second}),
-		checkpoint: t.TempDir() + "/replicaset.checkpoint", logs: &syncbuf.Buffer{}}
-	t.Cleanup(func() {
-		if w.ctrl != nil {
-			assert.NoError(t, w.ctrl.crash())
-		}
-		w.sup.Close()
-		demo.AssertNoProcessLeft(t, w.sup.Started())
-		cluster.Stop()
-		if t.Failed() {
-			t.Logf("controller logs:\n%s", w.logs.String())
-			for name, out := range cluster.Logs(2000) {
-				t.Logf("etcd %s output (tail):\n%s", name, out)
-			}
-		}
-	})
-	cli := lossClient(t, cluster)
+	w := &lossWorld{t: t, exe: exe, cluster: cluster, checkpoint: t.TempDir() + "/replicaset.checkpoint", podsDir: t.TempDir(), logs: &syncbuf.Buffer{}}
+	t.Cleanup(w.stop)
+	cli, err := etcdprocs.Client(cluster.Endpoints()...)
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = cli.Close() })
 	w.raw, err = etcdstore.New[*controller.ReplicaSet](cli, "replicasets/")
 	require.NoError(t, err)
 	w.api, err = apistore.New(w.raw, resource.Kind[controller.Spec, controller.Status]{})
 	require.NoError(t, err)
-	w.ctrl = w.start()
+	w.ctrl = w.startController()
 	return w
 }
 
-// lossController is one run of a controller: its etcd client, its store
-// and its cache are its own, as a process's would be.
-type lossController struct {
-	ctrl   *reconcile.Controller[*controller.ReplicaSet]
-	file   *checkpointFile
-	cancel context.CancelFunc
-	done   chan error
-}
-
-// start starts a fresh controller over a new client of the cluster, with
-// the checkpoint file opened again.
-func (w *lossWorld) start() *lossController {
+// stop kills the controller processes, stops the pods they leave (a
+// supervisor of their state directory adopts them, then Close stops
+// them), checks that no pod started by any of them is left, and stops
+// etcd.
+func (w *lossWorld) stop() {
 	t := w.t
-	cli := lossClient(t, w.cluster)
-	s, err := etcdstore.New[*controller.ReplicaSet](cli, "replicasets/", etcdstore.WithWatchOpenTimeout(time.Second))
-	require.NoError(t, err)
-	api, err := apistore.New(s, resource.Kind[controller.Spec, controller.Status]{})
-	require.NoError(t, err)
-	file, err := openCheckpointFile(w.checkpoint)
-	require.NoError(t, err)
-	ctrl, err := controller.New(api, controller.Config{
-		Pods: w.sup, Exits: w.sup.Exits(), HeartbeatInterval: lossHeartbeat,
-		Logger:     slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Checkpoint: checkpoint.Options[*controller.ReplicaSet]{Store: file, Interval: lossInterval},
-	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	c := &lossController{ctrl: ctrl, file: file, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		err := ctrl.Run(ctx)
-		c.done <- errors.Join(err, file.Close(), cli.Close())
-	}()
-	return c
+	var started []int
+	for _, p := range w.procs {
+		p.kill()
+		started = append(started, p.started()...)
+	}
+	sup, err := pods.OpenSupervisor(pods.SupervisorConfig{Executable: w.exe, StopGrace: time.Second, StateDir: w.podsDir})
+	if assert.NoError(t, err) {
+		sup.Close()
+		started = append(started, sup.Started()...)
+	}
+	demo.AssertNoProcessLeft(t, started)
+	for _, pid := range pods.Survivors(started) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // after a failure: not to leak them
+	}
+	w.cluster.Stop()
+	if t.Failed() {
+		t.Logf("controller processes' output:\n%s", w.logs.String())
+		for name, out := range w.cluster.Logs(2000) {
+			t.Logf("etcd %s output (tail):\n%s", name, out)
+		}
+	}
 }
 
-// crash stops the controller as a killed process ends: nothing more
-// reaches its checkpoint file, and nothing it cached outlives it.
-func (c *lossController) crash() error {
-	c.file.crash()
-	c.cancel()
-	return <-c.done
+// Running returns owner's pods, oldest first, as the pods' state
+// directory records them: those of the controller process running now,
+// or of the last one.
+func (w *lossWorld) Running(owner string) []pods.Pod {
+	all, err := pods.Recorded(w.podsDir)
+	if err != nil {
+		w.t.Errorf("pods: %v", err)
+	}
+	return slices.DeleteFunc(all, func(p pods.Pod) bool { return p.Owner != owner })
 }
 
 // put writes key's spec of n pods.
@@ -272,15 +294,7 @@ func (w *lossWorld) put(key string, n int) {
 // them for its latest generation, and returns it.
 func (w *lossWorld) converged(key string, n int) store.Object[*controller.ReplicaSet] {
 	w.t.Helper()
-	obj, err := demo.WaitConverged(w.t.Context(), key, w.raw, w.sup, key, n, lossPatience, nil)
+	obj, err := demo.WaitConverged(w.t.Context(), key, w.raw, w, key, n, lossPatience, nil)
 	require.NoError(w.t, err)
 	return obj
-}
-
-// lossClient returns a new client of every member of the cluster.
-func lossClient(t *testing.T, c *etcdprocs.Cluster) *clientv3.Client {
-	t.Helper()
-	cli, err := etcdprocs.Client(c.Endpoints()...)
-	require.NoError(t, err)
-	return cli
 }

@@ -27,7 +27,9 @@ import (
 // once its manager has stopped, and with the debug page and the metrics
 // when Config.HTTPAddr asks for them. The store, the checkpoint file and
 // the pods (children of the supervisor, as a node's processes are
-// children of its agent) outlive every controller.
+// children of its agent) outlive every controller. The etcd-loss test's
+// controller processes run their controller with a rig too
+// (etcdlossproc_test.go).
 type rig struct {
 	cfg Config
 	say *demo.Narrator
@@ -104,7 +106,7 @@ func (p *controllerProc) crash() error {
 // and the manager that runs it, with the debug page and the metrics of a
 // registry of its own if Config.HTTPAddr is set.
 func (r *rig) newController(file *checkpointFile) (*reconcile.Controller[*controller.ReplicaSet], *manager.Manager, error) {
-	ccfg := controller.Config{Pods: r.sup, Exits: r.sup.Exits(), Logger: r.cfg.Logger,
+	ccfg := controller.Config{Pods: r.sup, Exits: r.sup.Exits(), Logger: r.cfg.Logger, HeartbeatInterval: r.cfg.HeartbeatInterval,
 		Checkpoint: checkpoint.Options[*controller.ReplicaSet]{Store: file, StartAfter: r.cfg.StartAfter, Interval: r.cfg.CheckpointInterval}}
 	mopts := manager.Options{Logger: r.cfg.Logger, ShutdownTimeout: 10 * time.Second}
 	var reg *prometheus.Registry

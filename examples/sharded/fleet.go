@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/converge-go/converge/examples/internal/procstat"
 )
 
 // fleet starts and signals the replica processes of one run: copies of
@@ -134,13 +136,8 @@ func (f *fleet) freeze(id string) error {
 
 // stopped reports whether process pid is stopped (state T in /proc).
 func stopped(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+	st, ok := procstat.Read(pid)
+	return ok && st.State == 'T'
 }
 
 // thaw resumes replica id after freeze, recording it first.

@@ -74,6 +74,8 @@ func (n *Narrator) PodEvent(ev pods.PodEvent) {
 		n.Say("%s: pod %d stopped %s", ev.Pod.Owner, ev.Pod.PID, count)
 	case pods.PodExited:
 		n.Say("%s: pod %d died (%s) %s", ev.Pod.Owner, ev.Pod.PID, ev.Exit, count)
+	case pods.PodAdopted:
+		n.Say("%s: pod %d adopted %s", ev.Pod.Owner, ev.Pod.PID, count)
 	}
 }
 

@@ -49,11 +49,18 @@ func Play(ctx context.Context, steps ...Step) error {
 	return nil
 }
 
+// RunningPods is what WaitConverged reads of the world: a
+// pods.Supervisor, or a view of the pods another process supervises.
+type RunningPods interface {
+	// Running returns owner's running pods, oldest first.
+	Running(owner string) []pods.Pod
+}
+
 // WaitConverged waits, within limit, until want pods of the replica set
 // key run, the status stored in s records exactly them for the latest
 // generation (Converged), and also, if not nil, holds for the stored
 // object. It returns that object; what names the step in its error.
-func WaitConverged(ctx context.Context, what string, s store.Store[*controller.ReplicaSet], sup *pods.Supervisor, key string, want int,
+func WaitConverged(ctx context.Context, what string, s store.Store[*controller.ReplicaSet], sup RunningPods, key string, want int,
 	limit time.Duration, also func(store.Object[*controller.ReplicaSet]) bool,
 ) (obj store.Object[*controller.ReplicaSet], err error) {
 	err = WaitFor(ctx, fmt.Sprintf("%s: %s and their status", what, Count(want, "pod")), limit, func() (bool, error) {

@@ -3,6 +3,11 @@
 // (PodEnv, RunPod), watches them, stops them, and reports the owner of a
 // pod that ended on its own so that its replica set is reconciled.
 //
+// By default a supervisor's pods are its children and end with its
+// process. With a state directory (SupervisorConfig.StateDir,
+// OpenSupervisor) they outlive it, as a node's processes outlive its
+// agent: the next supervisor on the directory adopts them (state.go).
+//
 // It is the world the replicaset controller acts on
 // (examples/replicaset/controller), shared by the replicaset and failover
 // demos; nothing in it knows about converge.
@@ -19,6 +24,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/converge-go/converge/examples/internal/procstat"
 )
 
 // ErrSupervisorClosed is returned by Start once Close has been called.
@@ -46,6 +53,9 @@ const (
 	PodStopped
 	// PodExited: the pod ended on its own or by a signal from outside.
 	PodExited
+	// PodAdopted: the supervisor adopted the pod, which a supervisor
+	// before it on its state directory started (OpenSupervisor).
+	PodAdopted
 )
 
 // PodEvent is a change of the world the supervisor saw.
@@ -54,13 +64,17 @@ type PodEvent struct {
 	Pod  Pod
 	// Running is how many pods of the owner run after the event.
 	Running int
-	// Exit is the exit status of an ended pod ("signal: killed").
+	// Exit is the exit status of an ended pod ("signal: killed"), or
+	// ExitUnknown for an adopted one.
 	Exit string
 }
 
-// Stats counts the supervisor's pods.
+// Stats counts the supervisor's pods: started, adopted (OpenSupervisor),
+// stopped on request, exited on their own; and the stale files
+// OpenSupervisor found and dropped: records whose process had ended or
+// whose pid another process had taken, unparsable ones, writes cut short.
 type Stats struct {
-	Started, Stopped, Exited int
+	Started, Adopted, Stopped, Exited, Stale int
 }
 
 // SupervisorConfig configures a Supervisor.
@@ -73,15 +87,27 @@ type SupervisorConfig struct {
 	// OnEvent, if set, hears every PodEvent, in order. It is called with the
 	// supervisor's lock held: it must not call the supervisor.
 	OnEvent func(PodEvent)
+	// StateDir, if set, is a directory where the supervisor records each
+	// pod it starts (owner, pid, process start time), so that its pods
+	// outlive it: they are not tied to its process, and the next
+	// supervisor opened on the directory adopts those still running. A
+	// supervisor that dies leaves its pods running; Close still stops
+	// them. Only OpenSupervisor takes it. Empty: pods end with the
+	// supervisor's process.
+	StateDir string
 }
 
 // Supervisor starts, watches and stops pods: child processes that re-run
-// Executable in pod mode. It sends the owner of every pod that ends without
-// being asked to on Exits, so the owner gets reconciled.
+// Executable in pod mode, and, with a state directory, the pods it adopted.
+// It sends the owner of every pod that ends without being asked to on
+// Exits, so the owner gets reconciled.
 //
 // A pod's process is reaped only after the supervisor has recorded its
 // exit, and signals are sent only to pods not yet recorded as exited, so a
-// signal can never reach a process that reused a pod's pid.
+// signal can never reach a process that reused a pod's pid. An adopted pod
+// is not its child: its end is learnt through a pidfd, which names that
+// process and no later one, and its collection is left to its parent
+// (init, or a subreaper).
 type Supervisor struct {
 	cfg     SupervisorConfig
 	exits   chan string
@@ -93,19 +119,32 @@ type Supervisor struct {
 	started []int
 	stats   Stats
 	closed  bool
+	lock    *os.File // the state directory's lock, held until Close
 }
 
-// proc is a pod the supervisor has not reaped yet.
+// proc is a pod the supervisor has not reaped yet, or, adopted, whose end
+// it has not learnt yet.
 type proc struct {
 	pod      Pod
-	cmd      *exec.Cmd
+	cmd      *exec.Cmd     // nil for an adopted pod
+	pidfd    int           // an adopted pod's pidfd, readable once it ends
 	stopping bool          // Stop or Close asked it to end
 	exited   bool          // it has ended; its pid is only kept until reaped
-	done     chan struct{} // closed once reaped
+	done     chan struct{} // closed once reaped (adopted: once ended)
 }
 
-// NewSupervisor returns a supervisor with no pods.
+// NewSupervisor returns a supervisor with no pods, whose pods end with
+// its process. cfg.StateDir must be empty (it panics otherwise): a
+// supervisor with a state directory is opened with OpenSupervisor, which
+// can fail.
 func NewSupervisor(cfg SupervisorConfig) *Supervisor {
+	if cfg.StateDir != "" {
+		panic("pods: NewSupervisor with a StateDir: use OpenSupervisor")
+	}
+	return newSupervisor(cfg)
+}
+
+func newSupervisor(cfg SupervisorConfig) *Supervisor {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 2 * time.Second
 	}
@@ -130,8 +169,12 @@ func (s *Supervisor) Start(ctx context.Context, owner string, command []string) 
 	cmd.Env = append(os.Environ(), PodEnv+"=1")
 	// Own process group: a terminal's Ctrl-C reaches the supervisor, not
 	// the pods, and stopping a pod stops what it started. Pdeathsig ends the
-	// pod if the supervising process dies without stopping it.
+	// pod if the supervising process dies without stopping it, unless a
+	// state directory keeps the pod for the next supervisor.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.cfg.StateDir != "" {
+		cmd.SysProcAttr.Pdeathsig = 0
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -142,6 +185,12 @@ func (s *Supervisor) Start(ctx context.Context, owner string, command []string) 
 		return Pod{}, err
 	}
 	p := &proc{pod: Pod{Owner: owner, PID: cmd.Process.Pid, Started: time.Now()}, cmd: cmd, done: make(chan struct{})}
+	if err := s.record(p.pod); err != nil {
+		// Unrecorded, the pod would outlive a killed supervisor unseen.
+		_ = syscall.Kill(-p.pod.PID, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return Pod{}, err
+	}
 	s.procs[p.pod.PID] = p
 	s.started = append(s.started, p.pod.PID)
 	s.stats.Started++
@@ -166,6 +215,7 @@ func (s *Supervisor) wait(p *proc) {
 	s.mu.Lock()
 	p.exited = true
 	s.mu.Unlock()
+	s.forget(p.pod) // while the pid is still ours
 
 	exit := "exited"
 	if err := p.cmd.Wait(); p.cmd.ProcessState != nil {
@@ -173,7 +223,12 @@ func (s *Supervisor) wait(p *proc) {
 	} else if err != nil {
 		exit = err.Error()
 	}
+	s.ended(p, exit)
+}
 
+// ended records that p has ended with exit, and wakes its owner if
+// nobody asked it to end.
+func (s *Supervisor) ended(p *proc, exit string) {
 	s.mu.Lock()
 	delete(s.procs, p.pod.PID)
 	kind := PodExited
@@ -195,8 +250,8 @@ func (s *Supervisor) wait(p *proc) {
 	}
 }
 
-// Running returns owner's pods that have neither ended nor been asked to
-// stop, oldest first.
+// Running returns owner's pods, its own and adopted, that have neither
+// ended nor been asked to stop, oldest first.
 func (s *Supervisor) Running(owner string) []Pod {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,17 +316,21 @@ func (s *Supervisor) Signal(pid int, sig syscall.Signal) bool {
 	return true
 }
 
-// signalLocked signals p's process group unless p has exited. s.mu is held.
+// signalLocked signals p's process group unless p has ended: for an
+// adopted pod, unless its pidfd says so, since its parent, not this
+// supervisor, reaps it and frees its pid. s.mu is held.
 func (s *Supervisor) signalLocked(p *proc, sig syscall.Signal) {
-	if !p.exited {
-		// ESRCH only means the group is already gone.
-		_ = syscall.Kill(-p.pod.PID, sig)
+	if p.exited || (p.cmd == nil && endedPidfd(p.pidfd)) {
+		return
 	}
+	// ESRCH only means the group is already gone.
+	_ = syscall.Kill(-p.pod.PID, sig)
 }
 
-// Close stops every pod (SIGTERM, then SIGKILL after the grace period),
-// waits until all are reaped, and makes later Starts fail. It may be called
-// more than once.
+// Close stops every pod, adopted ones included (SIGTERM, then SIGKILL
+// after the grace period), waits until all are reaped (adopted: have
+// ended), releases the state directory, and makes later Starts fail. It
+// may be called more than once.
 func (s *Supervisor) Close() {
 	s.mu.Lock()
 	if !s.closed {
@@ -289,9 +348,16 @@ func (s *Supervisor) Close() {
 	}
 	wg.Wait()
 	s.waiters.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lock != nil {
+		_ = s.lock.Close() // releases the directory's flock
+		s.lock = nil
+	}
 }
 
-// Started returns the pid of every pod ever started, in start order.
+// Started returns the pid of every pod ever started or adopted, in that
+// order.
 func (s *Supervisor) Started() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -305,20 +371,45 @@ func (s *Supervisor) Stats() Stats {
 	return s.stats
 }
 
-// Leftovers returns the pids of pods ever started whose process, or
-// process group, still exists. After Close it should be empty.
+// Leftovers returns the pids of pods ever started or adopted whose
+// process, or a process of whose process group, still runs. After Close it
+// should be empty.
 func (s *Supervisor) Leftovers() []int { return Survivors(s.Started()) }
 
-// Survivors returns the pids among pids whose process or process group
-// still exists.
+// Survivors returns the pids among pids whose process, or a process of
+// whose process group, still runs. A process that has ended but is not
+// collected yet (a zombie: an orphan waits for init, in its own time) does
+// not: it runs nothing and holds nothing but its pid.
 func Survivors(pids []int) []int {
 	var alive []int
 	for _, pid := range pids {
-		if !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) || !errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH) {
+		if runs(pid) || groupRuns(pid) {
 			alive = append(alive, pid)
 		}
 	}
 	return alive
+}
+
+// runs reports whether process pid exists and has not ended.
+func runs(pid int) bool {
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return false
+	}
+	if st, ok := procstat.Read(pid); ok {
+		return !st.Ended()
+	}
+	// Unreadable: gone since, or /proc hidden; only the former is gone.
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// groupRuns reports whether a process of process group pgid has not
+// ended; if the process table cannot be read, whether the group exists.
+func groupRuns(pgid int) bool {
+	if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+		return false
+	}
+	members, err := procstat.Group(pgid)
+	return err != nil || len(members) > 0
 }
 
 // countLocked counts owner's pods that have not ended. s.mu is held.

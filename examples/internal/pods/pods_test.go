@@ -13,8 +13,14 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 )
 
-// TestMain runs this test binary as a pod when a supervisor starts it.
-func TestMain(m *testing.M) { demo.TestMain(m) }
+// TestMain runs this test binary as a pod when a supervisor starts it, and
+// as a supervisor of a state directory when supervisorEnv names one.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(supervisorEnv); dir != "" && !pods.IsPod() {
+		os.Exit(superviseUntilKilled(dir))
+	}
+	demo.TestMain(m)
+}
 
 // newTestSupervisor returns a supervisor whose pods run this test binary,
 // with its events on a channel, closed when the test ends.
