@@ -86,6 +86,7 @@ func NewCollector[T any](s store.Store[T], kind apistore.Kind[T], opts Collector
 		opts.Name = DefaultName
 	}
 	c := &Collector[T]{kind: kind, prefix: opts.Prefix}
+	c.graph.cached = c.cachedRevision
 	ctrl, err := reconcile.New(s, reconcile.ReconcilerFunc[T](c.reconcile), reconcile.Options[T]{
 		Name:              opts.Name,
 		Prefix:            opts.Prefix,

@@ -53,7 +53,9 @@
 //     again after a term of leadership, looks at the store afresh and
 //     converges; whatever the order of creations, deletions in every mode
 //     and restarts, once it is idle no object is marked and every object
-//     that names owners has one of them there.
+//     that names owners has one of them there. Its own writes count at
+//     once: a child whose owner it has deleted sees the owner gone, though
+//     its cache has yet to hold the deletion.
 //
 // # Limits
 //
@@ -68,5 +70,6 @@
 // few map lookups; a child whose owner has gone costs one read of that
 // owner from the store before its deletion; an owner being deleted in the
 // foreground or with Orphan looks at all its children each time one of
-// them changes.
+// them changes. The collector remembers each key it has seen removed, or
+// stop naming owners, until its cache holds that.
 package owners
