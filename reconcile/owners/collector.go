@@ -95,6 +95,7 @@ func NewCollector[T any](s store.Store[T], kind apistore.Kind[T], opts Collector
 		HeartbeatInterval: opts.HeartbeatInterval,
 		Logger:            opts.Logger,
 		Metrics:           opts.Metrics,
+		Indexes:           map[string]func(store.Object[T]) []string{ownersIndex: c.ownerKeys},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("owners: %w", err)

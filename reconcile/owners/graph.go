@@ -12,10 +12,11 @@ import (
 // graph is the collector's picture of who owns whom: for every key that
 // names owners, the references it names and whether it is marked for
 // deletion, as the key's last reconcile saw it (the object it was handed,
-// or the one it wrote); and, for every owner key, the keys that name it.
+// or the one it wrote), or as the cache holds it if that is newer; and,
+// for every owner key, the keys that name it.
 //
 // It is fed by the reconciles of the children themselves, not by the
-// cache: a reconcile that changes what a child names learns the old
+// cache's events: a reconcile that changes what a child names learns the old
 // references from the graph and wakes the owners it no longer names, and a
 // child's own write (a reference removed, the child deleted) is in the
 // graph before its owners are woken, though the cache has not seen it yet.
@@ -26,9 +27,10 @@ import (
 // own writes run ahead of it, and the controller neither wakes a key for
 // their echoes nor for a deletion a reconcile was already handed: so the
 // graph also remembers the keys it saw removed, or stop naming owners,
-// until the cache catches up (past): a child woken by the removal of its
-// owner sees it gone, and a child read from the cache is never older than
-// the graph's.
+// until the cache catches up (past). A child woken by the removal of its
+// owner then sees it gone, and the children of an owner being deleted can
+// be read from the cache (to count those no reconcile has handed the
+// graph yet: cachedChildren) without going back to older objects.
 //
 // Invariants, under mu: children[o][c] exists exactly when nodes[c].refs
 // holds a reference whose Key is o; every node holds at least one
