@@ -22,7 +22,7 @@
 //   - A transient error backs off per key; a terminal error (Terminal) is not
 //     retried; a panic is recovered and retried; each call may have a timeout;
 //     a status write that conflicts with a newer write reconciles the newer
-//     object at once.
+//     object at once if the cache holds it, else as soon as the cache does.
 //   - When the store is unreachable the controller keeps its cache and keeps
 //     converging the world toward the last desired state it saw (other
 //     sources, resyncs and retries still fire), reports itself degraded, and

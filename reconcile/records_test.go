@@ -134,6 +134,50 @@ func TestConflictReconcilesTheNewerObjectAtOnceDespitePredicates(t *testing.T) {
 	})
 }
 
+// TestAConflictOverTheControllersOwnWriteWaitsForTheNewerObject: a
+// reconcile handed the controller's own write (the cache lagging behind
+// it) whose write conflicts with another writer's is not reconciled again
+// at once, which would hand it the same object to conflict again for as
+// long as the cache lags: it waits for the newer object, whose arrival
+// wakes it.
+func TestAConflictOverTheControllersOwnWriteWaitsForTheNewerObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTxnStore()
+		s.txn(write{"a", &item{Want: 1}})
+		var mu sync.Mutex
+		conflicts := 0
+		rec := &recorder{fn: func(ctx context.Context, req Request[*item]) (Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if conflicts == 10 {
+				return Result{}, nil // a loop of conflicts: end it, to fail below
+			}
+			_, err := writeSeen(ctx, req)
+			if errors.Is(err, store.ErrConflict) {
+				conflicts++
+			}
+			return Result{}, err
+		}}
+		c := newTxnController(t, s, rec, Options[*item]{})
+		defer start(t, c)()
+		synctest.Wait() // the first reconcile's write is cached
+		s.pauseWatches(true)
+		require.NoError(t, c.Enqueue("a"))
+		synctest.Wait() // the second's is not: the next reconcile is handed it
+		s.txn(write{"a", &item{Want: 1, Seen: 2, Owner: "someone else"}})
+		require.NoError(t, c.Enqueue("a"))
+		synctest.Wait() // no time passes
+		mu.Lock()
+		require.Equal(t, 1, conflicts, "the conflicted key was handed the same object again and again")
+		mu.Unlock()
+		s.pauseWatches(false)
+		synctest.Wait()
+		req, _ := rec.last("a")
+		require.Equal(t, "someone else", req.Object.Value.Owner)
+		require.Equal(t, 4, rec.count("a"))
+	})
+}
+
 // TestRetryScheduledInOneRunSurvivesTheNext: a key woken by a source other
 // than the store fails, and the run ends (a term of leadership ends)
 // before its retry is due; the next run retries it.

@@ -236,14 +236,18 @@ func (c *Controller[T]) retry(ctx context.Context, q *queue.Queue[string], key s
 }
 
 // retryConflict reconciles a key whose write conflicted again at once if
-// the cache already holds a newer object; otherwise that object's arrival
-// will, even if a predicate filters it (the mark is set before the cache
-// is read, so an arrival in between is not missed).
+// the cache already holds a newer object than the reconcile was given;
+// otherwise that object's arrival will, even if a predicate filters it
+// (the mark is set before the cache is read, so an arrival in between is
+// not missed). A cache older than the object given (the controller's own
+// write, which the cache has yet to hold) is no reason to retry: the retry
+// would be given the same object, and conflict again, for as long as the
+// cache lags.
 func (c *Controller[T]) retryConflict(q *queue.Queue[string], req Request[T]) {
 	c.mu.Lock()
 	c.led.writeConflicted(req.Key)
 	c.mu.Unlock()
-	if cur, present, _ := c.cache.lookup(req.Key); present && cur.Revision != req.Object.Revision || !present && !req.Deleted {
+	if cur, present, _ := c.cache.lookup(req.Key); present && cur.Revision > req.Object.Revision || !present && !req.Deleted {
 		c.mu.Lock()
 		c.led.conflictResolved(req.Key)
 		c.mu.Unlock()

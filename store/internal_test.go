@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,7 +63,7 @@ func TestHistoryRingRetainsExactlyTheLastRevisionsThroughWrapAndCompaction(t *te
 // The fingerprint behind the mutation check is equal for equal data however
 // it is laid out in memory (cycles and shared pointers included), and
 // changes with any reachable change: fields, unexported fields, map keys and
-// values, slice elements and length, dynamic types, nil-ness.
+// values, slice elements and length (bytes too), dynamic types, nil-ness.
 func TestFingerprintChangesWithAnyReachableDataAndOnlyWithIt(t *testing.T) {
 	type node struct {
 		Name   string
@@ -71,10 +72,12 @@ func TestFingerprintChangesWithAnyReachableDataAndOnlyWithIt(t *testing.T) {
 		Kids   map[string]*node
 		Any    any
 		List   []int
+		Raw    json.RawMessage
+		bytes  []byte
 	}
 	build := func() *node {
 		shared := &node{Name: "shared"}
-		n := &node{Name: "root", hidden: 1, List: []int{1, 2}, Any: 3.5,
+		n := &node{Name: "root", hidden: 1, List: []int{1, 2}, Any: 3.5, Raw: json.RawMessage(`{}`), bytes: []byte("ab"),
 			Kids: map[string]*node{"a": shared, "b": shared, "c": {Name: "c"}}}
 		n.Next = n // a cycle
 		return n
@@ -92,6 +95,9 @@ func TestFingerprintChangesWithAnyReachableDataAndOnlyWithIt(t *testing.T) {
 		"map key":          func(n *node) { n.Kids["d"] = n.Kids["c"]; delete(n.Kids, "c") },
 		"slice element":    func(n *node) { n.List[1] = 3 },
 		"slice length":     func(n *node) { n.List = n.List[:1] },
+		"byte":             func(n *node) { n.Raw[0] = '[' },
+		"unexported byte":  func(n *node) { n.bytes[1] = 'c' },
+		"bytes length":     func(n *node) { n.bytes = n.bytes[:1] },
 		"interface type":   func(n *node) { n.Any = int64(3) },
 		"nil slice":        func(n *node) { n.List = nil },
 		"cycle broken":     func(n *node) { n.Next = &node{Name: "root"} },

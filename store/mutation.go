@@ -167,6 +167,11 @@ func (f *fingerprinter) value(v reflect.Value) {
 
 func (f *fingerprinter) list(v reflect.Value) {
 	f.u64(uint64(v.Len()))
+	if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+		// Bytes (a JSON document, say) in one write, not one value each.
+		f.h.Write(v.Bytes())
+		return
+	}
 	for i := range v.Len() {
 		f.value(v.Index(i))
 	}

@@ -80,13 +80,15 @@ func (c *Collector[T]) judgeChild(ctx context.Context, req reconcile.Request[T],
 	return obj, m, true, c.deleteChild(ctx, req, obj, m, p)
 }
 
-// standingOf reads from the cache what ref says of its owner.
+// standingOf reads from the cache what ref says of its owner. An owner
+// the collector has seen removed is absent, though the cache may not hold
+// its removal yet.
 func (c *Collector[T]) standingOf(ref apistore.Owner) standing {
 	if !c.inView(ref.Key) {
 		return present
 	}
 	owner, ok := c.ctrl.Lister().Get(ref.Key)
-	if !ok || owner.CreateRevision != ref.UID {
+	if !ok || owner.CreateRevision != ref.UID || c.graph.removedSince(ref.Key, owner.Revision) {
 		return absent
 	}
 	om, err := c.kind.Meta(owner.Value)
@@ -119,6 +121,9 @@ func (c *Collector[T]) confirmGone(ctx context.Context, s store.Store[T], child 
 		case err != nil:
 			return fmt.Errorf("owners: reading %q, owner of %q: %w", ref.Key, child, err)
 		case owner.CreateRevision == ref.UID:
+			// Whatever removal of it the collector recorded is not this
+			// store's (one replaced since): the cache is to be trusted.
+			c.graph.forgetRemoval(ref.Key)
 			return fmt.Errorf("owners: %q, owner of %q, is in the store and not yet in the cache", ref.Key, child)
 		}
 	}

@@ -63,7 +63,8 @@ func (c *Collector[T]) listed() []entry {
 
 // removed records that key is gone at revision rev: the owners it named
 // that are being deleted may have nothing left to wait for, and the
-// children that name it have an owner gone.
+// children that name it have an owner gone, which they see gone though the
+// cache may still hold it (graph.removedSince).
 func (c *Collector[T]) removed(key string, rev int64) {
 	c.wakeDeleting(c.graph.gone(key, rev))
 	for _, k := range c.graph.childrenOf(key) {
@@ -71,6 +72,13 @@ func (c *Collector[T]) removed(key string, rev int64) {
 			c.wake(k.key)
 		}
 	}
+}
+
+// cachedRevision returns the revision of the object the cache holds under
+// key, and whether it holds one.
+func (c *Collector[T]) cachedRevision(key string) (int64, bool) {
+	obj, ok := c.ctrl.Lister().Get(key)
+	return obj.Revision, ok
 }
 
 // wakeDeleting wakes the owners among keys that are marked for deletion:

@@ -86,6 +86,7 @@ func NewCollector[T any](s store.Store[T], kind apistore.Kind[T], opts Collector
 		opts.Name = DefaultName
 	}
 	c := &Collector[T]{kind: kind, prefix: opts.Prefix}
+	c.graph.cached = c.cachedRevision
 	ctrl, err := reconcile.New(s, reconcile.ReconcilerFunc[T](c.reconcile), reconcile.Options[T]{
 		Name:              opts.Name,
 		Prefix:            opts.Prefix,
@@ -94,6 +95,7 @@ func NewCollector[T any](s store.Store[T], kind apistore.Kind[T], opts Collector
 		HeartbeatInterval: opts.HeartbeatInterval,
 		Logger:            opts.Logger,
 		Metrics:           opts.Metrics,
+		Indexes:           map[string]func(store.Object[T]) []string{ownersIndex: c.ownerKeys},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("owners: %w", err)

@@ -129,6 +129,60 @@ func TestAnOrphanDeletionKeepsTheChildrenAndRemovesTheReference(t *testing.T) {
 	})
 }
 
+// TestAnOrphanDeletionKeepsAChildTheCollectorHasYetToHandle: a child
+// created just before its owner's orphan deletion, and handled after the
+// owner (queued before it), is orphaned, not collected: an owner's
+// deletion counts the children its cache holds, handled yet or not.
+func TestAnOrphanDeletionKeepsAChildTheCollectorHasYetToHandle(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		deleteOwnerQueuedBeforeItsChild(t, w, apistore.Orphan, nil)
+		require.Equal(t, []string{"pods/a"}, w.keys(t), "the orphan was collected")
+		require.Empty(t, ownerKeys(t, w, "pods/a"))
+	})
+}
+
+// TestAForegroundDeletionWaitsForABlockingChildTheCollectorHasYetToHandle:
+// as for an orphan deletion, a blocking child created just before its
+// owner's foreground deletion, and handled after the owner, holds it.
+func TestAForegroundDeletionWaitsForABlockingChildTheCollectorHasYetToHandle(t *testing.T) {
+	each(t, func(t *testing.T, w world) {
+		deleteOwnerQueuedBeforeItsChild(t, w, apistore.Foreground, hold)
+		require.True(t, marked(t, w, "rs/web"), "the owner went before its blocking child")
+		require.True(t, marked(t, w, "pods/a"))
+		w.unhold(t, "pods/a")
+		w.settle(t)
+		require.Empty(t, w.keys(t))
+	})
+}
+
+// deleteOwnerQueuedBeforeItsChild deletes rs/web with propagation p just
+// after pods/a (with finalizers, blocking) is created naming it, while the
+// collector's one worker is busy and rs/web is queued before pods/a; it
+// returns once the collector has handled both.
+func deleteOwnerQueuedBeforeItsChild(t *testing.T, w world, p apistore.Propagation, finalizers []string) {
+	w.start(t, owners.CollectorOptions{}) // one worker
+	w.create(t, "rs/old", nil)
+	w.create(t, "pods/old", nil, w.ref(t, "rs/old", false))
+	w.create(t, "rs/web", nil)
+	w.settle(t)
+	var delayed atomic.Bool
+	w.faults().SetPlan(func(c faultstore.Call) faultstore.Decision {
+		if c.Op == faultstore.OpDelete && c.Key == "pods/old" && delayed.CompareAndSwap(false, true) {
+			return faultstore.Decision{Delay: 100 * time.Millisecond}
+		}
+		return faultstore.Decision{}
+	})
+
+	w.remove(t, "rs/old", apistore.Background)
+	w.settle(t) // the worker waits on its deletion of pods/old
+	require.True(t, delayed.Load())
+	w.respec(t, "rs/web", "v2") // rs/web is queued, then pods/a
+	w.create(t, "pods/a", finalizers, w.ref(t, "rs/web", true))
+	require.True(t, w.remove(t, "rs/web", p))
+	<-time.After(100 * time.Millisecond)
+	w.settle(t)
+}
+
 // TestAnOwnerCreatedAgainUnderTheSameKeyDoesNotAdoptTheOldChildren: the
 // children of an owner deleted and created again (another UID) are
 // collected, whether the collector saw the gap or not, and the new

@@ -38,6 +38,8 @@
 //     children are gone; a non-blocking child does not hold it, and a child
 //     that another owner keeps is not deleted but drops its reference.
 //   - An orphan deletion keeps the children and removes the reference.
+//   - Both count every child that named the owner when its deletion began,
+//     whether or not the collector has handled the child yet.
 //   - An owner created again under the same key (another UID) does not
 //     adopt the old children: they are collected.
 //   - Every write is a compare-and-swap through the API-server layer,
@@ -53,7 +55,9 @@
 //     again after a term of leadership, looks at the store afresh and
 //     converges; whatever the order of creations, deletions in every mode
 //     and restarts, once it is idle no object is marked and every object
-//     that names owners has one of them there.
+//     that names owners has one of them there. Its own writes count at
+//     once: a child whose owner it has deleted sees the owner gone, though
+//     its cache has yet to hold the deletion.
 //
 // # Limits
 //
@@ -64,9 +68,11 @@
 // references holds a foreground deletion of its members (Health.Deleting
 // lists them), as it does in Kubernetes.
 //
-// Each change costs the collector a read of the object's metadata and a
-// few map lookups; a child whose owner has gone costs one read of that
-// owner from the store before its deletion; an owner being deleted in the
-// foreground or with Orphan looks at all its children each time one of
-// them changes.
+// Each change costs the collector two reads of the object's metadata (one
+// for the index of its cache by owner) and a few map lookups; a child
+// whose owner has gone costs one read of that owner from the store before
+// its deletion; an owner being deleted in the foreground or with Orphan
+// looks at all its children, and reads the metadata of those its cache
+// holds, each time one of them changes. The collector remembers each key
+// it has seen removed, or stop naming owners, until its cache holds that.
 package owners

@@ -12,20 +12,31 @@ import (
 // graph is the collector's picture of who owns whom: for every key that
 // names owners, the references it names and whether it is marked for
 // deletion, as the key's last reconcile saw it (the object it was handed,
-// or the one it wrote); and, for every owner key, the keys that name it.
+// or the one it wrote), or as the cache holds it if that is newer; and,
+// for every owner key, the keys that name it.
 //
 // It is fed by the reconciles of the children themselves, not by the
-// cache: a reconcile that changes what a child names learns the old
+// cache's events: a reconcile that changes what a child names learns the old
 // references from the graph and wakes the owners it no longer names, and a
 // child's own write (a reference removed, the child deleted) is in the
 // graph before its owners are woken, though the cache has not seen it yet.
 // So an owner woken by a change of its children always reads that change
 // here.
 //
+// The cache may hold an older object than the graph, since the collector's
+// own writes run ahead of it, and the controller neither wakes a key for
+// their echoes nor for a deletion a reconcile was already handed: so the
+// graph also remembers the keys it saw removed, or stop naming owners,
+// until the cache catches up (past). A child woken by the removal of its
+// owner then sees it gone, and the children of an owner being deleted can
+// be read from the cache (to count those no reconcile has handed the
+// graph yet: cachedChildren) without going back to older objects.
+//
 // Invariants, under mu: children[o][c] exists exactly when nodes[c].refs
 // holds a reference whose Key is o; every node holds at least one
-// reference; a node never goes back to an older revision than the one it
-// holds (an older reconcile's object is ignored). The graph is built from
+// reference; a key never goes back to an older revision than the newest
+// the graph has seen of it, as a node or in past (an older object is
+// ignored); past holds no key that has a node. The graph is built from
 // the cache once per run (build), before any reconcile of the run reads or
 // changes it, and is emptied between runs (reset).
 type graph struct {
@@ -33,6 +44,10 @@ type graph struct {
 	built    bool
 	nodes    map[string]node
 	children map[string]map[string]struct{}
+	past     past
+	// cached reads the cache, for past's sweeps (nil: none); it is set
+	// before the graph is used, and never changes.
+	cached lookup
 	// peaks are the maps' largest sizes since they were last rebuilt (see
 	// mapshrink).
 	nodesPeak, childrenPeak int
@@ -64,7 +79,7 @@ type entry struct {
 func (g *graph) reset() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.built, g.nodes, g.children = false, nil, nil
+	g.built, g.nodes, g.children, g.past = false, nil, nil, past{}
 	g.nodesPeak, g.childrenPeak = 0, 0
 }
 
@@ -86,12 +101,12 @@ func (g *graph) build(list func() []entry) {
 // seen records that key is at revision rev, naming refs, marked or not.
 // It returns the owner keys whose children changed (the keys named before
 // or after, when the references changed), for the caller to wake. An
-// object older than the one recorded changes nothing.
+// object older than the newest seen of key changes nothing.
 func (g *graph) seen(key string, rev int64, refs []apistore.Owner, marked bool) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	old, had := g.nodes[key]
-	if had && rev < old.rev {
+	if had && rev < old.rev || !had && g.past.hides(key, rev) {
 		return nil
 	}
 	if !had && len(refs) == 0 {
@@ -100,6 +115,8 @@ func (g *graph) seen(key string, rev int64, refs []apistore.Owner, marked bool) 
 	g.removeLocked(key, old.refs)
 	if len(refs) > 0 {
 		g.setLocked(key, node{rev: rev, refs: slices.Clone(refs), marked: marked})
+	} else {
+		g.past.note(key, rev, false, g.cached)
 	}
 	if slices.Equal(old.refs, refs) {
 		return nil
@@ -113,11 +130,32 @@ func (g *graph) gone(key string, rev int64) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	old, had := g.nodes[key]
-	if !had || rev != 0 && rev < old.rev {
+	if had && rev != 0 && rev < old.rev {
+		return nil
+	}
+	g.past.note(key, rev, true, g.cached)
+	if !had {
 		return nil
 	}
 	g.removeLocked(key, old.refs)
 	return ownerKeys(old.refs, nil)
+}
+
+// removedSince reports whether the graph has seen key removed after rev,
+// the revision of the object the cache holds under it: the cache has yet
+// to catch up with the removal.
+func (g *graph) removedSince(key string, rev int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.past.removedSince(key, rev)
+}
+
+// forgetRemoval lets go of what the graph saw of key's removal: a live
+// read found the object still there (a store replaced since).
+func (g *graph) forgetRemoval(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.past.forget(key)
 }
 
 // childrenOf returns the keys that name owner, with their references to
@@ -150,6 +188,7 @@ func (g *graph) setLocked(key string, n node) {
 	}
 	g.nodes[key] = n
 	mapshrink.Note(g.nodes, &g.nodesPeak)
+	g.past.forget(key)
 	for _, r := range n.refs {
 		set, ok := g.children[r.Key]
 		if !ok {

@@ -16,8 +16,10 @@ import (
 // any sequence of seen and gone, each at a random revision, the graph's
 // children of every owner are exactly those a model of "the newest object
 // seen per key" names; a change of references returns the owners named
-// before or after it, and nothing else; an older object changes nothing;
-// and a key that names no one takes no memory.
+// before or after it, and nothing else; an object older than the newest
+// seen of its key changes nothing, even once the key is gone or names no
+// one; a key is seen removed exactly when its removal is the newest of it;
+// and a key that names no one holds no node.
 func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testing.T) {
 	type seenNode struct {
 		rev    int64
@@ -30,19 +32,25 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 			var g graph
 			g.build(func() []entry { return nil })
 			model := map[string]seenNode{}
+			// floor is the newest revision seen of a key without a node,
+			// and removed whether it was its removal.
+			floor, removed := map[string]int64{}, map[string]bool{}
 			keys := []string{"a", "b", "c", "d", "e"}
 			for i := range 400 {
 				key := keys[rng.IntN(len(keys))]
 				rev := int64(max(1, i-rng.IntN(3))) // now and then older than what is held
 				old, had := model[key]
-				fresh := !had || rev >= old.rev
+				fresh := had && rev >= old.rev || !had && rev > floor[key]
 				if rng.IntN(4) == 0 {
 					woken := g.gone(key, rev)
 					if had && fresh {
-						delete(model, key)
 						require.ElementsMatch(t, refKeys(old.refs), woken)
 					} else {
 						require.Empty(t, woken)
+					}
+					if had && fresh || !had && rev >= floor[key] {
+						delete(model, key)
+						floor[key], removed[key] = rev, true
 					}
 				} else {
 					var refs []apistore.Owner
@@ -52,7 +60,7 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 					marked := rng.IntN(3) == 0
 					woken := g.seen(key, rev, refs, marked)
 					switch {
-					case had && !fresh:
+					case !fresh:
 						require.Empty(t, woken)
 					default:
 						want := []string{}
@@ -60,12 +68,20 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 							want = refKeys(append(slices.Clone(old.refs), refs...))
 						}
 						require.ElementsMatch(t, want, woken)
-						if len(refs) > 0 {
+						switch {
+						case len(refs) > 0:
 							model[key] = seenNode{rev: rev, refs: refs, marked: marked}
-						} else {
+							delete(floor, key)
+							delete(removed, key)
+						case had:
 							delete(model, key)
+							floor[key], removed[key] = rev, false
 						}
 					}
+				}
+				for _, k := range keys {
+					at, ok := floor[k]
+					require.Equal(t, ok && removed[k], g.removedSince(k, at-1), "removal of %s", k)
 				}
 				for _, owner := range keys {
 					var want []child

@@ -70,6 +70,10 @@ type world interface {
 	// start runs a new collector until the returned stop is called.
 	start(t *testing.T, opts owners.CollectorOptions) *running
 	faults() faults
+	// holdWatches holds back (or lets go, in order) the events of the
+	// collectors' watches: their cache lags behind the store, while their
+	// calls and writes go through.
+	holdWatches(held bool)
 }
 
 // snap is an object as a snapshot holds it.
@@ -102,9 +106,11 @@ type running struct {
 type layered[T any] struct {
 	direct *apistore.Store[T]
 	// collected is the store the collectors are given: the layer over the
-	// faultstore, or a client of it served over HTTP.
+	// faultstore (whose watches lag when told), or a client of it served
+	// over HTTP.
 	collected store.Store[T]
 	fault     *faultstore.Store[T]
+	lag       *lagging[T]
 	kind      apistore.Kind[T]
 	value     func(image string) T
 }
@@ -158,12 +164,15 @@ func newLayered[T any](t *testing.T, inner store.Store[T], kind apistore.Kind[T]
 	require.NoError(t, err)
 	direct, err := apistore.New(inner, kind)
 	require.NoError(t, err)
-	faulty, err := apistore.New[T](fault, kind)
+	lag := newLagging(fault)
+	faulty, err := apistore.New[T](lag, kind)
 	require.NoError(t, err)
-	return &layered[T]{direct: direct, collected: faulty, fault: fault, kind: kind, value: value}
+	return &layered[T]{direct: direct, collected: faulty, fault: fault, lag: lag, kind: kind, value: value}
 }
 
 func (w *layered[T]) faults() faults { return w.fault }
+
+func (w *layered[T]) holdWatches(held bool) { w.lag.hold(held) }
 
 func (w *layered[T]) create(t *testing.T, key string, finalizers []string, refs ...apistore.Owner) int64 {
 	t.Helper()

@@ -11,7 +11,8 @@ import (
 )
 
 // release handles obj (metadata m) as an owner, from the children the
-// graph has for its key:
+// graph has for its key (and, for an owner being deleted, those the cache
+// holds: cachedChildren):
 //
 //   - a child that names another object under the key (an owner deleted
 //     and created again) is woken, to be judged as the child of an owner
@@ -30,6 +31,9 @@ import (
 func (c *Collector[T]) release(ctx context.Context, req reconcile.Request[T], obj store.Object[T], m apistore.Meta) error {
 	orphan := m.Deleting() && m.HasFinalizer(apistore.OrphanFinalizer)
 	fore := m.Deleting() && m.HasFinalizer(apistore.ForegroundFinalizer)
+	if orphan || fore {
+		c.cachedChildren(obj.Key)
+	}
 	waiting := 0
 	for _, k := range c.graph.childrenOf(obj.Key) {
 		switch {
@@ -83,4 +87,31 @@ func (c *Collector[T]) removeFinalizers(ctx context.Context, req reconcile.Reque
 		c.graph.seen(obj.Key, written.Revision, next.Owners, true)
 	}
 	return nil
+}
+
+// ownersIndex names the index of the collector's cache by the keys of the
+// owners each object names.
+const ownersIndex = "owners"
+
+// ownerKeys returns the keys of the owners obj names, for ownersIndex.
+func (c *Collector[T]) ownerKeys(obj store.Object[T]) []string {
+	m, err := c.kind.Meta(obj.Value)
+	if err != nil {
+		return nil
+	}
+	return ownerKeys(m.Owners, nil)
+}
+
+// cachedChildren hands the graph the children of owner that the cache
+// holds. A child created or changed before its owner's deletion began is
+// in the cache when the owner's mark is, but its own reconcile, which
+// feeds the graph, may come after the owner's: the deletion must count it
+// all the same. A child's object older than the graph's (the collector's
+// own writes run ahead of the cache) changes nothing (graph.seen).
+func (c *Collector[T]) cachedChildren(owner string) {
+	for _, obj := range c.ctrl.Lister().ByIndex(ownersIndex, owner) {
+		if m, err := c.kind.Meta(obj.Value); err == nil {
+			c.graph.seen(obj.Key, obj.Revision, m.Owners, m.Deleting())
+		}
+	}
 }
