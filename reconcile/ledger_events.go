@@ -138,6 +138,7 @@ func (l *ledger[T]) conflictResolved(key string) {
 // ending is how one reconcile ended, as reconcileEnded records it.
 type ending struct {
 	key      string
+	hint     uint32 // where the key's record may be (ledger.hinted)
 	revision int64  // of the object the reconcile was given
 	stores   uint32 // ledger.stores when it began
 	deleted  bool   // the request was a deletion
@@ -177,7 +178,10 @@ func (l *ledger[T]) reconcileEnded(e ending) ended {
 		l.coveredAhead[e.key] = max(l.coveredAhead[e.key], e.revision)
 		mapshrink.Note(l.coveredAhead, &l.coveredAheadPeak)
 	}
-	r := l.recordOf(e.key)
+	r := l.hinted(e.key, e.hint)
+	if r == nil {
+		r = l.recordOf(e.key)
+	}
 	since, touched, sinceOK := l.coverPending(r, e, covered, now)
 	var res ended
 	if converged && sinceOK {

@@ -297,6 +297,7 @@ func FuzzLedger(f *testing.F) {
 		given := map[string]int64{}        // revision each key's reconcile was given
 		givenStores := map[string]uint32{} // and the ledger's store generation then
 		hints := map[string]uint32{}       // the latest hint each key's change returned
+		givenHints := map[string]uint32{}  // the hint each key's reconcile was handed
 		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown, AwaitingStore}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], int(ops[i+1])
@@ -341,11 +342,12 @@ func FuzzLedger(f *testing.F) {
 					hint = uint32(arg * 37)
 				}
 				obj, _ := l.reconcileBegun(key, hint, cached, true)
+				givenHints[key] = hint
 				require.Equal(t, cached, obj)
 				m.begun(key, obj.Revision)
 				given[key], givenStores[key] = obj.Revision, l.stores
 			case 3, 4: // a reconcile ends
-				e := ending{key: key, revision: given[key], stores: givenStores[key], deleted: arg&64 != 0, outcome: outcomes[arg%len(outcomes)],
+				e := ending{key: key, hint: givenHints[key], revision: given[key], stores: givenStores[key], deleted: arg&64 != 0, outcome: outcomes[arg%len(outcomes)],
 					why: trigger(arg), start: clock, elapsed: time.Duration(arg) * time.Microsecond}
 				if e.outcome.Failed() {
 					e.err = errors.New("failed " + key)

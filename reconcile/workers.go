@@ -136,6 +136,7 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, h queue.Handout[s
 type begun struct {
 	stores uint32
 	await  bool
+	hint   uint32 // the queue's hint of the key's record (ledger.hinted)
 }
 
 // request builds the Request for key from the cache (a deleted key's
@@ -156,7 +157,7 @@ func (c *Controller[T]) request(h queue.Handout[string]) (Request[T], begun) {
 	// Never older than the controller's own last write of the key.
 	req.Object, req.Deleted = c.led.reconcileBegun(key, h.Hint, obj, present)
 	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
-	b := begun{stores: c.led.stores}
+	b := begun{stores: c.led.stores, hint: h.Hint}
 	b.await = req.Deleted && !tombstone && req.Object.Revision == 0 && c.cache.fromCheckpoint()
 	return req, b
 }
@@ -202,7 +203,7 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 		c.retry(ctx, q, key, outcome, res, err)
 	}
 	latency, converged := c.finish(q, ending{
-		key: key, revision: req.Object.Revision, stores: b.stores, deleted: req.Deleted,
+		key: key, hint: b.hint, revision: req.Object.Revision, stores: b.stores, deleted: req.Deleted,
 		outcome: outcome, why: why, err: err, start: start, elapsed: elapsed,
 	})
 	if c.opts.Metrics != nil && outcome != AwaitingStore { // no reconcile was made
