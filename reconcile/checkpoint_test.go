@@ -140,9 +140,9 @@ func TestTheStoreBackReconcilesExactlyTheKeysChangedMeanwhile(t *testing.T) {
 		name := map[bool]string{false: "resumed", true: "compacted"}[compacted]
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				mem, cp, _ := abc(t)
+				mem, _, _ := abc(t)
 				put(t, mem, "d", &item{Want: 4})
-				cp = newMemCheckpoint(checkpointOf(t, mem, time.Now().Add(-time.Minute)))
+				cp := newMemCheckpoint(checkpointOf(t, mem, time.Now().Add(-time.Minute)))
 				fs := faulty(t, mem)
 				fs.SetOutage(faultstore.Loud)
 				counted := &listCounter{Store: fs}
