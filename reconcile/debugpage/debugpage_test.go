@@ -312,7 +312,13 @@ func (f fake) Inspect(q reconcile.KeyQuery) reconcile.KeyPage {
 	return reconcile.KeyPage{States: map[queue.State]int{}}
 }
 
+// It runs in a synctest bubble, so that the fake's clock and the page's
+// read the same instant.
 func TestShowsDegradedStoreStuckAndStaleOfEachControllerAndSelectsOneByName(t *testing.T) {
+	synctest.Test(t, testShowsDegradedStoreStuckAndStale)
+}
+
+func testShowsDegradedStoreStuckAndStale(t *testing.T) {
 	var none *reconcile.Controller[int]
 	h := debugpage.New(debugpage.Options{}, fake{"one"}, none, fake{"two"})
 	p := getJSON(t, h, "/?format=json")
@@ -348,8 +354,13 @@ func (f deletingFake) Inspect(reconcile.KeyQuery) reconcile.KeyPage {
 // TestKeysBeingDeletedShowWithHowLongAndTheirCleanupsError: a key marked
 // for deletion whose cleanup keeps failing is named in the controller's
 // health and shown, in its row, deleting for how long, beside the last
-// error, in HTML and JSON.
+// error, in HTML and JSON. It runs in a synctest bubble, so that the
+// fake's clock and the page's read the same instant.
 func TestKeysBeingDeletedShowWithHowLongAndTheirCleanupsError(t *testing.T) {
+	synctest.Test(t, testKeysBeingDeleted)
+}
+
+func testKeysBeingDeleted(t *testing.T) {
 	h := debugpage.New(debugpage.Options{}, deletingFake{fake{"dbs"}})
 	body := get(t, h, "/").Body.String()
 	assert.Contains(t, body, `deleting: <b class="bad">1</b> <code>k/gone</code>`)
