@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -135,81 +136,19 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	const mover = "replica-4"
-	rest := all[:3]
-	var joins, joinTakes, leaves, leaveTakes, crashes, crashTakes, takeovers []time.Duration
+	var t handoverTimings
 	for i := range 2 * handoverTimes {
-		before, err := s.world.owners(ctx)
+		mark, err := t.depart(ctx, s, mover, all[:3], i%2 == 1)
 		if err != nil {
 			return err
-		}
-		recs, err := s.records()
-		if err != nil {
-			return err
-		}
-		mark, start := len(recs), time.Now()
-		if i%2 == 0 {
-			err = s.fleet.leave(mover, s.cfg.Timeout)
-		} else {
-			err = s.fleet.kill(mover)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := s.waitBalanced(ctx, "the takeover", rest); err != nil {
-			return err
-		}
-		took := time.Since(start)
-		first, err := s.waitFirstReconciles(ctx, mark, bucketsOf(before, mover), mover, start)
-		if err != nil {
-			return err
-		}
-		if recs, err = s.records(); err != nil {
-			return err
-		}
-		takes := s.firsts(recs, mark, bucketsOf(before, mover), mover, start, kindGained)
-		if i%2 == 0 {
-			leaves = append(leaves, first...)
-			leaveTakes = append(leaveTakes, takes...)
-		} else {
-			crashes = append(crashes, first...)
-			crashTakes = append(crashTakes, takes...)
-			takeovers = append(takeovers, took)
 		}
 		// The mover comes back: the others hand buckets over to it.
-		mark = len(recs)
-		if err := s.fleet.start(mover); err != nil {
+		if err := t.rejoin(ctx, s, mover, all, mark); err != nil {
 			return err
 		}
-		if _, err := s.waitBalanced(ctx, mover+" to rejoin", all); err != nil {
-			return err
-		}
-		var planned, taken []time.Duration
-		err = demo.WaitFor(ctx, "the joiner's first reconciles", s.cfg.Timeout, func() (bool, error) {
-			recs, err := s.records()
-			var pending int
-			planned, taken, pending = plannedHandovers(recs[mark:], s.cfg.Buckets, s.withKeys())
-			return pending == 0, err
-		})
-		if err != nil {
-			return err
-		}
-		joins = append(joins, planned...)
-		joinTakes = append(joinTakes, taken...)
 	}
-	for _, ds := range [][]time.Duration{joins, joinTakes, leaves, leaveTakes, crashes, crashTakes, takeovers} {
-		slices.Sort(ds)
-	}
+	t.report(cfg.Out)
 	out := cfg.Out
-	fmt.Fprintf(out, "planned handover (a replica joins), from the old owner's decision (release record) to\n")
-	fmt.Fprintf(out, "  the new owner's ownership: %s\n", distribution(joinTakes))
-	fmt.Fprintf(out, "  the new owner's first reconcile of the bucket: %s\n", distribution(joins))
-	fmt.Fprintf(out, "graceful leave, from SIGTERM to\n")
-	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(leaveTakes))
-	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(leaves))
-	fmt.Fprintf(out, "crash, from SIGKILL to\n")
-	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(crashTakes))
-	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(crashes))
-	fmt.Fprintf(out, "  every bucket of the killed replica owned again, per kill: %s\n", distribution(takeovers))
 	v, err := s.verdict(ctx)
 	if err != nil {
 		return err
@@ -219,6 +158,99 @@ func handovers(ctx context.Context, cfg Config) (err error) {
 		return fmt.Errorf("exclusivity broken: %v %v %v", v.Overlaps, v.Unfenced, v.Unended)
 	}
 	return nil
+}
+
+// handoverTimings gathers what handovers measures, per kind of handover:
+// the time to the new owner's ownership (…Takes) and to its first
+// reconcile of each bucket moved.
+type handoverTimings struct {
+	joins, joinTakes, leaves, leaveTakes, crashes, crashTakes, takeovers []time.Duration
+}
+
+// depart makes the mover leave (SIGTERM) or, if kill, crash (SIGKILL), and
+// records how long until the rest own its buckets and first reconcile
+// each. It returns the length of the reconcile records at the end.
+func (t *handoverTimings) depart(ctx context.Context, s *session, mover string, rest []string, kill bool) (int, error) {
+	before, err := s.world.owners(ctx)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := s.records()
+	if err != nil {
+		return 0, err
+	}
+	mark, start := len(recs), time.Now()
+	if kill {
+		err = s.fleet.kill(mover)
+	} else {
+		err = s.fleet.leave(mover, s.cfg.Timeout)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.waitBalanced(ctx, "the takeover", rest); err != nil {
+		return 0, err
+	}
+	took := time.Since(start)
+	first, err := s.waitFirstReconciles(ctx, mark, bucketsOf(before, mover), mover, start)
+	if err != nil {
+		return 0, err
+	}
+	if recs, err = s.records(); err != nil {
+		return 0, err
+	}
+	takes := s.firsts(recs, mark, bucketsOf(before, mover), mover, start, kindGained)
+	if kill {
+		t.crashes = append(t.crashes, first...)
+		t.crashTakes = append(t.crashTakes, takes...)
+		t.takeovers = append(t.takeovers, took)
+	} else {
+		t.leaves = append(t.leaves, first...)
+		t.leaveTakes = append(t.leaveTakes, takes...)
+	}
+	return len(recs), nil
+}
+
+// rejoin starts the mover again and records the planned handovers to it:
+// from each old owner's decision to the mover's ownership and first
+// reconcile, in the records after mark.
+func (t *handoverTimings) rejoin(ctx context.Context, s *session, mover string, all []string, mark int) error {
+	if err := s.fleet.start(mover); err != nil {
+		return err
+	}
+	if _, err := s.waitBalanced(ctx, mover+" to rejoin", all); err != nil {
+		return err
+	}
+	var planned, taken []time.Duration
+	err := demo.WaitFor(ctx, "the joiner's first reconciles", s.cfg.Timeout, func() (bool, error) {
+		recs, err := s.records()
+		var pending int
+		planned, taken, pending = plannedHandovers(recs[mark:], s.cfg.Buckets, s.withKeys())
+		return pending == 0, err
+	})
+	if err != nil {
+		return err
+	}
+	t.joins = append(t.joins, planned...)
+	t.joinTakes = append(t.joinTakes, taken...)
+	return nil
+}
+
+// report prints the distributions of the timings.
+func (t *handoverTimings) report(out io.Writer) {
+	for _, ds := range [][]time.Duration{t.joins, t.joinTakes, t.leaves, t.leaveTakes, t.crashes, t.crashTakes, t.takeovers} {
+		slices.Sort(ds)
+	}
+	fmt.Fprintf(out, "planned handover (a replica joins), from the old owner's decision (release record) to\n")
+	fmt.Fprintf(out, "  the new owner's ownership: %s\n", distribution(t.joinTakes))
+	fmt.Fprintf(out, "  the new owner's first reconcile of the bucket: %s\n", distribution(t.joins))
+	fmt.Fprintf(out, "graceful leave, from SIGTERM to\n")
+	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(t.leaveTakes))
+	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(t.leaves))
+	fmt.Fprintf(out, "crash, from SIGKILL to\n")
+	fmt.Fprintf(out, "  the new owners' ownership: %s\n", distribution(t.crashTakes))
+	fmt.Fprintf(out, "  the new owners' first reconcile of each bucket: %s\n", distribution(t.crashes))
+	fmt.Fprintf(out, "  every bucket of the killed replica owned again, per kill: %s\n", distribution(t.takeovers))
 }
 
 // plannedHandovers returns, for each bucket in withKeys an owner started
