@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/converge-go/converge/internal/mapshrink"
@@ -15,7 +16,11 @@ import (
 // ledger_writes.go); a record is let go in one place, release, once it
 // holds nothing.
 //
-// It is not safe for concurrent use: the controller's mu guards it.
+// It is not safe for concurrent use: the controller's mu guards it, but
+// for its table of own writes, which has a lock of its own (ownTable):
+// writeBegun and writeEndedAlone may be called without the controller's
+// mu, so that a write through Request.Store does not wait for observe or
+// for other workers' reconciles to start and end.
 //
 // The keys a circuit holds while a dependency is down are not the
 // ledger's: they wait in the queue (see circuit), and the ledger's
@@ -65,14 +70,14 @@ type ledger[T any] struct {
 	failingPeak      int
 	coveredAheadPeak int
 	// own tracks the writes made through Request.Store to keys of the
-	// cache's view, until the cache holds them (ledger_writes.go).
-	own     map[string]*ownWrite[T]
-	ownPeak int
-	freeOwn []*ownWrite[T]
+	// cache's view, until the cache holds them (ledger_writes.go). It has
+	// a lock of its own, so that writes need not take the controller's.
+	own ownTable[T]
 	// observed is the revision of the newest change observe has seen,
 	// and observedKeys the keys it has seen at that revision (several
-	// keys may share one).
-	observed     int64
+	// keys may share one). observed is written under the controller's mu
+	// and read also without it, by writeEndedAlone.
+	observed     atomic.Int64
 	observedKeys map[string]struct{}
 	// progress is closed when a pending change is covered or dropped;
 	// nil while no one waits.
@@ -150,7 +155,7 @@ func newLedger[T any](epoch time.Time) *ledger[T] {
 		failing:      make(map[string]struct{}),
 		coveredAhead: make(map[string]int64),
 		deleting:     make(map[string]monoTime),
-		own:          make(map[string]*ownWrite[T]),
+		own:          ownTable[T]{keys: make(map[string]*ownWrite[T])},
 		observedKeys: make(map[string]struct{}),
 	}
 }

@@ -21,12 +21,12 @@ const (
 // the batch's order (an initial list's revisions come in key order, not
 // revision order).
 func (l *ledger[T]) batchObserved(changes []change[T]) {
-	top := l.observed
+	top := l.observed.Load()
 	for i := range changes {
 		top = max(top, changes[i].revision())
 	}
-	if top > l.observed {
-		l.observed = top
+	if top > l.observed.Load() {
+		l.observed.Store(top)
 		if len(l.observedKeys) > 64 {
 			l.observedKeys = make(map[string]struct{})
 		} else {
@@ -43,11 +43,12 @@ func (l *ledger[T]) batchObserved(changes []change[T]) {
 // seen reports whether observe has seen key's change at rev (the cache
 // holds changes before observe hears of them).
 func (l *ledger[T]) seen(key string, rev int64) bool {
-	if rev < l.observed {
+	observed := l.observed.Load()
+	if rev < observed {
 		return true
 	}
 	_, ok := l.observedKeys[key]
-	return rev == l.observed && ok
+	return rev == observed && ok
 }
 
 // changeObserved records a change of the cache, seen at now, that the
@@ -66,7 +67,7 @@ func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v ve
 		}
 		return drop, 0, !ch.HasCur
 	}
-	if len(l.own) > 0 && l.ownChange(ch, kept) {
+	if l.ownChange(ch, kept) {
 		return drop, 0, false // the controller's own write: no wake-up
 	}
 	if !kept {
@@ -292,12 +293,14 @@ func (l *ledger[T]) storeReplaced() {
 		p := &l.pend[i]
 		*p = pendingChange{slot: p.slot, inflight: p.inflight, touched: p.touched, since: p.since}
 	}
-	l.observed = 0
+	l.observed.Store(0)
 	l.observedKeys = make(map[string]struct{})
 	l.coveredAhead = make(map[string]int64)
 	l.coveredAheadPeak = 0
+	t := &l.own
+	t.mu.Lock()
 	var idle []string
-	for key, ow := range l.own {
+	for key, ow := range t.keys {
 		if ow.inflight == 0 {
 			idle = append(idle, key)
 			continue
@@ -305,7 +308,8 @@ func (l *ledger[T]) storeReplaced() {
 		ow.obj, ow.deleted, ow.held, ow.echoes, ow.stale = store.Object[T]{}, false, nil, ow.echoBuf[:0], true
 	}
 	for _, key := range idle {
-		l.dropOwn(key, l.own[key])
+		t.drop(key, t.keys[key])
 	}
+	t.mu.Unlock()
 	l.signal()
 }

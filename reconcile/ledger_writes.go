@@ -1,6 +1,9 @@
 package reconcile
 
 import (
+	"sync"
+	"sync/atomic"
+
 	"github.com/converge-go/converge/internal/mapshrink"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store"
@@ -54,17 +57,72 @@ func (h heldChange) priority() int {
 	return queue.PriorityNormal
 }
 
+// ownTable holds the records of the writes made through Request.Store to
+// keys of the cache's view, until the cache holds them. It has a lock of
+// its own, so that a write need not wait for the controller's mu, which
+// observe and every reconcile's start and end take: a write's beginning
+// takes mu alone, and so does its end when it needs nothing else of the
+// ledger (writeEndedAlone). Lock order: the controller's mu, then mu.
+type ownTable[T any] struct {
+	mu   sync.Mutex
+	keys map[string]*ownWrite[T]
+	peak int
+	free []*ownWrite[T]
+	// n is len(keys), stored under mu: a holder of the controller's mu
+	// reads it to skip mu while no write is recorded.
+	n atomic.Int32
+}
+
 // writeBegun records a write to key, a key of the cache's view, about to
-// be made, and returns the key's record of writes in flight.
+// be made, and returns the key's record of writes in flight. Unlike the
+// ledger's other methods it needs no lock held: it takes the table's.
 func (l *ledger[T]) writeBegun(key string) *ownWrite[T] {
-	ow := l.own[key]
+	t := &l.own
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ow := t.keys[key]
 	if ow == nil {
-		ow = l.newOwn()
-		l.own[key] = ow
-		mapshrink.Note(l.own, &l.ownPeak)
+		ow = t.newOwn()
+		t.keys[key] = ow
+		t.n.Store(int32(len(t.keys)))
+		mapshrink.Note(t.keys, &t.peak)
 	}
 	ow.inflight++
 	return ow
+}
+
+// writeEndedAlone is writeEnded for the ends that touch nothing of the
+// ledger but the table: it needs no lock held, and takes the table's. It
+// records nothing and reports false when the end must go to writeEnded
+// instead: when this is the last write in flight and either changes were
+// held meanwhile (they must be sorted out and may wake the key) or observe
+// may have seen the newest write's echo (its record is then let go, which
+// takes the ledger's observedKeys to decide).
+func (l *ledger[T]) writeEndedAlone(key string, ow *ownWrite[T], obj store.Object[T], deleted, ok bool) bool {
+	t := &l.own
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if ow.inflight == 1 {
+		if len(ow.held) > 0 {
+			return false
+		}
+		newest := ow.obj.Revision
+		if ok && !ow.stale {
+			newest = max(newest, obj.Revision)
+		}
+		// observe stores observed before it sorts out a batch's changes:
+		// a revision above it is of a change observe has yet to sort out,
+		// whose arrival finds the record; one at or below it may have
+		// been sorted out already.
+		if newest != 0 && newest <= l.observed.Load() {
+			return false
+		}
+	}
+	ow.ended(obj, deleted, ok)
+	if ow.inflight == 0 && ow.obj.Revision == 0 {
+		t.drop(key, ow) // nothing written
+	}
+	return true
 }
 
 // writeEnded records, at now, the result of a write to key that
@@ -72,14 +130,10 @@ func (l *ledger[T]) writeBegun(key string) *ownWrite[T] {
 // returns the changes held while writes were in flight that were someone
 // else's: they are now pending, and the caller queues their key.
 func (l *ledger[T]) writeEnded(key string, ow *ownWrite[T], obj store.Object[T], deleted, ok bool, now monoTime) []heldChange {
-	ow.inflight--
-	ok = ok && !ow.stale
-	if ok && obj.Revision > ow.obj.Revision {
-		ow.obj, ow.deleted = obj, deleted
-	}
-	if ok && !deleted && obj.Revision > 0 {
-		ow.echoes = append(ow.echoes, obj.Revision)
-	}
+	t := &l.own
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ow.ended(obj, deleted, ok)
 	if ow.inflight > 0 {
 		return nil
 	}
@@ -97,9 +151,22 @@ func (l *ledger[T]) writeEnded(key string, ow *ownWrite[T], obj store.Object[T],
 		// Nothing written, or its echo has been seen (and held, and
 		// sorted out above). The cache may hold the write before observe
 		// hears of it: then the entry stays, to recognise the echo.
-		l.dropOwn(key, ow)
+		t.drop(key, ow)
 	}
 	return wake
+}
+
+// ended records the result of one of the writes in flight: obj written
+// (deleted for a delete) if ok, unless the store was replaced meanwhile.
+func (ow *ownWrite[T]) ended(obj store.Object[T], deleted, ok bool) {
+	ow.inflight--
+	ok = ok && !ow.stale
+	if ok && obj.Revision > ow.obj.Revision {
+		ow.obj, ow.deleted = obj, deleted
+	}
+	if ok && !deleted && obj.Revision > 0 {
+		ow.echoes = append(ow.echoes, obj.Revision)
+	}
 }
 
 // ownChange sorts out a change of key that the controller may have written
@@ -107,8 +174,14 @@ func (l *ledger[T]) writeEnded(key string, ow *ownWrite[T], obj store.Object[T],
 // held while a write is in flight (if kept: a change the predicates let
 // through), or it is the echo of a write made through Request.Store.
 func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
+	if l.own.n.Load() == 0 {
+		return false
+	}
+	t := &l.own
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	key := ch.key()
-	ow := l.own[key]
+	ow := t.keys[key]
 	if ow == nil {
 		return false
 	}
@@ -121,7 +194,7 @@ func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
 	}
 	echo := ch.HasCur && ow.isEcho(rev)
 	if rev >= ow.obj.Revision {
-		l.dropOwn(key, ow) // the cache has caught up with the newest write
+		t.drop(key, ow) // the cache has caught up with the newest write
 	}
 	return echo
 }
@@ -130,10 +203,13 @@ func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
 // (present if the cache holds the key), or the controller's own newer
 // write of it.
 func (l *ledger[T]) ownObject(key string, cached store.Object[T], present bool) (obj store.Object[T], deleted bool) {
-	if len(l.own) == 0 {
+	if l.own.n.Load() == 0 {
 		return cached, !present
 	}
-	ow := l.own[key]
+	t := &l.own
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ow := t.keys[key]
 	if ow == nil || ow.obj.Revision == 0 || ow.obj.Revision <= cached.Revision {
 		return cached, !present
 	}
@@ -149,30 +225,31 @@ func (l *ledger[T]) ownObject(key string, cached store.Object[T], present bool) 
 // free. Records come in chunks of ownChunk: when many writes wait for their
 // echoes at once (a burst of status writes), that is one allocation per
 // ownChunk writes.
-func (l *ledger[T]) newOwn() *ownWrite[T] {
-	if len(l.freeOwn) == 0 {
+func (t *ownTable[T]) newOwn() *ownWrite[T] {
+	if len(t.free) == 0 {
 		chunk := make([]ownWrite[T], ownChunk)
 		for i := range chunk {
-			l.freeOwn = append(l.freeOwn, &chunk[i])
+			t.free = append(t.free, &chunk[i])
 		}
 	}
-	n := len(l.freeOwn)
-	ow := l.freeOwn[n-1]
-	l.freeOwn[n-1] = nil
-	l.freeOwn = l.freeOwn[:n-1]
+	n := len(t.free)
+	ow := t.free[n-1]
+	t.free[n-1] = nil
+	t.free = t.free[:n-1]
 	ow.echoes = ow.echoBuf[:0]
 	return ow
 }
 
-// dropOwn forgets key's record of writes, which has none in flight (so
-// nothing else refers to it), and keeps it for reuse. Like the side tables,
-// own is rebuilt small once a burst of writes waiting for their echoes is
-// over.
-func (l *ledger[T]) dropOwn(key string, ow *ownWrite[T]) {
-	forgetKey(&l.own, &l.ownPeak, key)
-	if len(l.freeOwn) < maxFreeOwn {
+// drop forgets key's record of writes, which has none in flight (so
+// nothing else refers to it), and keeps it for reuse. Like the ledger's
+// side tables, keys is rebuilt small once a burst of writes waiting for
+// their echoes is over. mu is held.
+func (t *ownTable[T]) drop(key string, ow *ownWrite[T]) {
+	forgetKey(&t.keys, &t.peak, key)
+	t.n.Store(int32(len(t.keys)))
+	if len(t.free) < maxFreeOwn {
 		*ow = ownWrite[T]{}
-		l.freeOwn = append(l.freeOwn, ow)
+		t.free = append(t.free, ow)
 	}
 }
 

@@ -63,10 +63,9 @@ func TestOwnWriteRecordsAreReusedWithoutCarryingOver(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, got.Value.Want, got.Value.Seen, "round %d: %s did not converge", round, key)
 		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		require.NotEmpty(t, c.led.freeOwn, "no record of writes was kept for reuse")
-		require.LessOrEqual(t, len(c.led.freeOwn), maxFreeOwn)
+		_, _, free := c.led.own.sizes()
+		require.NotZero(t, free, "no record of writes was kept for reuse")
+		require.LessOrEqual(t, free, maxFreeOwn)
 	})
 }
 
@@ -125,18 +124,29 @@ func TestOwnWriteMapIsRebuiltSmallAfterABurstOfEchoes(t *testing.T) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	require.Len(t, c.led.own, n, "every write waits for its echo")
-	require.Equal(t, n, c.led.ownPeak)
+	held, peak, _ := c.led.own.sizes()
+	require.Equal(t, n, held, "every write waits for its echo")
+	require.Equal(t, n, peak)
 	echo := func(i int) bool {
 		return c.led.ownChange(&change[string]{Cur: obj(i), HasCur: true}, true)
 	}
 	for i := range n - 100 {
 		require.True(t, echo(i), "echo of write %d", i)
 	}
-	require.Less(t, c.led.ownPeak, n/8, "the map of writes was not rebuilt")
-	require.Len(t, c.led.own, 100)
+	held, peak, _ = c.led.own.sizes()
+	require.Less(t, peak, n/8, "the map of writes was not rebuilt")
+	require.Equal(t, 100, held)
 	for i := n - 100; i < n; i++ {
 		require.True(t, echo(i), "echo of write %d after the rebuild", i)
 	}
-	require.Empty(t, c.led.own)
+	held, _, _ = c.led.own.sizes()
+	require.Zero(t, held)
+}
+
+// sizes returns how many keys the table holds records for, its peak since
+// the last rebuild and how many records it keeps for reuse.
+func (t *ownTable[T]) sizes() (held, peak, free int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.keys), t.peak, len(t.free)
 }

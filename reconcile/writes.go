@@ -172,13 +172,14 @@ func (w *writer[T]) count(err error) error {
 
 // beginWrite records a write to key about to be made; endWrite records its
 // result. It returns the key's record of writes in flight, nil for a key
-// outside the controller's view.
+// outside the controller's view. Neither takes c.mu but for the end of a
+// write that changes were held for or whose echo observe may have seen
+// (ledger.writeEndedAlone): a write to another key of the view, or an
+// echo, wait for the bookkeeping of a write no longer than it takes.
 func (c *Controller[T]) beginWrite(key string) *ownWrite[T] {
 	if !strings.HasPrefix(key, c.opts.Prefix) {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	return c.led.writeBegun(key)
 }
 
@@ -186,7 +187,7 @@ func (c *Controller[T]) beginWrite(key string) *ownWrite[T] {
 // ow for, and queues the key for the changes held meanwhile that were
 // someone else's.
 func (c *Controller[T]) endWrite(key string, ow *ownWrite[T], obj store.Object[T], deleted bool, err error) {
-	if ow == nil {
+	if ow == nil || c.led.writeEndedAlone(key, ow, obj, deleted, err == nil) {
 		return
 	}
 	c.mu.Lock()
