@@ -61,10 +61,13 @@ func (l *ledger[T]) seen(key string, rev int64) bool {
 func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v verdict, hint uint32, unwanted bool) {
 	key, rev := ch.key(), ch.revision()
 	if r, ok := l.coveredAhead[key]; ok && rev <= r {
-		// A reconcile already covered this change.
+		// A reconcile already covered this change. It may still be the
+		// echo of an own write (that reconcile was given the written
+		// object): the write's record must hear of it.
 		if rev == r {
 			forgetKey(&l.coveredAhead, &l.coveredAheadPeak, key)
 		}
+		l.ownChange(ch, false)
 		return drop, 0, !ch.HasCur
 	}
 	if l.ownChange(ch, kept) {
