@@ -43,6 +43,10 @@ import (
 //   - Every revision held (pending changes, observed, coveredAhead, own
 //     writes) is of the store the cache follows since the latest
 //     storeReplaced; a reconcile that began before it covers nothing.
+//   - The records of own writes are what one lock over the whole ledger
+//     would leave (FuzzLedger's model has no other): a write's end that
+//     writeEndedAlone takes, also while observe sorts out a batch, leaves
+//     them as writeEnded would have before that batch, and wakes nothing.
 type ledger[T any] struct {
 	// epoch is when the controller was made: pending changes keep their
 	// times as monoTime after it.

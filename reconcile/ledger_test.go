@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -68,12 +69,35 @@ type ledgerModel struct {
 	observedKeys map[string]bool
 	deleting     map[string]monoTime
 	stores       uint32
+	own          map[string]*ownModel
+}
+
+// ownModel is what the model keeps of the writes made through
+// Request.Store to one key (ownWrite, as the controller kept it under its
+// one lock, before the table had a lock and a fast path of its own).
+type ownModel struct {
+	inflight int
+	held     []heldChange
+	obj      store.Object[string]
+	deleted  bool
+	echoes   []int64
+	stale    bool
+}
+
+func (o *ownModel) isEcho(rev int64) bool {
+	for i, r := range o.echoes {
+		if r == rev {
+			o.echoes = o.echoes[i+1:]
+			return true
+		}
+	}
+	return false
 }
 
 func newLedgerModel() *ledgerModel {
 	return &ledgerModel{pending: map[string]*pendingChange{}, last: map[string]*record{}, errs: map[string]string{},
 		failing: map[string]bool{}, conflicted: map[string]bool{}, coveredAhead: map[string]int64{}, observedKeys: map[string]bool{},
-		deleting: map[string]monoTime{}}
+		deleting: map[string]monoTime{}, own: map[string]*ownModel{}}
 }
 
 func (m *ledgerModel) seen(key string, rev int64) bool {
@@ -110,14 +134,18 @@ func (m *ledgerModel) changed(key string, rev int64, now monoTime) {
 	}
 }
 
-// observe is changeObserved without own writes (the fuzz test makes none).
+// observe is changeObserved.
 func (m *ledgerModel) observe(ch *change[string], kept bool, now monoTime) (verdict, bool) {
 	key, rev := ch.key(), ch.revision()
 	if r, ok := m.coveredAhead[key]; ok && rev <= r {
 		if rev == r {
 			delete(m.coveredAhead, key)
 		}
+		m.ownChange(ch, false)
 		return drop, !ch.HasCur
+	}
+	if m.ownChange(ch, kept) {
+		return drop, false
 	}
 	if !kept {
 		if m.conflicted[key] {
@@ -129,6 +157,76 @@ func (m *ledgerModel) observe(ch *change[string], kept bool, now monoTime) (verd
 	}
 	m.changed(key, rev, now)
 	return keep, false
+}
+
+// ownChange, ownObject, writeBegun and writeEnded are the ledger's, on
+// the model's records of own writes.
+func (m *ledgerModel) ownChange(ch *change[string], kept bool) bool {
+	key, rev := ch.key(), ch.revision()
+	o := m.own[key]
+	if o == nil {
+		return false
+	}
+	if o.inflight > 0 {
+		if kept {
+			o.held = append(o.held, heldChange{rev: rev, initial: ch.Initial})
+		}
+		return true
+	}
+	echo := ch.HasCur && o.isEcho(rev)
+	if rev >= o.obj.Revision {
+		delete(m.own, key)
+	}
+	return echo
+}
+
+func (m *ledgerModel) ownObject(key string, cached store.Object[string]) (store.Object[string], bool) {
+	o := m.own[key]
+	if o == nil || o.obj.Revision == 0 || o.obj.Revision <= cached.Revision {
+		return cached, false
+	}
+	if o.deleted {
+		last := cached
+		last.Revision = o.obj.Revision
+		return last, true
+	}
+	return o.obj, false
+}
+
+func (m *ledgerModel) writeBegun(key string) {
+	o := m.own[key]
+	if o == nil {
+		o = &ownModel{}
+		m.own[key] = o
+	}
+	o.inflight++
+}
+
+func (m *ledgerModel) writeEnded(key string, obj store.Object[string], deleted, ok bool, now monoTime) []heldChange {
+	o := m.own[key]
+	o.inflight--
+	ok = ok && !o.stale
+	if ok && obj.Revision > o.obj.Revision {
+		o.obj, o.deleted = obj, deleted
+	}
+	if ok && !deleted && obj.Revision > 0 {
+		o.echoes = append(o.echoes, obj.Revision)
+	}
+	if o.inflight > 0 {
+		return nil
+	}
+	var wake []heldChange
+	for _, h := range o.held {
+		if !o.isEcho(h.rev) {
+			m.changed(key, h.rev, now)
+			wake = append(wake, h)
+		}
+	}
+	o.held = nil
+	if o.obj.Revision == 0 || m.seen(key, o.obj.Revision) {
+		delete(m.own, key)
+	}
+	return wake
 }
 
 func (m *ledgerModel) begun(key string, rev int64) {
@@ -145,6 +243,13 @@ func (m *ledgerModel) replaced() {
 	}
 	m.observed, m.observedKeys = 0, map[string]bool{}
 	m.coveredAhead = map[string]int64{}
+	for key, o := range m.own {
+		if o.inflight == 0 {
+			delete(m.own, key)
+			continue
+		}
+		*o = ownModel{inflight: o.inflight, stale: true}
+	}
 }
 
 func (m *ledgerModel) ended(e ending, epoch time.Time) ended {
@@ -275,19 +380,55 @@ func (m *ledgerModel) requireMatches(t *testing.T, l *ledger[string]) {
 	require.Equal(t, m.errs, l.errs)
 	require.Equal(t, m.deleting, l.deleting)
 	require.Equal(t, m.coveredAhead, l.coveredAhead)
+	l.own.mu.Lock()
+	require.Len(t, l.own.keys, len(m.own), "keys with records of own writes")
+	require.Equal(t, int32(len(l.own.keys)), l.own.n.Load(), "own writes miscounted")
+	for key, o := range m.own {
+		ow := l.own.keys[key]
+		require.NotNil(t, ow, "no record of the writes to %q", key)
+		got := ownModel{inflight: ow.inflight, held: ow.held, obj: ow.obj, deleted: ow.deleted, echoes: ow.echoes, stale: ow.stale}
+		want := *o
+		if len(got.echoes) == 0 {
+			got.echoes = nil
+		}
+		if len(got.held) == 0 {
+			got.held = nil
+		}
+		if len(want.echoes) == 0 {
+			want.echoes = nil
+		}
+		if len(want.held) == 0 {
+			want.held = nil
+		}
+		require.Equal(t, want, got, "writes to %q", key)
+	}
+	l.own.mu.Unlock()
 	requireLedgerConsistent(t, l)
 }
 
 // FuzzLedger drives the ledger and its model with the same events, read
 // from the input, and checks after every step that the ledger keeps what
 // the model keeps and that its invariants hold: whatever the order of
-// changes, hand-outs, outcomes, conflicts and drops, and across the
-// compaction of its records after a burst.
+// changes, hand-outs, outcomes, conflicts and drops, own writes begun,
+// committed, echoed and ended (ended by writeEndedAlone where it takes
+// them, by writeEnded otherwise, against a model that has only the
+// latter), and across the compaction of its records after a burst.
 func FuzzLedger(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13})
 	f.Add([]byte{0, 0, 0, 2, 2, 2, 3, 3, 3, 1, 1, 9, 9, 9})
 	f.Add([]byte{7, 0, 3, 14, 3, 255, 2, 3, 7, 7, 1, 6})
 	f.Add([]byte{0, 2, 2, 2, 7, 1, 3, 2, 0, 2, 2, 2, 3, 2, 7, 1, 0, 3})
+	// Own writes: an echo and a change of someone else's held during a
+	// write; a write ended before its echo; two writes in flight at once;
+	// a store replaced under a write in flight.
+	f.Add([]byte{8, 0, 8, 1, 8, 2, 0, 0, 9, 0, 8, 0, 8, 1, 9, 0, 0, 0, 8, 0, 8, 0, 8, 1, 9, 1, 9, 0, 8, 2, 7, 1, 8, 0, 8, 1, 7, 1, 9, 0})
+	// An echo let go while its write is in flight (no predicate lets it
+	// through), then the write's end; reads of a written object and of a
+	// written deletion; two writes ended by writeEnded.
+	f.Add([]byte{8, 0, 8, 1, 8, 8, 9, 0, 8, 3, 8, 1, 9, 0, 2, 3, 8, 3, 8, 4, 9, 0, 2, 3, 8, 0, 8, 0, 8, 1, 9, 32, 9, 32})
+	// A write ends while observe sorts out the batch with its echo; a
+	// reconcile given a written object covers it ahead of its echo.
+	f.Add([]byte{8, 0, 8, 1, 0, 128, 8, 3, 8, 1, 9, 0, 9, 0, 2, 3, 3, 9, 8, 2})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		epoch := time.Unix(1_000_000, 0)
 		l := newLedger[string](epoch)
@@ -299,13 +440,15 @@ func FuzzLedger(f *testing.F) {
 		hints := map[string]uint32{}       // the latest hint each key's change returned
 		givenHints := map[string]uint32{}  // the hint each key's reconcile was handed
 		outcomes := []Outcome{Success, Requeue, RequeueAfter, Failure, TerminalFailure, Conflict, Panicked, DependencyDown, AwaitingStore}
+		var writes []fuzzWrite      // own writes in flight, committed or not
+		var echoes []change[string] // the watch events of committed writes, not yet observed
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i], int(ops[i+1])
 			key := fmt.Sprintf("k%d", arg%6)
 			clock = clock.Add(time.Millisecond)
 			now := l.mono(clock)
-			switch op % 8 {
-			case 0, 1: // a batch of changes
+			switch op % 10 {
+			case 0, 1: // a batch of changes, after the echoes of own writes committed before them
 				n := 1 + arg%3
 				changes := make([]change[string], n)
 				for j := range changes {
@@ -316,7 +459,20 @@ func FuzzLedger(f *testing.F) {
 					obj := store.Object[string]{Key: k, Revision: max(rev, 1)}
 					changes[j] = change[string]{Cur: obj, HasCur: (arg>>(j+3))&1 == 0, Old: obj, HadOld: true, Initial: op == 1}
 				}
+				changes = append(echoes, changes...)
+				echoes = nil
 				l.batchObserved(changes)
+				if arg&128 != 0 && len(writes) > 0 {
+					// A write ends while observe sorts out the batch: only
+					// writeEndedAlone can (writeEnded waits for the
+					// controller's mu, which observe holds), and only as if
+					// it had ended before the batch.
+					w := writes[0]
+					if obj, ok := w.result(); l.writeEndedAlone(w.key, w.ow, obj, w.deleted, ok) {
+						writes = writes[1:]
+						require.Empty(t, m.writeEnded(w.key, obj, w.deleted, ok, now), "an end that wakes a change was taken alone")
+					}
+				}
 				m.batch(changes)
 				for j := range changes {
 					marked := changes[j].HasCur && (arg>>(j+6))&1 == 0
@@ -341,9 +497,11 @@ func FuzzLedger(f *testing.F) {
 				case 2:
 					hint = uint32(arg * 37)
 				}
-				obj, _ := l.reconcileBegun(key, hint, cached, true)
+				obj, deleted := l.reconcileBegun(key, hint, cached, true)
 				givenHints[key] = hint
-				require.Equal(t, cached, obj)
+				want, wantDeleted := m.ownObject(key, cached)
+				require.Equal(t, want, obj, "the object a reconcile of %q is given", key)
+				require.Equal(t, wantDeleted, deleted, "whether a reconcile of %q is a deletion", key)
 				m.begun(key, obj.Revision)
 				given[key], givenStores[key] = obj.Revision, l.stores
 			case 3, 4: // a reconcile ends
@@ -385,8 +543,71 @@ func FuzzLedger(f *testing.F) {
 					l.dropped(k)
 					m.dropped(k)
 				}
+			case 8: // an own write begins, its store commits it, or its echoes are observed
+				switch arg % 3 {
+				case 0:
+					writes = append(writes, fuzzWrite{key: key, ow: l.writeBegun(key)})
+					m.writeBegun(key)
+				case 1:
+					for j := range writes {
+						if w := &writes[j]; w.rev == 0 {
+							rev++
+							w.rev, w.deleted = rev, arg&4 != 0
+							obj := store.Object[string]{Key: w.key, Value: "written", Revision: rev}
+							echoes = append(echoes, change[string]{Cur: obj, HasCur: !w.deleted, Old: obj, HadOld: true})
+							break
+						}
+					}
+				case 2:
+					l.batchObserved(echoes)
+					m.batch(echoes)
+					for j := range echoes {
+						kept := arg&8 == 0
+						v, _, gone := l.changeObserved(&echoes[j], kept, now)
+						mv, mgone := m.observe(&echoes[j], kept, now)
+						require.Equal(t, mv, v, "verdict on an echo")
+						require.Equal(t, mgone, gone, "unwanted")
+					}
+					echoes = nil
+				}
+			case 9: // an own write ends: written if its store committed it, else failed
+				if len(writes) == 0 {
+					continue
+				}
+				j := arg % len(writes)
+				w := writes[j]
+				writes = slices.Delete(writes, j, j+1)
+				obj, ok := w.result()
+				// writeEnded also takes ends writeEndedAlone would: a write
+				// begun after writeEndedAlone refused makes them so.
+				var wake []heldChange
+				if arg&32 != 0 || !l.writeEndedAlone(w.key, w.ow, obj, w.deleted, ok) {
+					wake = l.writeEnded(w.key, w.ow, obj, w.deleted, ok, now)
+				}
+				require.Equal(t, m.writeEnded(w.key, obj, w.deleted, ok, now), wake, "the changes a write's end wakes")
 			}
 			m.requireMatches(t, l)
 		}
 	})
+}
+
+// fuzzWrite is an own write FuzzLedger has begun: committed at rev (a
+// deletion if deleted) once its store has made it, 0 before.
+type fuzzWrite struct {
+	key     string
+	ow      *ownWrite[string]
+	rev     int64
+	deleted bool
+}
+
+// result is what the write's end records: the object written if its store
+// committed it (for a deletion, its key and revision), else a failure.
+func (w fuzzWrite) result() (store.Object[string], bool) {
+	if w.rev == 0 {
+		return store.Object[string]{}, false
+	}
+	if w.deleted {
+		return store.Object[string]{Key: w.key, Revision: w.rev}, true
+	}
+	return store.Object[string]{Key: w.key, Value: "written", Revision: w.rev}, true
 }
