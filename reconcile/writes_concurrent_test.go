@@ -40,7 +40,9 @@ func TestConcurrentOwnWritesNeitherWakeTheirKeysNorLinger(t *testing.T) {
 func concurrentOwnWrites(t *testing.T, seed uint64, p Predicate[*item]) {
 	const keys, changes = 2000, 3000
 	ctx := context.Background()
-	s := store.NewMemory[*item]()
+	// History and lag enough for every event: a re-list would reconcile
+	// every key again, and this test counts reconciles.
+	s := store.NewMemory[*item](store.WithHistory(1_000_000), store.WithWatchLag(1_000_000))
 	key := func(i int) string { return fmt.Sprintf("k%04d", i) }
 	for i := range keys {
 		put(t, s, key(i), &item{Want: 1})
