@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -145,6 +144,3 @@ const rolesFingerprintQuery = `SELECT r.rolname::text, r.rolcanlogin, r.rolconnl
 
 // roleComments lists every role but the system's with its comment.
 const roleComments = `SELECT rolname::text, COALESCE(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname !~ '^pg_'`
-
-// joinNames is how a list of names shows in a fingerprint.
-func joinNames(names []string) string { return strings.Join(names, ",") }

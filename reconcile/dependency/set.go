@@ -57,11 +57,11 @@ func NewSet(deps ...Dependency) (*Set, error) {
 func checkDependency(d Dependency, before []Dependency) error {
 	switch {
 	case d.Name == "":
-		return errors.New("Name is required")
+		return errors.New("a Name is required")
 	case !utf8.ValidString(d.Name) || strings.ContainsFunc(d.Name, func(r rune) bool { return !unicode.IsPrint(r) }):
-		return fmt.Errorf("Name %q is not printable UTF-8", d.Name)
+		return fmt.Errorf("the Name %q is not printable UTF-8", d.Name)
 	case slices.ContainsFunc(before, func(o Dependency) bool { return o.Name == d.Name }):
-		return fmt.Errorf("Name %q is taken", d.Name)
+		return fmt.Errorf("the Name %q is taken", d.Name)
 	case d.Check == nil:
 		return fmt.Errorf("%q has no Check", d.Name)
 	case d.Interval < 0 || d.FailureThreshold < 0:

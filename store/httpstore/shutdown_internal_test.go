@@ -16,7 +16,7 @@ func TestAServerThatIsGoneIsForgotten(t *testing.T) {
 		if s.of(r) == nil {
 			t.Fatal("no channel for a request served by a server")
 		}
-		if s.of(r) != s.of(r) {
+		if first, second := s.of(r), s.of(r); first != second {
 			t.Fatal("a second channel for the same server")
 		}
 	}
