@@ -197,7 +197,12 @@ func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has
 	initial := !in.isSynced()
 	changes := in.changes[:0]
 	cached := len(in.objects)
-	if cached == 0 {
+	// fresh: the cache was empty and the keys so far strictly increase
+	// (a list is sorted by key), so none is cached yet and the lookup of
+	// each, a cache miss in a large map, can be spared. A list out of
+	// order ends it: from there every key is looked up.
+	fresh := cached == 0
+	if fresh {
 		// Every listed key is new and none can be missing: size the map
 		// and the changes once instead of growing them key by key.
 		in.objects = make(map[string]store.Object[T], len(objs))
@@ -205,7 +210,12 @@ func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has
 	}
 	for i := range objs {
 		obj := &objs[i]
-		old, ok := in.objects[obj.Key]
+		fresh = fresh && (i == 0 || objs[i-1].Key < obj.Key)
+		var old store.Object[T]
+		var ok bool
+		if !fresh {
+			old, ok = in.objects[obj.Key]
+		}
 		if ok && old.Revision == obj.Revision && !replaced {
 			continue
 		}
