@@ -52,3 +52,24 @@ func (q *Queue[K]) addRun(run []BatchAdd[K], timed bool) {
 		q.addLocked(run[i].Key, run[i].Options, run[i].Options.After, now)
 	}
 }
+
+// Grow makes room for n more keys: adding up to n keys the queue does not
+// hold then never rehashes its index of keys, so that a large burst about
+// to come (the keys of an initial list) is placed in one table instead of
+// being moved at every doubling. Like the memory of any burst, the room
+// goes back once the keys that filled it have drained; room for keys that
+// never come is kept. n <= 0 does nothing, and n is capped at 4,194,304
+// keys (a table of 80 MiB), past which the index grows as keys come, as it
+// does without Grow.
+func (q *Queue[K]) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lazyInit()
+	q.items.grow(min(n, maxGrow))
+}
+
+// maxGrow caps Grow, so that a wrong count cannot claim the heap.
+const maxGrow = 1 << 22

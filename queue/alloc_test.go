@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -167,4 +168,55 @@ func TestFreeListGrowsToThePeakAtOnce(t *testing.T) {
 		q.mu.Unlock()
 	}
 	require.LessOrEqual(t, grown, 1, "the list was grown more than once")
+}
+
+// TestGrowPlacesABurstWithoutRehashing: after Grow(n), adding n new keys
+// (in batches, as a controller queues a list) never moves the index to a
+// new table; Grow over keys already held makes room beyond them; and the
+// room of a burst that came goes back once it has drained.
+func TestGrowPlacesABurstWithoutRehashing(t *testing.T) {
+	const n = 100_000
+	q := New(Options[int]{})
+	q.Add(-1)
+	q.Grow(n)
+	q.mu.Lock()
+	slots := len(q.items.slots)
+	q.mu.Unlock()
+	require.Equal(t, 1<<18, slots, "the smallest table holding 100,001 keys below a load of 3/4")
+	var adds []BatchAdd[int]
+	for i := range n {
+		adds = append(adds, BatchAdd[int]{Key: i})
+		if len(adds) == 128 || i == n-1 {
+			q.AddBatch(adds)
+			adds = adds[:0]
+			q.mu.Lock()
+			require.Len(t, q.items.slots, slots, "the index was rehashed at %d keys", i+1)
+			q.mu.Unlock()
+		}
+	}
+	require.Equal(t, n+1, q.Len())
+	for range n + 1 {
+		k, err := q.Get(context.Background())
+		require.NoError(t, err)
+		q.Done(k)
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	require.LessOrEqual(t, len(q.items.slots), 2*mapshrink.Floor, "the grown index was not given back")
+}
+
+// TestGrowIgnoresNoRoomAndCapsTooMuch: Grow of zero or fewer keys does
+// nothing (on a zero Queue too), and an absurd count is capped instead of
+// claiming the heap or panicking.
+func TestGrowIgnoresNoRoomAndCapsTooMuch(t *testing.T) {
+	var q Queue[string]
+	q.Grow(0)
+	q.Grow(-5)
+	require.Nil(t, q.items.slots)
+	q.Grow(math.MaxInt)
+	require.Len(t, q.items.slots, 1<<23)
+	q.Add("a")
+	k, err := q.Get(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, "a", k)
 }

@@ -164,6 +164,19 @@ func (x *index[K]) resize(n int) {
 	}
 }
 
+// grow makes room for n more records, so that adding them resizes
+// nothing: the table becomes the smallest that holds them below the growth
+// load, if that is larger than it is.
+func (x *index[K]) grow(n int) {
+	size := max(minIndexSlots, len(x.slots))
+	for 4*(x.n+n) > 3*size {
+		size *= 2
+	}
+	if size > len(x.slots) {
+		x.resize(size)
+	}
+}
+
 // shrink rebuilds the table at the smallest size that holds its records
 // below the growth load, so that the memory of a drained burst goes back to
 // the heap.

@@ -167,10 +167,11 @@ func (c *Controller[T]) Name() string { return c.opts.Name }
 // Lister reads the controller's cache.
 func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
 
-// listing makes room in the ledger for a list of n changes about to be
-// observed.
+// listing makes room in the ledger and the queue for a list of n changes
+// about to be observed.
 func (c *Controller[T]) listing(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.led.reserve(n)
+	c.q().Grow(n)
 }
