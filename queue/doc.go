@@ -30,7 +30,8 @@
 //
 // Batches: AddBatch adds many keys under one acquisition of the lock, each
 // exactly as AddWith would; GetBatch hands out up to N ready keys at once,
-// each processing until its own Done.
+// each processing until its own Done. Grow makes room for a burst about to
+// come, so that its keys are placed without rehashing the queue's index.
 //
 // In steady state Add, Get and Done allocate nothing, and the memory a burst
 // of keys needed is given back once most of it has drained, whatever keys
