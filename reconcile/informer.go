@@ -203,8 +203,9 @@ func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has
 	// order ends it: from there every key is looked up.
 	fresh := cached == 0
 	if fresh {
-		// Every listed key is new and none can be missing: size the map
-		// and the changes once instead of growing them key by key.
+		// Every listed key is new (once, in a list that keeps the
+		// contract) and none can be missing: size the map and the changes
+		// once instead of growing them key by key.
 		in.objects = make(map[string]store.Object[T], len(objs))
 		changes = slices.Grow(changes, len(objs))
 	}
