@@ -168,11 +168,7 @@ func (x *index[K]) resize(n int) {
 // nothing: the table becomes the smallest that holds them below the growth
 // load, if that is larger than it is.
 func (x *index[K]) grow(n int) {
-	size := max(minIndexSlots, len(x.slots))
-	for 4*(x.n+n) > 3*size {
-		size *= 2
-	}
-	if size > len(x.slots) {
+	if size := slotsFor(x.n + n); size > len(x.slots) {
 		x.resize(size)
 	}
 }
@@ -181,11 +177,17 @@ func (x *index[K]) grow(n int) {
 // below the growth load, so that the memory of a drained burst goes back to
 // the heap.
 func (x *index[K]) shrink() {
-	n := minIndexSlots
-	for 4*x.n > 3*n {
-		n *= 2
-	}
-	if n < len(x.slots) {
+	if n := slotsFor(x.n); n < len(x.slots) {
 		x.resize(n)
 	}
+}
+
+// slotsFor returns the smallest table that holds n records below the
+// growth load.
+func slotsFor(n int) int {
+	size := minIndexSlots
+	for 4*n > 3*size {
+		size *= 2
+	}
+	return size
 }
