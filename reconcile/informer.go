@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/converge-go/converge/store"
@@ -48,8 +49,13 @@ type informer[T any] struct {
 	// requests coalesce).
 	wantProgress chan struct{}
 
-	mu       sync.RWMutex
-	objects  map[string]store.Object[T]
+	mu      sync.RWMutex
+	objects map[string]store.Object[T]
+	// edits counts the changes made to objects and tombstones, each
+	// counted under mu before it is made, so that a reader that looked a
+	// key up (lookupCounted) can tell later, without mu, that the cache
+	// still holds what it read.
+	edits    atomic.Uint64
 	indexes  map[string]*index[T]
 	revision int64               // the newest revision applied
 	complete int64               // the newest revision whose every change is applied

@@ -55,6 +55,7 @@ func (in *informer[T]) waitRevision(ctx context.Context, rev int64) error {
 
 // put caches obj, whose key held old if had (the caller has looked it up).
 func (in *informer[T]) put(obj, old store.Object[T], had bool) {
+	in.edits.Add(1)
 	if had {
 		for _, ix := range in.indexes {
 			ix.remove(old)
@@ -75,6 +76,7 @@ func (in *informer[T]) put(obj, old store.Object[T], had bool) {
 // remove drops a cached object; last is its last value at the revision of
 // the removal, kept as a tombstone if the informer keeps them.
 func (in *informer[T]) remove(last store.Object[T]) {
+	in.edits.Add(1)
 	if old, ok := in.objects[last.Key]; ok {
 		for _, ix := range in.indexes {
 			ix.remove(old)
@@ -108,6 +110,24 @@ func (in *informer[T]) lookup(key string) (obj store.Object[T], present, deleted
 	return obj, false, deleted
 }
 
+// lookupCounted is lookup, and also returns the count of the cache's
+// edits it read under the same lock: while edited() still returns it, the
+// cache holds what lookupCounted returned.
+func (in *informer[T]) lookupCounted(key string) (obj store.Object[T], present, deleted bool, edits uint64) {
+	in.mu.RLock()
+	defer in.mu.RUnlock()
+	edits = in.edits.Load()
+	if obj, ok := in.objects[key]; ok {
+		return obj, true, false, edits
+	}
+	obj, deleted = in.tombstones[key]
+	return obj, false, deleted, edits
+}
+
+// edited returns the count of the changes made to the cache's objects and
+// tombstones so far, without the lock.
+func (in *informer[T]) edited() uint64 { return in.edits.Load() }
+
 // eachKey calls fn for every cached key, under the read lock (fn must not
 // call back into the informer).
 func (in *informer[T]) eachKey(fn func(key string)) {
@@ -124,6 +144,7 @@ func (in *informer[T]) forgetTombstone(key string, rev int64) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if t, ok := in.tombstones[key]; ok && t.Revision <= rev {
+		in.edits.Add(1)
 		forgetKey(&in.tombstones, &in.tombstonesPeak, key)
 	}
 }

@@ -149,11 +149,18 @@ type begun struct {
 func (c *Controller[T]) request(h queue.Handout[string]) (Request[T], begun) {
 	key := h.Key
 	req := Request[T]{Key: key, Retries: c.opts.RateLimiter.NumRequeues(key)}
+	// The cache must be read under c.mu, so that observe cannot retire an
+	// own write between the cache's read and the ledger's. It is read
+	// first without it, so that c.mu is not held through the read (a
+	// miss in a large map) or behind a batch the cache is applying, and
+	// read again under c.mu (lock order: c.mu, then the cache's) only if
+	// the cache changed meanwhile: else it holds what was read.
+	obj, present, tombstone, edits := c.cache.lookupCounted(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// Read the cache under c.mu (lock order: c.mu, then the cache's), so
-	// that observe cannot retire an own write between the two reads.
-	obj, present, tombstone := c.cache.lookup(key)
+	if c.cache.edited() != edits {
+		obj, present, tombstone = c.cache.lookup(key)
+	}
 	// Never older than the controller's own last write of the key.
 	req.Object, req.Deleted = c.led.reconcileBegun(key, h.Hint, obj, present)
 	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
