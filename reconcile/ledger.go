@@ -57,6 +57,11 @@ type ledger[T any] struct {
 	// number of keys.
 	pend     []pendingChange
 	pendPeak int
+	// reserved counts the changes of a burst reserve made room for that
+	// observe has yet to see: until they are seen, the room is not given
+	// back (it would be at once, as the burst's first keys are
+	// reconciled while the rest are still to come).
+	reserved int
 	// errs holds the error texts of the keys whose latest reconcile
 	// failed; failing the keys whose failures are counted for the stale
 	// alarm; coveredAhead, per key, a revision a successful or terminal
@@ -265,7 +270,7 @@ func (l *ledger[T]) endPending(r *record) {
 	l.pend[last] = pendingChange{}
 	l.pend = l.pend[:last]
 	r.pend = 0
-	if c := cap(l.pend); c > mapshrink.Floor && len(l.pend) < l.pendPeak/8 {
+	if c := cap(l.pend); c > mapshrink.Floor && len(l.pend) < l.pendPeak/8 && l.reserved == 0 {
 		l.pend = append(make([]pendingChange, 0, 2*len(l.pend)), l.pend...)
 		l.pendPeak = len(l.pend)
 	}
@@ -335,7 +340,7 @@ func (l *ledger[T]) release(r *record) {
 		return
 	}
 	l.recs.remove(r.key)
-	if l.recs.shrinkDue() {
+	if l.reserved == 0 && l.recs.shrinkDue() {
 		l.rebuild()
 	}
 }
@@ -353,11 +358,13 @@ func (l *ledger[T]) rebuild() {
 // reserve makes room for a burst of n new keys (an initial list), so that
 // the index and the pending changes are sized once instead of growing
 // through every rehash. Every one of those keys gets a pending change,
-// then a last reconcile.
+// then a last reconcile. The room is kept until observe has seen n more
+// changes (batchObserved).
 func (l *ledger[T]) reserve(n int) {
 	if n <= mapshrink.Floor {
 		return
 	}
+	l.reserved = max(l.reserved, n)
 	if len(l.pend) == 0 {
 		l.pend = make([]pendingChange, 0, n)
 		l.pendPeak = max(l.pendPeak, n)

@@ -19,8 +19,10 @@ const (
 // batchObserved notes that observe is about to hand a batch of changes to
 // changeObserved: the newest revision, and the keys changed at it, whatever
 // the batch's order (an initial list's revisions come in key order, not
-// revision order).
+// revision order). The batch counts against the changes reserve made room
+// for.
 func (l *ledger[T]) batchObserved(changes []change[T]) {
+	l.reserved = max(0, l.reserved-len(changes))
 	top := l.observed.Load()
 	for i := range changes {
 		top = max(top, changes[i].revision())

@@ -65,6 +65,55 @@ func TestPerKeyMapsAreRebuiltSmallAfterABurstConverges(t *testing.T) {
 	requireLedgerConsistent(t, led)
 }
 
+// TestTheRoomReservedForAListIsKeptUntilItsChangesAreSeen: the room the
+// ledger makes for an initial list is not given back while the list is
+// still being observed, although its first keys are reconciled (and most
+// of what is held so far let go) before the rest arrive: else the pending
+// changes and the records would grow again, doubling after doubling,
+// through the rest of the list. Once the list's changes are seen, a
+// drained burst gives its room back as before.
+func TestTheRoomReservedForAListIsKeptUntilItsChangesAreSeen(t *testing.T) {
+	c := idleController[string](t, "reserved")
+	const n, chunk = 20_000, 256
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	led := c.led
+	now := led.mono(time.Now())
+	led.reserve(n)
+	require.Equal(t, n, cap(led.pend))
+	pend := &led.pend[:1][0] // the reserved array: the pending changes stay in it
+	for from := 0; from < n; from += chunk {
+		changes := make([]change[string], 0, chunk)
+		for i := from; i < min(from+chunk, n); i++ {
+			changes = append(changes, change[string]{Cur: store.Object[string]{Key: fmt.Sprintf("k%05d", i), Revision: int64(i + 1)}, HasCur: true})
+		}
+		led.batchObserved(changes)
+		for i := range changes {
+			led.changed(changes[i].key(), changes[i].revision(), now)
+		}
+		// The workers keep up: all but the chunk's last key are let go.
+		for i := range len(changes) - 1 {
+			led.dropped(changes[i].key())
+		}
+		if led.reserved > 0 {
+			require.Same(t, pend, &led.pend[:1][0], "the pending changes were moved out of the reserved room after %d keys", from+len(changes))
+			require.Equal(t, n, led.recs.peak, "the records were compacted after %d keys", from+len(changes))
+		}
+		requireLedgerConsistent(t, led)
+	}
+	require.Zero(t, led.reserved)
+	left := led.keys()
+	for i := range n {
+		led.dropped(fmt.Sprintf("k%05d", i))
+		if i == n/2 {
+			require.Less(t, cap(led.pend), n/8, "the drained burst kept its room once the list was seen")
+		}
+	}
+	require.Positive(t, left)
+	require.Zero(t, led.keys())
+	requireLedgerConsistent(t, led)
+}
+
 // TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted: once most of
 // the objects are deleted and their deletions reconciled, the cache's map
 // of objects and its tombstones have given their slots back (rebuilt at
