@@ -399,5 +399,7 @@ func (in *informer[T]) resetRevKeys() {
 
 // reportChunk is how many changes of a list reach onChange at once: the
 // keys of a large list's first objects are queued, and reconciled, while
-// the rest are still being recorded.
-const reportChunk = 1024
+// the rest are still being recorded, and observe holds the controller's
+// lock, which every reconcile's start and end take, for one chunk at a
+// time.
+const reportChunk = 256
