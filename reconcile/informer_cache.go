@@ -101,13 +101,8 @@ func (in *informer[T]) keepTombstones() {
 // its tombstone with deleted set: under one lock, so that a key is never
 // seen as neither present nor deleted while its removal is applied.
 func (in *informer[T]) lookup(key string) (obj store.Object[T], present, deleted bool) {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	if obj, ok := in.objects[key]; ok {
-		return obj, true, false
-	}
-	obj, deleted = in.tombstones[key]
-	return obj, false, deleted
+	obj, present, deleted, _ = in.lookupCounted(key)
+	return obj, present, deleted
 }
 
 // lookupCounted is lookup, and also returns the count of the cache's
