@@ -146,10 +146,10 @@
 // encoded again; a store that stores values as given is answered with the
 // checked encoding of the body, which is what it keeps.
 //
-// The Client offers the same writes (UpdateStatus, Apply, Replace, DeleteWith)
-// and Identity, so that a controller over a Client of a served layer gets
-// them through reconcile.Request.Store. Against a served store without
-// them they fail with an error matching errors.ErrUnsupported and
+// The Client offers the same writes (UpdateStatus, Apply, Replace,
+// DeleteWith) and Identity, so that a controller over a Client of a served
+// layer gets them through reconcile.Request.Store. Against a served store
+// without them they fail with an error matching errors.ErrUnsupported and
 // store.ErrInvalid, and nothing is written; Replace works on every store
 // (it says deleted only over the layer), as does DeleteWith with
 // apistore.Background.
