@@ -7,6 +7,7 @@ import (
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/httpstore"
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 	"github.com/stretchr/testify/require"
 )
@@ -72,4 +73,27 @@ func TestApplyIsRefusedAsUnsupportedByAStoreWithoutTheLayerAndWritesNothing(t *t
 	require.Equal(t, obj, got, "a refused apply wrote")
 	_, err = m.Get(ctx, "b")
 	require.ErrorIs(t, err, store.ErrNotFound, "a refused apply created")
+}
+
+// TestAReadOnlyTokensApplyIsForbiddenAndWritesNothing: /v1/apply is a
+// write, refused to a read-only token before the layer is called.
+func TestAReadOnlyTokensApplyIsForbiddenAndWritesNothing(t *testing.T) {
+	ctx := t.Context()
+	m := store.NewMemory[json.RawMessage]()
+	t.Cleanup(func() { _ = m.Close() })
+	obj, err := m.Create(ctx, "a", json.RawMessage(`{"metadata":{"generation":1},"spec":{"n":1}}`))
+	require.NoError(t, err)
+	c := httpstoretest.ServeLayer(t, m, apistore.JSONKind{}, httpstoretest.Options{
+		Handler: []httpstore.HandlerOption{httpstore.WithReadWriteToken("rw-token-0123456789"), httpstore.WithReadOnlyToken("ro-token-0123456789")},
+		Client:  []httpstore.ClientOption{httpstore.WithToken("ro-token-0123456789")},
+	})
+	_, err = c.Apply(ctx, "a", json.RawMessage(`{"spec":{"n":2}}`))
+	require.ErrorIs(t, err, httpstore.ErrForbidden)
+	_, err = c.Apply(ctx, "b", json.RawMessage(`{"spec":{"n":2}}`))
+	require.ErrorIs(t, err, httpstore.ErrForbidden)
+	got, err := m.Get(ctx, "a")
+	require.NoError(t, err)
+	require.Equal(t, obj, got, "a forbidden apply wrote")
+	_, err = m.Get(ctx, "b")
+	require.ErrorIs(t, err, store.ErrNotFound, "a forbidden apply created")
 }
