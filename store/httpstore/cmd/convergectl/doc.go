@@ -61,7 +61,9 @@
 // compare-and-swap against the revision it has just read, retried if
 // another writer got there first. With -create it only creates; with -rev R
 // (R at least 1) it only updates, and only if the key is still at revision
-// R. delete removes the key at its latest revision, or with -rev R only if
+// R. Over the layer, put writes a resource's finalizers and owners as
+// FILE has them (unlike apply, it removes those FILE lacks, and removing
+// the last finalizer of a marked object deletes it). delete removes the key at its latest revision, or with -rev R only if
 // it is still at R. Values must be valid JSON of at most -max-value-size
 // bytes: a larger input is refused after reading one byte past the limit,
 // never read whole.
