@@ -16,8 +16,9 @@
 // The layer's Store is a store.Store[T], so everything written for stores
 // works over it, and it offers the writes of an API server beside:
 // UpdateStatus (StatusWriter), Replace (an Update that says whether it
-// deleted: Replacer) and DeleteWith (a delete with a Propagation:
-// PropagatingDeleter). A client of a store served with the layer offers the
+// deleted: Replacer), DeleteWith (a delete with a Propagation:
+// PropagatingDeleter) and Apply (a user's document written over what
+// controllers set: Applier). A client of a store served with the layer offers the
 // same interfaces; a controller's writer detects them by type assertion.
 //
 // # Guarantees
@@ -43,6 +44,15 @@
 //     it). Creating a key that is marked fails with an error matching
 //     ErrDeleting and store.ErrExists. A Foreground or Orphan deletion
 //     marks the object with ForegroundFinalizer or OrphanFinalizer added.
+//   - Apply: an apply changes only what the applied document states. Its
+//     spec replaces the stored one (a JSON document without a spec keeps
+//     it); its status is never written; finalizers and owners it names are
+//     added (an owner replaces the stored one of its key), and none is
+//     ever removed, so those controllers set survive a document that does
+//     not name them. It never completes a deletion: a marked object stays
+//     marked, and a finalizer an apply adds to it fails with an error
+//     matching ErrDeleting and store.ErrInvalid. An absent object is
+//     created; a lost race is retried over the latest revision.
 //   - Recreation: an object deleted and created again has a new create
 //     revision, and a write made at a revision of the first (an old
 //     cleanup's) fails with store.ErrConflict and leaves it alone.

@@ -41,7 +41,10 @@ import (
 // ready to use.
 type JSONKind struct{}
 
-var _ Kind[json.RawMessage] = JSONKind{}
+var (
+	_ Kind[json.RawMessage]        = JSONKind{}
+	_ PartialKind[json.RawMessage] = JSONKind{}
+)
 
 // The names of the members JSONKind reads, as parseObject gives them.
 var (
@@ -137,6 +140,28 @@ func (JSONKind) Merge(spec, status json.RawMessage) (json.RawMessage, error) {
 		md = m.raw
 	}
 	return compose(md, find(sm, specName), tm)
+}
+
+// HasSpec reports whether v has a "spec" member (PartialKind).
+func (JSONKind) HasSpec(v json.RawMessage) (bool, error) {
+	members, err := parseObject(v)
+	if err != nil {
+		return false, err
+	}
+	return find(members, specName) != nil, nil
+}
+
+// WithoutStatus returns v's metadata and spec alone (PartialKind).
+func (JSONKind) WithoutStatus(v json.RawMessage) (json.RawMessage, error) {
+	members, err := parseObject(v)
+	if err != nil {
+		return nil, err
+	}
+	var md []byte
+	if m := find(members, metadataName); m != nil {
+		md = m.raw
+	}
+	return compose(md, find(members, specName), nil)
 }
 
 // compose writes an object of metadata md (none if nil), the spec member

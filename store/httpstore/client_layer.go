@@ -17,6 +17,7 @@ var (
 	_ store.Identifier            = (*Client[int])(nil)
 	_ apistore.StatusWriter[int]  = (*Client[int])(nil)
 	_ apistore.Replacer[int]      = (*Client[int])(nil)
+	_ apistore.Applier[int]       = (*Client[int])(nil)
 	_ apistore.PropagatingDeleter = (*Client[int])(nil)
 )
 
@@ -55,6 +56,19 @@ func (c *Client[T]) UpdateStatus(ctx context.Context, key string, value T, revis
 // means the answer was lost: the write may have happened.
 func (c *Client[T]) Replace(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (obj store.Object[T], deleted bool, err error) {
 	return c.put(ctx, pathUpdate, key, value, revision, true, guards)
+}
+
+// Apply makes the object at key hold what doc states, creating it if
+// absent (apistore.Applier; see apistore.Store.Apply): the server's layer
+// computes the write, keeping the finalizers and owners doc does not name
+// and never completing a deletion, and retries it on conflict. It returns
+// the object as stored. A served store without the layer fails it with an
+// error matching errors.ErrUnsupported and store.ErrInvalid, and writes
+// nothing. An error matching store.ErrUnavailable means the answer was
+// lost: the write may have happened.
+func (c *Client[T]) Apply(ctx context.Context, key string, doc T, guards ...store.Guard) (store.Object[T], error) {
+	obj, _, err := c.put(ctx, pathApply, key, doc, 0, false, guards)
+	return obj, err
 }
 
 // DeleteWith deletes key if its revision is still revision, with

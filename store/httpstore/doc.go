@@ -89,6 +89,7 @@
 //	POST /v1/create?key=K[&guard=G...]          body: value → 201 object
 //	POST /v1/update?key=K&revision=R[&guard=G]  body: value → 200 object[,"deleted":true]
 //	POST /v1/status?key=K&revision=R[&guard=G]  body: value → 200 object
+//	POST /v1/apply?key=K[&guard=G...]           body: document → 200 object
 //	POST /v1/delete?key=K&revision=R[&guard=G][&propagation=P] → {"revision":R[,"marked":true]}
 //	GET  /v1/watch?prefix=P&after=R             → newline-delimited JSON frames
 //	POST /v1/progress?watch=ID&seq=N            → {"revision":R0}
@@ -118,6 +119,11 @@
 //   - /v1/status writes the status of the body alone, over the stored spec
 //     and metadata (apistore.StatusWriter); a served store that is no
 //     StatusWriter refuses it as unsupported.
+//   - /v1/apply writes what the body states over the stored object, or
+//     creates it (apistore.Applier): the layer's rule keeps the status and
+//     the finalizers and owners the body does not name, never completes a
+//     deletion, and retries a conflict against the latest revision on the
+//     server. A served store that is no Applier refuses it as unsupported.
 //   - /v1/update of a Replacer (the layer) answers "deleted": true when the
 //     write removed the last finalizer of a marked object and so deleted
 //     it; the object answered is the value as the write left it, at the
@@ -140,10 +146,10 @@
 // encoded again; a store that stores values as given is answered with the
 // checked encoding of the body, which is what it keeps.
 //
-// The Client offers the same writes (UpdateStatus, Replace, DeleteWith)
-// and Identity, so that a controller over a Client of a served layer gets
-// them through reconcile.Request.Store. Against a served store without
-// them they fail with an error matching errors.ErrUnsupported and
+// The Client offers the same writes (UpdateStatus, Apply, Replace,
+// DeleteWith) and Identity, so that a controller over a Client of a served
+// layer gets them through reconcile.Request.Store. Against a served store
+// without them they fail with an error matching errors.ErrUnsupported and
 // store.ErrInvalid, and nothing is written; Replace works on every store
 // (it says deleted only over the layer), as does DeleteWith with
 // apistore.Background.

@@ -45,7 +45,8 @@ type route[T any] struct {
 //
 // What s implements beyond store.Store decides the rest of the protocol
 // (see "The API-server layer" in the package documentation): status
-// writes for an apistore.StatusWriter, "deleted" answers for an
+// writes for an apistore.StatusWriter, applies for an apistore.Applier,
+// "deleted" answers for an
 // apistore.Replacer, propagations and "marked" answers for an
 // apistore.PropagatingDeleter, /v1/identity for a store.Identifier; an
 // *apistore.Store is all of them. The others are refused as unsupported.
@@ -69,6 +70,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 		pathDelete:   {http.MethodPost, true, (*Handler[T]).delete},
 		pathStatus:   {http.MethodPost, true, (*Handler[T]).status},
 		pathIdentity: {http.MethodGet, false, (*Handler[T]).identity},
+		pathApply:    {http.MethodPost, true, (*Handler[T]).apply},
 	}
 	return h, nil
 }
@@ -82,7 +84,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
-		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
+		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/apply, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if err := h.guard.Check(r); err != nil {

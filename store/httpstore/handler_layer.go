@@ -14,6 +14,7 @@ import (
 // is a route the handler refuses as unsupported.
 type layerOf[T any] struct {
 	status   apistore.StatusWriter[T]
+	applier  apistore.Applier[T]
 	replacer apistore.Replacer[T]
 	deleter  apistore.PropagatingDeleter
 	identity store.Identifier
@@ -22,6 +23,7 @@ type layerOf[T any] struct {
 func newLayerOf[T any](s store.Store[T]) layerOf[T] {
 	var l layerOf[T]
 	l.status, _ = s.(apistore.StatusWriter[T])
+	l.applier, _ = s.(apistore.Applier[T])
 	l.replacer, _ = s.(apistore.Replacer[T])
 	l.deleter, _ = s.(apistore.PropagatingDeleter)
 	l.identity, _ = s.(store.Identifier)
@@ -32,7 +34,9 @@ func newLayerOf[T any](s store.Store[T]) layerOf[T] {
 // value written: the layer sets the generation and the deletion mark and
 // keeps the stored status or spec. Its writes are then answered with the
 // value as stored rather than as sent.
-func (l layerOf[T]) rewrites() bool { return l.status != nil || l.replacer != nil }
+func (l layerOf[T]) rewrites() bool {
+	return l.status != nil || l.replacer != nil || l.applier != nil
+}
 
 // unsupported is the refusal of a route the served store does not serve:
 // 404 (as a route the handler does not know), code "invalid" with
@@ -70,6 +74,27 @@ func (h *Handler[T]) status(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	obj, err := h.layer.status.UpdateStatus(r.Context(), a.key, a.value, a.revision, a.guards...)
+	if err != nil {
+		return err
+	}
+	wo, err := h.written(a, obj)
+	if err != nil {
+		return err
+	}
+	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
+}
+
+// apply serves Apply: what the body states, written over the stored
+// object (or created) by the layer's rule, retried there on conflict.
+func (h *Handler[T]) apply(w http.ResponseWriter, r *http.Request) error {
+	if h.layer.applier == nil {
+		return unsupported(pathApply, "has no apply (serve an apistore.Store)")
+	}
+	a, err := h.parseWrite(w, r, false, true)
+	if err != nil {
+		return err
+	}
+	obj, err := h.layer.applier.Apply(r.Context(), a.key, a.value, a.guards...)
 	if err != nil {
 		return err
 	}

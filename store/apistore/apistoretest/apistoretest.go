@@ -42,6 +42,7 @@ type Layer interface {
 	apistore.StatusWriter[json.RawMessage]
 	apistore.Replacer[json.RawMessage]
 	apistore.PropagatingDeleter
+	apistore.Applier[json.RawMessage]
 }
 
 var _ Layer = (*apistore.Store[json.RawMessage])(nil)
@@ -92,6 +93,13 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[json.RawMessa
 		{"AnObjectEncodesToOneTextWhateverItsMemberOrder", memberOrder},
 		{"IdentityIsStableAndNotEmpty", identityIsStable},
 		{"BadValuesAreInvalidAndWriteNothing", badValues},
+		{"ASpecOnlyApplyKeepsTheFinalizersOwnersAndStatusControllersSet", specOnlyApplyKeeps},
+		{"AnApplyAddsTheFinalizersAndOwnersItNamesAndKeepsAnUnstatedSpec", applyAddsWhatItNames},
+		{"AnApplyNeverCompletesADeletionNorAddsAFinalizerToAMarkedObject", applyNeverCompletesADeletion},
+		{"AnApplyCreatesAnAbsentObjectAtGenerationOneWithoutStatus", applyCreates},
+		{"AnApplyThatLosesARaceIsRetriedOverTheLatestRevision", applyRetriesAConflict},
+		{"AnApplyOfABadDocumentIsInvalidAndWritesNothing", applyRefusesBadDocuments},
+		{"ApplyKeepsWhatControllersSetUnderRandomWritesOfBoth", applyKeepsWhatControllersSet},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := newStore(t)

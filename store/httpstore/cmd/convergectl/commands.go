@@ -53,7 +53,7 @@ var commands = []*command{
 	{name: "put", flags: "[-create] [-rev R]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).put,
 		summary: `write the JSON value in FILE (default or "-": stdin)`},
 	{name: "apply", flags: "[-patch]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).apply,
-		summary: "write a resource's spec and metadata, keeping its status; else merge a JSON merge patch (RFC 7386)"},
+		summary: "write what a resource states, keeping its status and the finalizers and owners it does not name; else merge a JSON merge patch (RFC 7386)"},
 	{name: "status", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).status,
 		summary: "write a resource's status alone, keeping its spec (needs the API-server layer)"},
 	{name: "delete", flags: "[-rev R]", args: "KEY", min: 1, max: 1, prepare: (*cli).delete,
@@ -100,11 +100,9 @@ type object struct {
 	Revision       int64  `json:"revision"`
 	CreateRevision int64  `json:"createRevision,omitempty"`
 	Value          value  `json:"value,omitempty"`
-	// Deleted: an apply that removed the last finalizer of a marked
-	// object, which deleted it. Marked: a delete that only marked the
-	// object, whose finalizers have yet to run.
-	Deleted bool `json:"deleted,omitempty"`
-	Marked  bool `json:"marked,omitempty"`
+	// Marked: a delete that only marked the object, whose finalizers
+	// have yet to run.
+	Marked bool `json:"marked,omitempty"`
 }
 
 func printed(o store.Object[value]) object {

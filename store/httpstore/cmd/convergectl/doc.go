@@ -14,8 +14,9 @@
 //	convergectl [flags] put [-create] [-rev R] KEY [FILE]
 //	                                             write the JSON value in FILE (default or "-": stdin)
 //	convergectl [flags] apply [-patch] KEY [FILE]
-//	                                             write a resource's spec and metadata, keeping its status;
-//	                                             else merge a JSON merge patch (RFC 7386)
+//	                                             write what a resource states, keeping its status and the
+//	                                             finalizers and owners it does not name; else merge a
+//	                                             JSON merge patch (RFC 7386)
 //	convergectl [flags] status KEY [FILE]        write a resource's status alone, keeping its spec
 //	convergectl [flags] delete [-rev R] KEY      delete the key at its latest revision or at R, or mark
 //	                                             it for its finalizers (-propagation P)
@@ -43,9 +44,8 @@
 //	-max-value-size N   the largest value put, apply and status read, in bytes
 //	               (default store.DefaultMaxValueSize, the server's default)
 //
-// Objects are printed as {"key","revision","createRevision","value"},
-// with "deleted": true after an apply that deleted the object (see
-// Resources); delete prints {"key","revision"}, with "marked": true when it
+// Objects are printed as {"key","revision","createRevision","value"};
+// delete prints {"key","revision"}, with "marked": true when it
 // only marked the object. list prints {"revision":R,"objects":[...]},
 // where R is the store revision the listing reflects (a watch from R
 // misses nothing after it), and with -keys one "KEY REVISION" line per
@@ -61,7 +61,9 @@
 // compare-and-swap against the revision it has just read, retried if
 // another writer got there first. With -create it only creates; with -rev R
 // (R at least 1) it only updates, and only if the key is still at revision
-// R. delete removes the key at its latest revision, or with -rev R only if
+// R. Over the layer, put writes a resource's finalizers and owners as
+// FILE has them (unlike apply, it removes those FILE lacks, and removing
+// the last finalizer of a marked object deletes it). delete removes the key at its latest revision, or with -rev R only if
 // it is still at R. Values must be valid JSON of at most -max-value-size
 // bytes: a larger input is refused after reading one byte past the limit,
 // never read whole.
@@ -92,18 +94,35 @@
 // write keeps the status, a status write keeps the spec.
 //
 // apply KEY FILE, for a FILE that is a resource (a JSON object with a
-// "metadata" or "spec" member), writes FILE's spec and its metadata's
-// finalizers and owners over the stored object, keeping the stored status
-// and deletion mark, and creates the object if it is absent; FILE's status
-// members are not written. The generation is the stored one, bumped by one
-// when the spec changed (the server with the layer computes it again, and
-// its count stands). The write is a compare-and-swap against the revision
-// read, retried if another writer got there first. If it removed the last
-// finalizer of an object marked for deletion, the server deleted the
-// object: the line printed says "deleted": true, and stderr says so. For
-// any other FILE, or with -patch, apply reads the value, merges FILE as a
-// JSON merge patch, and writes it back against the revision read, retried
-// likewise (a missing key is then not found, exit 3).
+// "metadata" or "spec" member), changes only what FILE states, by the
+// layer's rule (apistore.Store.Apply), and creates the object if it is
+// absent:
+//
+//   - FILE's spec replaces the stored one; a FILE without "spec" keeps it.
+//     FILE's status members are never written.
+//   - Finalizers and owners FILE names are added to the stored ones (an
+//     owner replaces the stored one of its key); none is ever removed. So
+//     a FILE that holds only the spec, as one usually does, keeps the
+//     finalizers and owners controllers set.
+//   - An apply never completes a deletion: an object marked for deletion
+//     stays marked with its finalizers, and a FILE naming a finalizer it
+//     lacks is refused (exit 1), as the layer refuses every finalizer
+//     added after the mark.
+//   - The generation is the stored one, bumped by one when the spec
+//     changed; the deletion mark is the stored one.
+//
+// A server with the layer computes the write and retries it if another
+// writer got there first; against one without, convergectl computes it
+// as the layer would, with a compare-and-swap against the revision read,
+// retried likewise. To remove a finalizer or an owner, put the whole
+// object (which, removing the last finalizer of a marked object, deletes
+// it), or patch its list with -patch.
+//
+// For any other FILE, or with -patch, apply reads the value, merges FILE
+// as a JSON merge patch, and writes it back against the revision read,
+// retried likewise (a missing key is then not found, exit 3). A patch that
+// would remove the last finalizer of an object marked for deletion is
+// refused (exit 1), and nothing is written: put the whole object for that.
 //
 // status KEY FILE writes the status members of FILE (metadata and spec in
 // it are ignored) over the stored spec and metadata, through the server's
@@ -123,8 +142,9 @@
 // marked for deletion; waiting for finalizers [a b]".
 //
 // Against a server without the layer, put, apply and delete write what they
-// send as it is: apply computes the spec, status and generation as the
-// layer would, but nothing enforces the layer's rules for other writers.
+// send as it is: apply computes the spec, status, metadata and generation
+// as the layer would, but nothing enforces the layer's rules for other
+// writers.
 //
 // # Exit codes
 //

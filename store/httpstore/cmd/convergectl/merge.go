@@ -6,7 +6,27 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
+
+// patched returns cur with patch merged (mergePatch), unless that removes
+// the last finalizer of a resource marked for deletion: an apply never
+// completes a deletion, so that is refused (apistore.ErrDeleting, exit 1)
+// and the whole object must be put instead.
+func patched(cur, patch value) (value, error) {
+	next, err := mergePatch(cur, patch)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := kind.Meta(cur)
+	if err != nil || !stored.Deleting() {
+		return next, nil
+	}
+	if m, err := kind.Meta(next); err == nil && len(m.Finalizers) == 0 {
+		return nil, fmt.Errorf("%w: the patch removes the last finalizer of an object being deleted, which an apply never does (put the whole object to)", apistore.ErrDeleting)
+	}
+	return next, nil
+}
 
 // mergePatch applies a JSON merge patch (RFC 7386) to doc: objects merge
 // key by key, a null in the patch removes the key, anything else replaces.

@@ -40,68 +40,66 @@ func reason(err error) string {
 	return msg
 }
 
-// specWrite returns what applying doc over cur stores, as the layer
-// computes it (a server with the layer computes it again, and owns the
-// result): doc's spec, finalizers and owners, cur's status and deletion
-// mark, and cur's generation, bumped by one if the spec changed. If
-// nothing is stored (exists false), doc's spec and metadata at generation
-// 1, without status. doc's own status members are never written.
-func specWrite(doc, cur value, exists bool) (value, error) {
-	m, err := kind.Meta(doc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
+// applyResource makes the object at key hold what doc states, by the
+// layer's rule (apistore.Store.Apply): doc's spec, the stored status,
+// doc's finalizers and owners added to the stored ones, none removed, so
+// that an apply never completes a deletion. A server with the layer
+// computes the write and retries it; against one without, convergectl
+// computes it as the layer would (applyWithout).
+func (c *cli) applyResource(ctx context.Context, key string, doc value) (store.Object[value], error) {
+	if _, err := kind.Meta(doc); err != nil {
+		return store.Object[value]{}, fmt.Errorf("%w: %s", errInvalid, reason(err)) // refused before anything is sent
 	}
-	base := value(`{}`)
-	m.Generation, m.Deletion = 1, nil
-	if exists {
-		stored, err := kind.Meta(cur)
-		if err != nil {
-			return nil, fmt.Errorf("%w: the stored value is no resource: %s", errInvalid, reason(err))
-		}
-		same, err := kind.SameSpec(doc, cur)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
-		}
-		m.Generation, m.Deletion = stored.Generation, stored.Deletion
-		if !same {
-			m.Generation++
-		}
-		base = cur
+	obj, err := c.s.Apply(ctx, key, doc)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return c.applyWithout(ctx, key, doc)
 	}
-	merged, err := kind.Merge(doc, base)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
-	}
-	return kind.WithMeta(merged, m)
-}
-
-// replacing is the client whose Update is Replace, recording whether the
-// last one deleted the object, so that store.CreateOrUpdate's retry loop
-// can run apply's writes.
-type replacing struct {
-	*httpstore.Client[value]
-	deleted bool
-}
-
-func (r *replacing) Update(ctx context.Context, key string, v value, revision int64, guards ...store.Guard) (store.Object[value], error) {
-	obj, deleted, err := r.Replace(ctx, key, v, revision, guards...)
-	r.deleted = deleted
 	return obj, err
 }
 
-// applyResource writes doc's spec and metadata over the object at key,
-// creating it if absent, against the revision read, retried if another
-// writer got there first. deleted reports that the write removed the last
-// finalizer of a marked object, which deleted it.
-func (c *cli) applyResource(ctx context.Context, key string, doc value) (obj store.Object[value], deleted bool, err error) {
-	if _, err := specWrite(doc, nil, false); err != nil {
-		return obj, false, err // refused before anything is read
-	}
-	r := &replacing{Client: c.s}
-	obj, err = store.CreateOrUpdate(ctx, r, key, func(cur value, exists bool) (value, error) {
-		return specWrite(doc, cur, exists)
+// applyWithout applies doc at key on a server without the layer: a
+// compare-and-swap of what the layer would write (applied) against the
+// revision read, retried if another writer got there first.
+func (c *cli) applyWithout(ctx context.Context, key string, doc value) (store.Object[value], error) {
+	return store.CreateOrUpdate(ctx, c.s, key, func(cur value, exists bool) (value, error) {
+		return applied(doc, cur, exists)
 	})
-	return obj, err == nil && r.deleted, err
+}
+
+// applied returns what applying doc over cur stores, as the layer computes
+// it: apistore.Applied, with cur's generation bumped by one if the spec
+// changed. If nothing is stored (exists false), doc's spec and metadata at
+// generation 1, without status.
+func applied(doc, cur value, exists bool) (value, error) {
+	if !exists {
+		m, err := kind.Meta(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
+		}
+		m.Generation, m.Deletion = 1, nil
+		v, err := kind.WithoutStatus(doc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
+		}
+		return kind.WithMeta(v, m)
+	}
+	v, err := apistore.Applied[value](kind, doc, cur)
+	if errors.Is(err, apistore.ErrDeleting) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", errInvalid, reason(err))
+	}
+	same, err := kind.SameSpec(v, cur)
+	if err != nil || same {
+		return v, err
+	}
+	m, err := kind.Meta(v)
+	if err != nil {
+		return nil, err
+	}
+	m.Generation++
+	return kind.WithMeta(v, m)
 }
 
 // statusWriting is the client whose Update writes the status alone, so

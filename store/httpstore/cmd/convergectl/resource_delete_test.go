@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestDeleteOfAResourceWithFinalizersReportsTheMarkAndApplyRemovingTheLastDeletesIt:
+// TestDeleteOfAResourceWithFinalizersReportsTheMarkAndApplyNeverCompletesIt:
 // delete of an object with finalizers only marks it: the line says
 // "marked": true, stderr names the finalizers it waits for, and the object
-// stays readable; deleting it again changes nothing; an apply that removes
-// the last finalizer deletes it, and says so.
-func TestDeleteOfAResourceWithFinalizersReportsTheMarkAndApplyRemovingTheLastDeletesIt(t *testing.T) {
+// stays readable; deleting it again changes nothing; an apply, whatever
+// finalizers its document names, leaves it marked with its finalizers,
+// and one adding a finalizer is refused.
+func TestDeleteOfAResourceWithFinalizersReportsTheMarkAndApplyNeverCompletesIt(t *testing.T) {
 	m, url := serveLayer(t)
 	r := runAs(t, url, `{"metadata":{"finalizers":["a","b"]},"spec":{"n":1}}`, "apply", "k")
 	require.Equal(t, exitOK, r.code, r.stderr)
@@ -33,19 +34,17 @@ func TestDeleteOfAResourceWithFinalizersReportsTheMarkAndApplyRemovingTheLastDel
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Equal(t, object{Key: "k", Revision: obj.Revision, Marked: true}, decodeObject(t, r.stdout), "a marked object stays as it is")
 
-	r = runAs(t, url, `{"metadata":{"finalizers":["b"]},"spec":{"n":1}}`, "apply", "k")
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.False(t, decodeObject(t, r.stdout).Deleted, "a finalizer is left")
+	for _, doc := range []string{`{"metadata":{"finalizers":["b"]},"spec":{"n":1}}`, `{"spec":{"n":2}}`, `{"metadata":{"finalizers":[]}}`} {
+		r = ctl(t, url, doc, "apply", "k")
+		require.Equal(t, exitOK, r.code, r.stderr)
+		require.Empty(t, r.stderr, doc)
+		_, got = stored(t, m, "k")
+		require.Equal(t, []string{"a", "b"}, got.meta.Finalizers, "%s: an apply removes no finalizer", doc)
+		require.NotNil(t, got.meta.Deletion, "%s: the object stays marked", doc)
+	}
 	r = runAs(t, url, `{"metadata":{"finalizers":["b","late"]},"spec":{"n":1}}`, "apply", "k")
 	require.Equal(t, exitError, r.code, "a finalizer added after the mark")
 	require.Contains(t, r.stderr, "being deleted")
-
-	r = ctl(t, url, `{"spec":{"n":1}}`, "apply", "k")
-	require.Equal(t, exitOK, r.code, r.stderr)
-	require.True(t, decodeObject(t, r.stdout).Deleted)
-	require.Equal(t, "convergectl: k: deleted: its last finalizer was removed\n", r.stderr)
-	_, err := m.Get(t.Context(), "k")
-	require.ErrorIs(t, err, store.ErrNotFound)
 }
 
 // TestDeleteWithoutFinalizersDeletesAndSaysNothingMore: an object without

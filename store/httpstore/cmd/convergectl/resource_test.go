@@ -97,7 +97,7 @@ func TestApplyOfAResourceCreatesItThenWritesTheSpecAndKeepsTheStatus(t *testing.
 	require.JSONEq(t, `{"replicas":3}`, got.spec)
 	require.Equal(t, map[string]string{"status": `{"ready":2}`}, got.status, "a spec-only apply keeps the status")
 	require.Equal(t, []string{"cleanup", "backup"}, got.meta.Finalizers)
-	require.Empty(t, got.meta.Owners, "the owners are the writer's: FILE names none")
+	require.Empty(t, got.meta.Owners, "FILE names no owner: none is added")
 }
 
 // TestTheGenerationBumpsOnlyWhenApplyChangesTheSpec: applying the same
@@ -197,10 +197,11 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// racing is the layer with a write of another program slipped in after
-// the first read of a key, as a controller writing its status would.
+// racing is the store below the layer with a write of another program
+// slipped in after the first read of a key, as a controller writing its
+// status would.
 type racing struct {
-	*apistore.Store[value]
+	store.Store[value]
 	once  sync.Once
 	write func()
 }
@@ -213,21 +214,21 @@ func (r *racing) Get(ctx context.Context, key string) (store.Object[value], erro
 
 // TestApplyRetriesWhenAWriteSlipsInAndKeepsThatWritesStatus: a write
 // between apply's read and its compare-and-swap makes the swap conflict;
-// apply reads again and writes FILE's spec over the status that write
-// left.
+// apply reads again and writes FILE's spec over the status and finalizer
+// that write left.
 func TestApplyRetriesWhenAWriteSlipsInAndKeepsThatWritesStatus(t *testing.T) {
 	ctx := t.Context()
 	m := store.NewMemory[value]()
 	t.Cleanup(func() { _ = m.Close() })
-	layer, err := apistore.New[value](m, apistore.JSONKind{})
-	require.NoError(t, err)
-	first, err := layer.Create(ctx, "k", value(`{"spec":{"n":1}}`))
+	first, err := m.Create(ctx, "k", value(`{"metadata":{"generation":1},"spec":{"n":1}}`))
 	require.NoError(t, err)
 	var raced error
-	r := &racing{Store: layer, write: func() {
-		_, raced = layer.UpdateStatus(ctx, "k", value(`{"status":{"ready":true}}`), first.Revision)
+	r := &racing{Store: m, write: func() {
+		_, raced = m.Update(ctx, "k", value(`{"metadata":{"generation":1,"finalizers":["ctl/cleanup"]},"spec":{"n":1},"status":{"ready":true}}`), first.Revision)
 	}}
-	url := serveStore(t, r)
+	layer, err := apistore.New[value](r, apistore.JSONKind{})
+	require.NoError(t, err)
+	url := serveStore(t, layer)
 
 	res := runAs(t, url, `{"spec":{"n":2}}`, "apply", "k")
 	require.Equal(t, exitOK, res.code, res.stderr)
@@ -235,6 +236,7 @@ func TestApplyRetriesWhenAWriteSlipsInAndKeepsThatWritesStatus(t *testing.T) {
 	_, got := stored(t, m, "k")
 	require.JSONEq(t, `{"n":2}`, got.spec)
 	require.Equal(t, map[string]string{"status": `{"ready":true}`}, got.status, "the status written in between is kept")
+	require.Equal(t, []string{"ctl/cleanup"}, got.meta.Finalizers, "the finalizer written in between is kept")
 	require.Equal(t, int64(2), got.meta.Generation)
 }
 

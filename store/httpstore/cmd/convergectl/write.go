@@ -64,22 +64,17 @@ func (c *cli) apply(fs *flag.FlagSet, parse func() ([]string, error)) (action, e
 		ctx, cancel := c.call(ctx)
 		defer cancel()
 		if *patch || !isResource(v) {
-			obj, err := store.Modify(ctx, c.s, key, func(cur value) (value, error) { return mergePatch(cur, v) })
+			obj, err := store.Modify(ctx, c.s, key, func(cur value) (value, error) { return patched(cur, v) })
 			if err != nil {
 				return err
 			}
 			return c.print(printed(obj))
 		}
-		obj, deleted, err := c.applyResource(ctx, key, v)
+		obj, err := c.applyResource(ctx, key, v)
 		if err != nil {
 			return err
 		}
-		out := printed(obj)
-		if deleted {
-			out.Deleted = true
-			c.note("%s: deleted: its last finalizer was removed", key)
-		}
-		return c.print(out)
+		return c.print(printed(obj))
 	}, nil
 }
 

@@ -130,7 +130,10 @@
 // until a controller's cleanup removes its finalizer (reconcile/resource's
 // Finalize), which removes it. convergectl's apply and status write a
 // resource's spec and its status apart; the server keeps the generation
-// and the status its own whoever writes.
+// and the status its own whoever writes. An apply (/v1/apply) changes only
+// what its document states: the finalizers and owners controllers set
+// survive a document that holds only the spec, and an apply never
+// completes a deletion.
 //
 // # Exit codes
 //
