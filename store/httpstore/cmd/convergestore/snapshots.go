@@ -17,12 +17,13 @@ import (
 
 // The store's snapshots: -restore-from makes the store from a snapshot
 // file, -recover-from recovers a damaged store file from a directory of
-// snapshots, and -snapshot-dir saves snapshots on a schedule.
+// snapshots (its own store's, chosen by identity, then revision) or from a
+// snapshot file named, and -snapshot-dir saves snapshots on a schedule.
 
 // registerSnapshotFlags declares the snapshot flags on fs, bound to cfg.
 func registerSnapshotFlags(fs *flag.FlagSet, cfg *config) {
 	fs.StringVar(&cfg.restoreFrom, "restore-from", "", "make the store from the snapshot in this `file` (convergectl snapshot save, or -snapshot-dir), then serve it: -dir must hold no store file yet; the store gets a new identity and revisions above the snapshot's")
-	fs.StringVar(&cfg.recoverFrom, "recover-from", "", "if the store file is damaged, move it aside and restore the newest good snapshot of this `directory` in its place (it is left as it is if there is none)")
+	fs.StringVar(&cfg.recoverFrom, "recover-from", "", "if the store file is damaged, move it aside and restore in its place the good snapshot of its own store with the highest revision in this `directory` (it is left as it is if there is none, or if its identity cannot be read), or the snapshot file named, whatever store it is of")
 	fs.StringVar(&cfg.snapshotDir, "snapshot-dir", "", "save a snapshot of the store into this `directory` (created with mode 0700) at start and then at every -snapshot-every in which the store changed")
 	fs.DurationVar(&cfg.snapshotEvery, "snapshot-every", 0, fmt.Sprintf("how often to look whether the store changed and save a snapshot if it did, with -snapshot-dir (0: %v)", snapshot.DefaultEvery))
 	fs.IntVar(&cfg.snapshotKeep, "snapshot-keep", 0, fmt.Sprintf("how many good snapshots -snapshot-dir keeps; older ones are removed (0: %d)", snapshot.DefaultKeep))
@@ -86,6 +87,8 @@ func restoreStore(path string, cfg config, stdout io.Writer, log *slog.Logger) e
 func recoverStore(path string, cfg config, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
 	s, rec, err := boltstore.OpenOrRecover[json.RawMessage](path, cfg.recoverFrom, boltstore.WithLockTimeout(cfg.lockTimeout))
 	switch {
+	case errors.Is(err, boltstore.ErrCorrupt) && errors.Is(err, snapshot.ErrIdentity):
+		return nil, fmt.Errorf("the store file %s is damaged, was left as it is, and was not recovered from %s, which holds no snapshot known to be of its store; to restore a snapshot of another store (or when the damaged file's identity cannot be read), name its file: -recover-from FILE: %w", path, cfg.recoverFrom, err)
 	case errors.Is(err, boltstore.ErrCorrupt):
 		return nil, fmt.Errorf("the store file %s is damaged, was left as it is, and was not recovered from %s: %w", path, cfg.recoverFrom, err)
 	case errors.Is(err, boltstore.ErrLocked):
@@ -98,20 +101,37 @@ func recoverStore(path string, cfg config, stdout io.Writer, log *slog.Logger) (
 	for _, skipped := range rec.Skipped {
 		log.Warn("damaged snapshot passed over", "file", skipped.Path, "err", skipped.Err)
 	}
+	for _, other := range rec.Foreign {
+		log.Info("snapshot of another store passed over", "file", other.Path, "identity", other.Info.Identity, "revision", other.Info.Revision)
+	}
 	if !rec.Recovered {
 		return s, nil
 	}
-	lost := "the damaged file's revision cannot be read: the writes after the snapshot are lost"
-	if from, through, ok := rec.Lost(); ok && from <= through {
-		lost = fmt.Sprintf("revisions %d to %d are lost", from, through)
-	} else if ok {
-		lost = "no revision is lost"
-	}
+	lost := lostWrites(rec)
 	fmt.Fprintf(stdout, "convergestore: recovered the damaged %s from %s (revision %d); the damaged file is %s; %s\n",
 		path, rec.Snapshot, rec.Restored.Snapshot.Revision, rec.DamagedFile, lost)
 	log.Warn("damaged store file recovered from a snapshot", "file", path, "damage", rec.Damage, "snapshot", rec.Snapshot,
 		"snapshot revision", rec.Restored.Snapshot.Revision, "revision", rec.Restored.Revision, "damaged file", rec.DamagedFile, "lost", lost)
 	return s, nil
+}
+
+// lostWrites says which writes of the damaged store a recovery lost.
+func lostWrites(rec boltstore.Recovery) string {
+	if !rec.SameStore() {
+		damagedID := "cannot be read"
+		if rec.Identity != "" {
+			damagedID = "is " + rec.Identity
+		}
+		return fmt.Sprintf("the snapshot named is of store %q and the damaged file's identity %s: what the damaged store held is not compared, and its writes may all be lost", rec.Restored.Snapshot.Identity, damagedID)
+	}
+	from, through, ok := rec.Lost()
+	switch {
+	case !ok:
+		return "the damaged file's revision cannot be read: the writes after the snapshot are lost"
+	case from <= through:
+		return fmt.Sprintf("revisions %d to %d are lost", from, through)
+	}
+	return "no revision is lost"
 }
 
 // addSaver adds to m, with -snapshot-dir, the runnable that saves the
