@@ -89,7 +89,11 @@
 // restores): a new identity, a revision the snapshot's plus a bump
 // (WithRevisionBump, DefaultRevisionBump), everything before it
 // compacted. The file appears whole or not at all, and only from a
-// snapshot that checked.
+// snapshot that checked; a snapshot holding a value the check of
+// WithValueCheck refuses, or a revision whose bump would pass
+// snapshot.MaxRevision, is refused naming the key or the revision
+// (snapshot.ErrUnservable: TestARestoreRefusesAValueItsLayerCannotReadNamingTheKey,
+// TestARestoreRefusesARevisionThatLeavesNoRoomNamingIt).
 //
 // OpenOrRecover opens a file and, if it is damaged, recovers it from a
 // snapshot: from a directory (a snapshot.Saver keeps one), the good

@@ -113,6 +113,10 @@
 // -restore-from F makes the store of a -dir that holds no store file yet
 // from the snapshot file F, then serves it (a -dir with a store file is
 // refused, exit 1: the restore is done once, then the flag is dropped).
+// Both restores refuse a snapshot holding what the server could not serve,
+// naming the key or the revision, and make nothing: a value that is not a
+// JSON object the layer reads (every write of its key would fail), or a
+// revision whose bump would pass snapshot.MaxRevision.
 //
 // Either way the restored store is another store, by the rule of the
 // store package's doc: a new identity, so that controllers that compare

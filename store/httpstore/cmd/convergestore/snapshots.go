@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/snapshot"
 )
@@ -46,32 +48,48 @@ func (cfg *config) snapshotContradiction() string {
 }
 
 // prepareStore opens the store file of cfg.dir: restored first from
-// -restore-from, or recovered with -recover-from if it is damaged.
-func prepareStore(cfg config, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
+// -restore-from, or recovered with -recover-from if it is damaged. A
+// restore refuses a snapshot holding a value the layer serving kind could
+// not read (servable).
+func prepareStore(cfg config, kind apistore.Kind[json.RawMessage], stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
 	path := filepath.Join(cfg.dir, StoreFile)
+	opts := []boltstore.Option{boltstore.WithLockTimeout(cfg.lockTimeout), boltstore.WithValueCheck(servable(kind))}
 	switch {
 	case cfg.restoreFrom != "":
-		if err := restoreStore(path, cfg, stdout, log); err != nil {
+		if err := restoreStore(path, cfg, opts, stdout, log); err != nil {
 			return nil, err
 		}
 	case cfg.recoverFrom != "":
-		return recoverStore(path, cfg, stdout, log)
+		return recoverStore(path, cfg, opts, stdout, log)
 	}
 	return openStore(cfg)
 }
 
+// servable is the check a restore runs on every value of a snapshot: what
+// the layer serving kind reads of a stored value before every write to its
+// key (the JSON codec, then kind's metadata), so that no value is restored
+// that the store could then neither write nor delete.
+func servable(kind apistore.Kind[json.RawMessage]) snapshot.ValueCheck {
+	return snapshot.Decodes[json.RawMessage](store.JSON[json.RawMessage]{}, func(v json.RawMessage) error {
+		_, err := kind.Meta(v)
+		return err
+	})
+}
+
 // restoreStore makes the store file at path from the snapshot file of
 // -restore-from.
-func restoreStore(path string, cfg config, stdout io.Writer, log *slog.Logger) error {
+func restoreStore(path string, cfg config, opts []boltstore.Option, stdout io.Writer, log *slog.Logger) error {
 	f, err := os.Open(cfg.restoreFrom)
 	if err != nil {
 		return fmt.Errorf("-restore-from: %w", err)
 	}
 	defer f.Close()
-	restored, err := boltstore.Restore(path, f, boltstore.WithLockTimeout(cfg.lockTimeout))
+	restored, err := boltstore.Restore(path, f, opts...)
 	switch {
 	case errors.Is(err, os.ErrExist):
 		return fmt.Errorf("-restore-from makes a new store, and %s holds one already (serve it without -restore-from, or give another -dir): %w", cfg.dir, err)
+	case errors.Is(err, snapshot.ErrUnservable):
+		return fmt.Errorf("-restore-from %s holds what this server could not serve, and nothing was restored: %w", cfg.restoreFrom, err)
 	case err != nil:
 		return fmt.Errorf("-restore-from %s: %w", cfg.restoreFrom, err)
 	}
@@ -84,8 +102,8 @@ func restoreStore(path string, cfg config, stdout io.Writer, log *slog.Logger) e
 
 // recoverStore opens the store file at path, recovering it from the
 // snapshots of -recover-from if it is damaged.
-func recoverStore(path string, cfg config, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
-	s, rec, err := boltstore.OpenOrRecover[json.RawMessage](path, cfg.recoverFrom, boltstore.WithLockTimeout(cfg.lockTimeout))
+func recoverStore(path string, cfg config, opts []boltstore.Option, stdout io.Writer, log *slog.Logger) (*boltstore.Store[json.RawMessage], error) {
+	s, rec, err := boltstore.OpenOrRecover[json.RawMessage](path, cfg.recoverFrom, opts...)
 	switch {
 	case errors.Is(err, boltstore.ErrCorrupt) && errors.Is(err, snapshot.ErrIdentity):
 		return nil, fmt.Errorf("the store file %s is damaged, was left as it is, and was not recovered from %s, which holds no snapshot known to be of its store; to restore a snapshot of another store (or when the damaged file's identity cannot be read), name its file: -recover-from FILE: %w", path, cfg.recoverFrom, err)
