@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,12 +28,15 @@ type Recovery struct {
 	// read; "" when it could not.
 	Identity string
 	// Snapshot is the snapshot file restored: the one named, or the one
-	// snapshot.Latest chose for Identity in the directory named. Skipped
-	// are the damaged snapshots passed over for it, Foreign the snapshots
-	// of other identities passed over.
+	// chosen for Identity in the directory named (snapshot.LatestAtMost
+	// the damaged file's revision, when it can be read). Skipped are the
+	// damaged snapshots passed over for it, Foreign the snapshots of other
+	// identities, Above those of Identity above the damaged file's
+	// revision (another history of the store).
 	Snapshot string
 	Skipped  []snapshot.Skipped
 	Foreign  []snapshot.File
+	Above    []snapshot.File
 	// Restored is what the restore made: the snapshot's Info, the new
 	// store's identity and revision (see Restore).
 	Restored snapshot.Restored
@@ -63,11 +67,13 @@ func (r Recovery) Lost() (from, through int64, ok bool) {
 // damaged (Open fails with ErrCorrupt), recovers it from a snapshot: from,
 // if it is a snapshot file, named, whatever its identity; if from is a
 // directory, the snapshot of the damaged store there, chosen by identity,
-// then revision, never by the clock (snapshot.Latest with the damaged
-// file's identity). It restores the snapshot into a new file beside path
-// (Restore, with opts' WithRevisionBump), moves the
-// damaged file aside (renamed to Recovery.DamagedFile, never deleted),
-// puts the restored file at path, and opens it. Recovery reports what it
+// then revision, never by the clock (snapshot.LatestAtMost with the
+// damaged file's identity and, when it can be read, its revision: a
+// snapshot above it is of another history of the store). It restores the
+// snapshot into a new file beside path (Restore, with opts'
+// WithRevisionBump and WithValueCheck), moves the damaged file aside
+// (renamed to Recovery.DamagedFile, never deleted), puts the restored file
+// at path, and opens it. Recovery reports what it
 // did; for a file that opened as it was, it is zero.
 //
 // The recovered store is the snapshot's, under the rule of Restore: a new
@@ -156,8 +162,12 @@ func choose(from string, rec *Recovery) (string, error) {
 	case rec.Identity == "":
 		return "", fmt.Errorf("the damaged file's identity cannot be read, so no snapshot in %s is known to be its own; name the snapshot file to restore: %w", from, snapshot.ErrIdentity)
 	}
-	found, err := snapshot.Latest(from, rec.Identity)
-	rec.Skipped, rec.Foreign = found.Skipped, found.Foreign
+	ceiling := int64(math.MaxInt64)
+	if rec.LastRevisionKnown {
+		ceiling = rec.LastRevision
+	}
+	found, err := snapshot.LatestAtMost(from, rec.Identity, ceiling)
+	rec.Skipped, rec.Foreign, rec.Above = found.Skipped, found.Foreign, found.Above
 	if errors.Is(err, snapshot.ErrIdentity) {
 		return "", fmt.Errorf("no snapshot of the damaged store to recover from, the damaged file is left where it is (a snapshot of another store is restored only when its file is named): %w", err)
 	}

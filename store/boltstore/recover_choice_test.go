@@ -52,9 +52,11 @@ func restoredFrom(t *testing.T, s *boltstore.Store[*item]) string {
 }
 
 // A damaged file is recovered from the snapshot of its own identity with
-// the highest revision (the last name among equal revisions), whatever the
-// times in the headers: a stale one stamped years ahead and another
-// store's of a higher revision, sharing the directory, are passed over.
+// the highest revision (the last name among equal revisions) not above
+// its own revision, whatever the times in the headers: a stale one stamped
+// years ahead, another store's of a higher revision sharing the directory,
+// and one of its identity above its revision (another history of it: its
+// file put back from a copy) are passed over.
 // With only other stores' snapshots, or its own identity unreadable, it is
 // refused with ErrCorrupt and snapshot.ErrIdentity and left as it was,
 // unless a snapshot is named by its file; a named snapshot of another
@@ -68,6 +70,7 @@ func TestARecoveryChoosesTheDamagedStoresSnapshotByIdentityThenRevision(t *testi
 	damaged := snapAt(t, dir, "own-r5-damaged", identity, 5, 2000)
 	mustNot(t, os.Truncate(damaged, 40))
 	other := snapAt(t, dir, "other-r900", "bolt:OTHERSTOREAAAAAAAAAAAAAAA", 900, 2031)
+	elsewhen := snapAt(t, dir, "own-r9-another-history", identity, 9, 1998)
 
 	s, rec, err := boltstore.OpenOrRecover[*item](path, dir)
 	mustNot(t, err)
@@ -76,6 +79,9 @@ func TestARecoveryChoosesTheDamagedStoresSnapshotByIdentityThenRevision(t *testi
 	}
 	if rec.Identity != identity || !rec.SameStore() || len(rec.Skipped) != 1 || rec.Skipped[0].Path != damaged || len(rec.Foreign) != 1 || rec.Foreign[0].Path != other {
 		t.Fatalf("identity %q, skipped %+v, foreign %+v", rec.Identity, rec.Skipped, rec.Foreign)
+	}
+	if len(rec.Above) != 1 || rec.Above[0].Path != elsewhen {
+		t.Fatalf("above the damaged file's revision: %+v, want the snapshot at 9", rec.Above)
 	}
 	if from, through, ok := rec.Lost(); !ok || from != 5 || through != 5 {
 		t.Fatalf("lost %d to %d (%v), want revision 5", from, through, ok)

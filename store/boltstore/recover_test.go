@@ -110,8 +110,8 @@ func TestADamagedFileIsRecoveredFromTheNewestGoodSnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: OpenOrRecover of the named snapshot: %v", d.name, err)
 			}
-		} else if rec.Identity != identity || len(rec.Skipped) != 1 || !errors.Is(rec.Skipped[0].Err, snapshot.ErrDamaged) {
-			t.Fatalf("%s: identity %q, skipped %+v, want %q and the damaged newer snapshot", d.name, rec.Identity, rec.Skipped, identity)
+		} else if rec.Identity != identity || !passedOver(rec, rec.LastRevisionKnown) {
+			t.Fatalf("%s: identity %q, skipped %+v, above %+v, want %q and the damaged newer snapshot", d.name, rec.Identity, rec.Skipped, rec.Above, identity)
 		}
 		base := int64(20) + boltstore.DefaultRevisionBump
 		switch {
@@ -148,6 +148,16 @@ func TestADamagedFileIsRecoveredFromTheNewestGoodSnapshot(t *testing.T) {
 		t.Fatal("no damaged file told its revision")
 	}
 	t.Logf("%d damaged files did not tell their identity", unknownIdentity)
+}
+
+// passedOver reports whether rec passed over the fixture's snapshot at
+// revision 99 as it should: above the damaged file's revision if that is
+// known, else as damaged.
+func passedOver(rec boltstore.Recovery, revisionKnown bool) bool {
+	if revisionKnown {
+		return len(rec.Skipped) == 0 && len(rec.Above) == 1 && rec.Above[0].Info.Revision == 99
+	}
+	return len(rec.Above) == 0 && len(rec.Skipped) == 1 && errors.Is(rec.Skipped[0].Err, snapshot.ErrDamaged)
 }
 
 // Without a good snapshot (none in the directory, only damaged ones, or

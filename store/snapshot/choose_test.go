@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -83,22 +84,32 @@ func modelOrder(files []genFile, identity string) []genFile {
 // revisions), whatever the times in the headers; it never chooses one of
 // another identity, and without a good one of its own fails with
 // ErrNoSnapshot, and ErrIdentity when others' are there, naming them.
+// LatestAtMost does the same below a revision, naming those above it.
 // Checked against a model of the contract over generated directories.
 func TestLatestChoosesByIdentityThenRevisionNeverByTheClock(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(8, 36))
 	for round := range 150 {
 		dir, files := genDir(t, rnd)
 		for _, id := range append(genIdentities, "bolt:C") {
-			what := fmt.Sprintf("round %d, identity %q, files %+v", round, id, files)
+			ceiling := int64(math.MaxInt64)
 			found, err := snapshot.Latest(dir, id)
+			if round%2 == 1 {
+				ceiling = 1 + rnd.Int64N(6)
+				found, err = snapshot.LatestAtMost(dir, id, ceiling)
+			}
+			what := fmt.Sprintf("round %d, identity %q, at most %d, files %+v", round, id, ceiling, files)
 			var want *genFile
-			wantSkipped := 0
+			wantSkipped, wantAbove := 0, 0
 			for _, f := range files {
 				if f.junk {
 					wantSkipped++
 				}
 			}
 			for _, f := range modelOrder(files, id) {
+				if f.revision > ceiling {
+					wantAbove++
+					continue
+				}
 				if !f.damaged {
 					want = &f
 					break
@@ -112,6 +123,7 @@ func TestLatestChoosesByIdentityThenRevisionNeverByTheClock(t *testing.T) {
 				}
 			}
 			require.Len(t, found.Foreign, foreign, what)
+			require.Len(t, found.Above, wantAbove, what)
 			require.Len(t, found.Skipped, wantSkipped, what)
 			if want == nil {
 				require.ErrorIs(t, err, snapshot.ErrNoSnapshot, what)

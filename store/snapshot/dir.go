@@ -29,6 +29,10 @@ type Found struct {
 	// shared by several stores, or one of another store, holds. Their Info
 	// is their header's (no Checksum: they were not checked).
 	Foreign []File
+	// Above are the snapshot files of the identity above the revision
+	// LatestAtMost was given, passed over as another history of the store;
+	// their Info is their header's.
+	Above []File
 }
 
 // Skipped is a snapshot file that is no good, and why.
@@ -61,6 +65,17 @@ type File struct {
 // restored only when named, by its file); a dir that cannot be read fails
 // with the file system's error (fs.ErrNotExist for a missing one).
 func Latest(dir, identity string) (Found, error) {
+	return LatestAtMost(dir, identity, math.MaxInt64)
+}
+
+// LatestAtMost is Latest of the snapshots of identity at or below
+// revision rev: the one to restore a store of that identity known to have
+// reached rev. A store's revision never goes down, so a snapshot of it
+// above rev is of another history of it (its file put back from a copy,
+// then written anew), not of the one that reached rev: it is passed over
+// and named in Found.Above, and fails it with ErrNoSnapshot if no other
+// is left.
+func LatestAtMost(dir, identity string, rev int64) (Found, error) {
 	all, bad, err := candidates(dir)
 	if err != nil {
 		return Found{}, err
@@ -68,6 +83,10 @@ func Latest(dir, identity string) (Found, error) {
 	own, foreign := byIdentity(all, identity)
 	found := Found{Skipped: bad, Foreign: foreign}
 	for _, c := range own {
+		if c.Info.Revision > rev {
+			found.Above = append(found.Above, c)
+			continue
+		}
 		info, err := CheckFile(c.Path)
 		if err != nil {
 			found.Skipped = append(found.Skipped, Skipped{Path: c.Path, Err: err})
@@ -77,6 +96,9 @@ func Latest(dir, identity string) (Found, error) {
 		return found, nil
 	}
 	err = fmt.Errorf("%w of identity %q in %s (%d damaged)", ErrNoSnapshot, identity, dir, len(found.Skipped))
+	if len(found.Above) > 0 {
+		err = fmt.Errorf("%w; %d of it above revision %d, of another history", err, len(found.Above), rev)
+	}
 	if len(foreign) > 0 {
 		err = fmt.Errorf("%w; it holds %d of other identities (%s): %w", err, len(foreign), identities(foreign), ErrIdentity)
 	}

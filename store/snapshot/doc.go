@@ -11,9 +11,10 @@
 // whole or absent; Read, NewReader and CheckFile read and check one (with
 // ValueChecks, what the store restored into could not serve is refused);
 // Latest finds the good snapshot of a store's identity with the highest
-// revision in a directory and Retain keeps its few highest; a Saver saves
-// one every interval while the store moves. A Source is what a snapshot is
-// taken of: Bytes(s) for a byte store, Typed(s, codec) for any other.
+// revision in a directory (LatestAtMost, at or below a revision) and
+// Retain keeps its few highest; a Saver saves one every interval while the
+// store moves. A Source is what a snapshot is taken of: Bytes(s) for a
+// byte store, Typed(s, codec) for any other.
 //
 // Snapshots are chosen by identity, then revision, never by the clock: the
 // time in a header is when a process's clock said it was taken, and a
@@ -64,7 +65,9 @@
 //     equal ones), whatever the times in the headers; it never chooses one
 //     of another identity, names the damaged files it skipped and the
 //     others' it passed over, and without a good one of its own fails with
-//     ErrNoSnapshot, and ErrIdentity if others' are there
+//     ErrNoSnapshot, and ErrIdentity if others' are there; LatestAtMost
+//     chooses so at or below a revision, naming those above it (another
+//     history of the store)
 //     (TestLatestChoosesByIdentityThenRevisionNeverByTheClock,
 //     TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes).
 //   - Retain keeps the highest N good snapshots of its identity and

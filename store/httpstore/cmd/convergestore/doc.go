@@ -99,7 +99,9 @@
 // -recover-from S opens the store file and, if it is damaged, moves it
 // aside (store.db.damaged-TIME, never deleted), restores in its place the
 // good snapshot in the directory S of the damaged store (the identity its
-// file still tells) with the highest revision, and serves it, saying on
+// file still tells) with the highest revision (not above the damaged
+// file's, when it still tells it: one above is of another history of the
+// store, and is named in a warning), and serves it, saying on
 // standard output which snapshot it restored, where the damaged file went
 // and which revisions were lost. Without a good snapshot of its store in
 // S (none, only other stores', or the damaged file's identity unreadable)

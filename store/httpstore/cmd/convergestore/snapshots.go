@@ -119,6 +119,10 @@ func recoverStore(path string, cfg config, opts []boltstore.Option, stdout io.Wr
 	for _, skipped := range rec.Skipped {
 		log.Warn("damaged snapshot passed over", "file", skipped.Path, "err", skipped.Err)
 	}
+	for _, above := range rec.Above {
+		log.Warn("snapshot of this store above the damaged file's revision passed over: another history of it (its file put back from a copy?)",
+			"file", above.Path, "revision", above.Info.Revision, "damaged file's revision", rec.LastRevision)
+	}
 	for _, other := range rec.Foreign {
 		log.Info("snapshot of another store passed over", "file", other.Path, "identity", other.Info.Identity, "revision", other.Info.Revision)
 	}
