@@ -54,8 +54,9 @@ type File struct {
 // highest revision whose whole content checks (CheckFile). Equal revisions
 // of one store are one state of it: the last name wins. The time in a
 // header is never compared: a clock set wrong cannot make an older
-// snapshot win. Latest reads every file's header, and whole files from the
-// highest revision down until one checks.
+// snapshot win. Stores without an identity cannot be told apart: give
+// each its own directory. Latest reads every file's header, and whole
+// files from the highest revision down until one checks.
 //
 // A damaged file is skipped and named in Found.Skipped; a snapshot of
 // another identity is passed over and named in Found.Foreign. A dir

@@ -55,7 +55,8 @@ type Info struct {
 	// to it, none after it.
 	Revision int64
 	// Time is when the snapshot was taken, by the clock of the process that
-	// took it, in UTC.
+	// took it, in UTC: for people to read; Latest and Retain never compare
+	// it.
 	Time time.Time
 	// Count is the number of objects.
 	Count int
