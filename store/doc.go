@@ -58,6 +58,14 @@
 //     them; a client whose old revision lies beyond the cluster's (a
 //     snapshot of another store) is told by the identity alone.
 //
+// A restore refuses, writing nothing, a snapshot holding what the store
+// could not serve (snapshot.ErrUnservable, naming the key or revision): a
+// value the layer or codec that will serve the store cannot decode (the
+// restore's value check), or on bbolt a revision whose bump would pass
+// snapshot.MaxRevision. Snapshots are chosen by identity, then revision,
+// never by the clock: a recovery restores the damaged store's own
+// snapshot, and another store's only when named by its file.
+//
 // # Guarantees
 //
 // Every backend (the in-memory store here, store/boltstore,

@@ -13,18 +13,9 @@ import (
 // none of the next (or the history is empty and compacted up to it). ok is
 // false when any of that cannot be read.
 func lastRevision(r io.ReaderAt, size int64) (rev int64, ok bool) {
-	m, ps, ok := newestMeta(r, size)
+	find, ok := damagedFinder(r, size)
 	if !ok {
 		return 0, false
-	}
-	hwm := min(m.pgid, uint64(size/ps))
-	find := func(bucket, key []byte) (leafValue, bool) {
-		v := &verifier{r: r, pageSize: ps, hwm: hwm, reached: make(map[uint64]bool)}
-		b, ok := v.lookup(m.root, bucket, 0)
-		if !ok || !b.bucket {
-			return leafValue{}, false
-		}
-		return v.inBucket(b.data, key, 0)
 	}
 	counter := func(key []byte) (int64, bool) {
 		c, ok := find(metaBucket, key)
@@ -49,6 +40,45 @@ func lastRevision(r io.ReaderAt, size int64) (rev int64, ok bool) {
 		return 0, false
 	}
 	return rev, true
+}
+
+// lastIdentity reads the identity of a store file that Open refused, as
+// lastRevision reads its revision: from the newer meta page, both intact,
+// an identity record that checks. It returns "" when any of that cannot
+// be read.
+func lastIdentity(r io.ReaderAt, size int64) string {
+	find, ok := damagedFinder(r, size)
+	if !ok {
+		return ""
+	}
+	rec, ok := find(metaBucket, identityKey)
+	if !ok || rec.bucket {
+		return ""
+	}
+	id, err := parseIdentity(rec.data)
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// damagedFinder returns a function that finds a key of a top-level bucket
+// of the damaged file r, from its newer meta page (both intact), or false
+// if the meta pages do not read.
+func damagedFinder(r io.ReaderAt, size int64) (func(bucket, key []byte) (leafValue, bool), bool) {
+	m, ps, ok := newestMeta(r, size)
+	if !ok {
+		return nil, false
+	}
+	hwm := min(m.pgid, uint64(size/ps))
+	return func(bucket, key []byte) (leafValue, bool) {
+		v := &verifier{r: r, pageSize: ps, hwm: hwm, reached: make(map[uint64]bool)}
+		b, ok := v.lookup(m.root, bucket, 0)
+		if !ok || !b.bucket {
+			return leafValue{}, false
+		}
+		return v.inBucket(b.data, key, 0)
+	}, true
 }
 
 // newestMeta returns the meta page with the higher transaction id, and

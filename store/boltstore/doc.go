@@ -89,14 +89,23 @@
 // restores): a new identity, a revision the snapshot's plus a bump
 // (WithRevisionBump, DefaultRevisionBump), everything before it
 // compacted. The file appears whole or not at all, and only from a
-// snapshot that checked.
+// snapshot that checked; a snapshot holding a value the check of
+// WithValueCheck refuses, or a revision whose bump would pass
+// snapshot.MaxRevision, is refused naming the key or the revision
+// (snapshot.ErrUnservable: TestARestoreRefusesAValueItsLayerCannotReadNamingTheKey,
+// TestARestoreRefusesARevisionThatLeavesNoRoomNamingIt).
 //
-// OpenOrRecover opens a file and, if it is damaged, recovers it from the
-// newest good snapshot of a directory (a snapshot.Saver keeps one): the
-// damaged file is moved aside, never deleted, the snapshot restored in its
-// place, and Recovery says which snapshot, where the damaged file went and
-// which revisions were lost, when the damaged file still tells its own.
-// Without a good snapshot the damaged file stays where it is.
+// OpenOrRecover opens a file and, if it is damaged, recovers it from a
+// snapshot: from a directory (a snapshot.Saver keeps one), the good
+// snapshot of the damaged store's identity with the highest revision,
+// never by the clock and never another store's (the directory may be
+// shared); or the snapshot file named, whatever its identity. The damaged
+// file is moved aside, never deleted, the snapshot restored in its place,
+// and Recovery says which snapshot, where the damaged file went and which
+// revisions were lost, when the damaged file still tells its own. Without
+// a snapshot of its store (or with its identity unreadable), unless one is
+// named, the damaged file stays where it is
+// (TestARecoveryChoosesTheDamagedStoresSnapshotByIdentityThenRevision).
 //
 // Files written in format 1 of this package (records without checksums)
 // or format 2 (no identity) are converted to format 3 at Open, in one

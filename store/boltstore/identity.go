@@ -46,7 +46,12 @@ func identityRecord(identity string) []byte {
 // readIdentity reads and checks the identity record of the meta bucket:
 // a missing, damaged or malformed record is ErrCorrupt.
 func readIdentity(meta *bolt.Bucket) (string, error) {
-	rec := meta.Get(identityKey)
+	return parseIdentity(meta.Get(identityKey))
+}
+
+// parseIdentity checks the identity record rec (nil if there is none)
+// and returns the identity it holds.
+func parseIdentity(rec []byte) (string, error) {
 	switch {
 	case rec == nil:
 		return "", fmt.Errorf("%w: the store has no identity", ErrCorrupt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/snapshot"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -42,7 +43,8 @@ type config struct {
 	maxValueSize int
 	watchBuffer  int
 	lockTimeout  time.Duration
-	bump         int64 // Restore and OpenOrRecover only
+	bump         int64               // Restore and OpenOrRecover only
+	valueCheck   snapshot.ValueCheck // Restore and OpenOrRecover only
 }
 
 // WithCodec sets the Codec that encodes values (store.JSON by default). Its
@@ -73,10 +75,21 @@ func WithWatchBuffer(events int) Option {
 }
 
 // WithRevisionBump sets how far above a snapshot's revision Restore and
-// OpenOrRecover start the revisions of the store they restore (at least 1;
-// DefaultRevisionBump by default). Open ignores it.
+// OpenOrRecover start the revisions of the store they restore (1 to
+// snapshot.MaxRevision; DefaultRevisionBump by default). Open ignores it.
 func WithRevisionBump(revisions int64) Option {
 	return func(c *config) { c.bump = revisions }
+}
+
+// WithValueCheck sets the check Restore and OpenOrRecover run on every
+// value of the snapshot they restore (none by default): a value it refuses
+// refuses the whole restore, naming the key (snapshot.ErrUnservable), and
+// nothing is written. A store served through a layer sets it to the
+// layer's reading of a stored value (snapshot.Decodes with the store's
+// codec and the layer's check), so that no value is restored that its
+// reads and writes would then fail on. Open ignores it.
+func WithValueCheck(check snapshot.ValueCheck) Option {
+	return func(c *config) { c.valueCheck = check }
 }
 
 // WithLockTimeout sets how long Open waits for a file held by another Store
@@ -115,8 +128,8 @@ func parseOptions(opts []Option) (config, error) {
 		return c, fmt.Errorf("%w: watch buffer of %d events, want at least 1", store.ErrInvalid, c.watchBuffer)
 	case c.lockTimeout < 0:
 		return c, fmt.Errorf("%w: lock timeout %v, want more than 0", store.ErrInvalid, c.lockTimeout)
-	case c.bump < 0:
-		return c, fmt.Errorf("%w: revision bump of %d, want at least 1", store.ErrInvalid, c.bump)
+	case c.bump < 0 || c.bump > snapshot.MaxRevision:
+		return c, fmt.Errorf("%w: revision bump of %d, want 1 to snapshot.MaxRevision", store.ErrInvalid, c.bump)
 	}
 	c.history = cmp.Or(c.history, DefaultHistory)
 	c.maxValueSize = cmp.Or(c.maxValueSize, store.DefaultMaxValueSize)

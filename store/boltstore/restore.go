@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -34,12 +33,16 @@ import (
 // transaction committed only once the whole snapshot has been read and has
 // checked, synced, and linked to path only then: a damaged snapshot
 // (snapshot.ErrDamaged, snapshot.ErrFormat) or any other error leaves no
-// file at path. Restore refuses a path where a file exists, with an error
-// matching fs.ErrExist and store.ErrExists, and options out of range or a
-// snapshot revision the bump would carry past the largest int64 with
-// store.ErrInvalid; options other than WithRevisionBump and WithLockTimeout
-// are checked and otherwise unused. It costs one read of the snapshot and
-// one write of the new file.
+// file at path. So does a snapshot holding what the store could not serve
+// (snapshot.ErrUnservable and store.ErrInvalid): a value the check of
+// WithValueCheck refuses (the error names its key), or a revision whose
+// bump would pass snapshot.MaxRevision (the error names it), which would
+// leave the restored store no room to write in. Restore refuses a path
+// where a file exists, with an error matching fs.ErrExist and
+// store.ErrExists, and options out of range with store.ErrInvalid; options
+// other than WithRevisionBump, WithValueCheck and WithLockTimeout are
+// checked and otherwise unused. It costs one read of the snapshot and one
+// write of the new file.
 func Restore(path string, r io.Reader, opts ...Option) (snapshot.Restored, error) {
 	cfg, err := parseOptions(opts)
 	if err != nil {
@@ -82,13 +85,14 @@ func existsError(path string) error {
 // build writes the store restored from the snapshot in r into a new file
 // beside path, and returns its name, for install.
 func build(path string, r io.Reader, cfg config) (string, snapshot.Restored, error) {
-	rd, err := snapshot.NewReader(r)
+	rd, err := snapshot.NewReader(r, cfg.valueCheck)
 	if err != nil {
 		return "", snapshot.Restored{}, fmt.Errorf("boltstore: restore %s: %w", path, err)
 	}
 	snap := rd.Info()
-	if snap.Revision > math.MaxInt64-cfg.bump {
-		return "", snapshot.Restored{}, fmt.Errorf("%w: a snapshot at revision %d bumped by %d", store.ErrInvalid, snap.Revision, cfg.bump)
+	if snap.Revision > snapshot.MaxRevision-cfg.bump {
+		return "", snapshot.Restored{}, fmt.Errorf("boltstore: restore %s: %w: %w: the snapshot's revision %d plus the bump %d passes snapshot.MaxRevision %d, leaving the store no room to write in",
+			path, snapshot.ErrUnservable, store.ErrInvalid, snap.Revision, cfg.bump, int64(snapshot.MaxRevision))
 	}
 	rev := snap.Revision + cfg.bump
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".restore-*")

@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -11,8 +12,9 @@ import (
 	"github.com/converge-go/converge/store/snapshot"
 )
 
-// A store file damaged beyond use is recovered from the newest snapshot
-// of a directory, which a snapshot.Saver keeps.
+// A store file damaged beyond use is recovered from its store's latest
+// snapshot in a directory, which a snapshot.Saver keeps; a file that no
+// longer tells its identity is recovered only from a snapshot named.
 func ExampleOpenOrRecover() {
 	dir, err := os.MkdirTemp("", "boltstore-recover")
 	if err != nil {
@@ -34,6 +36,10 @@ func ExampleOpenOrRecover() {
 	os.Truncate(path, 4096) // the file loses all but its first page
 
 	s, rec, err := boltstore.OpenOrRecover[*Config](path, snapshots)
+	if errors.Is(err, snapshot.ErrIdentity) {
+		fmt.Println("refused: no snapshot is known to be the damaged store's")
+		s, rec, err = boltstore.OpenOrRecover[*Config](path, filepath.Join(snapshots, "1.snap"))
+	}
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -50,6 +56,7 @@ func ExampleOpenOrRecover() {
 	}
 	fmt.Println("revision", rev, "= 1 + the bump:", rev == 1+boltstore.DefaultRevisionBump)
 	// Output:
+	// refused: no snapshot is known to be the damaged store's
 	// recovered from 1.snap at revision 1
 	// the damaged file does not say what was lost
 	// apps/web web:1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/snapshot"
 )
 
 // Option configures New. Options are checked by New: zero selects the
@@ -19,6 +20,7 @@ type config struct {
 	codecSet     bool
 	maxValueSize int
 	openTimeout  time.Duration
+	valueCheck   snapshot.ValueCheck // Restore only
 }
 
 // DefaultWatchOpenTimeout bounds the opening of a watch unless
@@ -37,6 +39,17 @@ func WithWatchOpenTimeout(d time.Duration) Option {
 // type parameter must be the Store's.
 func WithCodec[T any](codec store.Codec[T]) Option {
 	return func(c *config) { c.codec, c.codecSet = codec, true }
+}
+
+// WithValueCheck sets the check Restore runs on every value of the
+// snapshot it restores (none by default): a value it refuses refuses the
+// whole restore, naming the key (snapshot.ErrUnservable), and nothing is
+// written. A store served through a layer sets it to the layer's reading
+// of a stored value (snapshot.Decodes with the store's codec and the
+// layer's check), so that no value is restored that its reads and writes
+// would then fail on. New ignores it.
+func WithValueCheck(check snapshot.ValueCheck) Option {
+	return func(c *config) { c.valueCheck = check }
 }
 
 // WithMaxValueSize sets the largest encoded value, in bytes, that writes

@@ -47,16 +47,20 @@ const (
 //
 // The snapshot is read and checked whole before anything is written (it is
 // held in memory), so a damaged one (snapshot.ErrDamaged,
-// snapshot.ErrFormat) writes nothing. While the restore runs, the prefix's
+// snapshot.ErrFormat) writes nothing, nor does one holding a value the
+// check of WithValueCheck refuses (snapshot.ErrUnservable and
+// store.ErrInvalid, naming the key). The snapshot's revisions are not
+// kept, so any revision restores: the cluster's go on from its own. While the restore runs, the prefix's
 // identity record marks it, so that Identity fails with store.ErrInvalid
 // instead of presenting half a store, and a second restore cannot mix its
 // writes in; a restore that fails midway (the cluster unreachable) leaves
 // the mark and what it wrote: delete the prefix (etcdctl del --prefix) and
 // restore again. A prefix that holds any key (an identity record included)
 // is refused with store.ErrExists; a nil argument or a malformed prefix
-// with store.ErrInvalid.
-func Restore(ctx context.Context, client *clientv3.Client, prefix string, r io.Reader) (snapshot.Restored, error) {
-	s, err := New[[]byte](client, prefix)
+// with store.ErrInvalid. opts are checked as New checks them for a byte
+// store; only WithValueCheck changes what Restore does.
+func Restore(ctx context.Context, client *clientv3.Client, prefix string, r io.Reader, opts ...Option) (snapshot.Restored, error) {
+	s, err := New[[]byte](client, prefix, opts...)
 	if err != nil {
 		return snapshot.Restored{}, err
 	}
@@ -66,7 +70,8 @@ func Restore(ctx context.Context, client *clientv3.Client, prefix string, r io.R
 	if r == nil {
 		return snapshot.Restored{}, fmt.Errorf("%w: etcdstore: nil snapshot reader", store.ErrInvalid)
 	}
-	info, objs, err := snapshot.Read(r)
+	_, cfg, _ := newConfig[[]byte](opts) // checked by New
+	info, objs, err := snapshot.Read(r, cfg.valueCheck)
 	if err != nil {
 		return snapshot.Restored{}, fmt.Errorf("etcdstore: restore into %q: %w", prefix, err)
 	}

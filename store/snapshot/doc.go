@@ -8,11 +8,20 @@
 // revision a client saw before the restore can be resumed from.
 //
 // Save writes a snapshot to an io.Writer, WriteFile to a file that is
-// whole or absent; Read, NewReader and CheckFile read and check one;
-// Latest finds the newest good snapshot of a directory and Retain keeps
-// its newest few; a Saver saves one every interval while the store
-// moves. A Source is what a snapshot is taken of: Bytes(s) for a byte
-// store, Typed(s, codec) for any other.
+// whole or absent; Read, NewReader and CheckFile read and check one (with
+// ValueChecks, what the store restored into could not serve is refused);
+// Latest finds the good snapshot of a store's identity with the highest
+// revision in a directory (LatestAtMost, at or below a revision) and
+// Retain keeps its few highest; a Saver saves one every interval while the
+// store moves. A Source is what a snapshot is taken of: Bytes(s) for a
+// byte store, Typed(s, codec) for any other.
+//
+// Snapshots are chosen by identity, then revision, never by the clock: the
+// time in a header is when a process's clock said it was taken, and a
+// clock set wrong must not make a stale snapshot win. A directory may be
+// shared by several stores; each one's snapshots are chosen and kept
+// apart, and a snapshot of another identity is restored only when named by
+// its file.
 //
 // # Format
 //
@@ -51,19 +60,35 @@
 //   - WriteFile leaves its path whole or as it was, and no temporary file
 //     after an error; a file a crash left half-written is never taken for
 //     a snapshot (TestWriteFileLeavesThePathWholeOrAsItWas).
-//   - Latest returns the newest good snapshot of a directory and names the
-//     damaged files it skipped; without a good one it fails with
-//     ErrNoSnapshot (TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes).
-//   - Retain keeps the newest N good snapshots and removes only older
-//     ones, never a damaged file newer than them
-//     (TestRetainKeepsTheNewestGoodSnapshotsAndRemovesOnlyOlderOnes).
+//   - Latest chooses, of a directory's snapshots of the identity asked
+//     for, the good one with the highest revision (the last name among
+//     equal ones), whatever the times in the headers; it never chooses one
+//     of another identity, names the damaged files it skipped and the
+//     others' it passed over, and without a good one of its own fails with
+//     ErrNoSnapshot, and ErrIdentity if others' are there; LatestAtMost
+//     chooses so at or below a revision, naming those above it (another
+//     history of the store)
+//     (TestLatestChoosesByIdentityThenRevisionNeverByTheClock,
+//     TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes).
+//   - Retain keeps the highest N good snapshots of its identity and
+//     removes only lower ones of it: never one of another identity, never
+//     a damaged file above them
+//     (TestRetainKeepsTheHighestRevisionsOfItsIdentityOnly,
+//     TestRetainKeepsTheNewestGoodSnapshotsAndRemovesOnlyOlderOnes).
 //   - A Saver saves at once and then every interval only when the store's
-//     revision moved, keeps the newest Keep, goes on after a failed save
-//     and returns nil when its context ends
+//     revision moved, keeps the newest Keep of its store, goes on after a
+//     failed save and returns nil when its context ends
 //     (TestSaverSavesOnlyWhenTheRevisionMovedAndKeepsTheNewest,
-//     TestSaverGoesOnAfterAFailedSave).
+//     TestSaverGoesOnAfterAFailedSave); it never removes the snapshot it
+//     just saved, another store's, or one of its store above the store's
+//     revision, whatever the clocks that stamped them
+//     (TestASaverKeepsWhatItSavesWhateverTheClocksAndTheOtherStores).
+//   - A value a ValueCheck refuses fails the read at its object, with an
+//     error matching ErrUnservable and store.ErrInvalid naming the key, so
+//     that a restore writes nothing
+//     (TestAValueACheckRefusesFailsTheReadNamingTheKey).
 //
-// Errors match ErrDamaged, ErrFormat, ErrNoSnapshot, store.ErrInvalid
-// (bad input) or the store's and the file system's own errors, under
+// Errors match ErrDamaged, ErrFormat, ErrNoSnapshot, ErrIdentity,
+// ErrUnservable, store.ErrInvalid (bad input) or the store's and the file system's own errors, under
 // errors.Is.
 package snapshot

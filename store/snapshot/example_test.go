@@ -40,7 +40,8 @@ func Example() {
 	// app/web {"replicas":3}
 }
 
-// The newest good snapshot of a directory, past a damaged one.
+// The good snapshot of a store with the highest revision, past a damaged
+// one.
 func ExampleLatest() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "snapshots")
@@ -53,7 +54,8 @@ func ExampleLatest() {
 	snapshot.WriteFile(ctx, filepath.Join(dir, "2.snap"), snapshot.Typed[spec](s, nil))
 	os.Truncate(filepath.Join(dir, "2.snap"), 100) // damage
 
-	found, err := snapshot.Latest(dir)
+	id, _ := s.Identity(ctx)
+	found, err := snapshot.Latest(dir, id)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -66,7 +66,7 @@ func TestWriteFileLeavesThePathWholeOrAsItWas(t *testing.T) {
 	// What a crash in the middle of a WriteFile, or of a copy, leaves.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".z.snap.123.tmp"), before[:len(before)/2], 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "z.snap"), before[:len(before)-10], 0o600))
-	found, err := snapshot.Latest(dir)
+	found, err := snapshot.Latest(dir, info.Identity)
 	require.NoError(t, err)
 	require.Equal(t, path, found.Path)
 	require.Len(t, found.Skipped, 1)
@@ -75,10 +75,13 @@ func TestWriteFileLeavesThePathWholeOrAsItWas(t *testing.T) {
 }
 
 // writeSnapshots writes a snapshot of a store at revisions 1 to n into
-// dir, one fake minute apart, and returns their paths, oldest first.
-func writeSnapshots(t *testing.T, dir string, n int) []string {
+// dir, one fake minute apart, and returns their paths, oldest first, and
+// the store's identity.
+func writeSnapshots(t *testing.T, dir string, n int) ([]string, string) {
 	t.Helper()
 	m := store.NewMemory[[]byte]()
+	id, err := m.Identity(t.Context())
+	require.NoError(t, err)
 	var paths []string
 	for i := range n {
 		_, err := m.Create(t.Context(), string(rune('a'+i)), []byte("{}"))
@@ -89,7 +92,7 @@ func writeSnapshots(t *testing.T, dir string, n int) []string {
 		paths = append(paths, path)
 		time.Sleep(time.Minute) // the bubble's fake clock
 	}
-	return paths
+	return paths, id
 }
 
 // damage truncates the file at path by one byte.
@@ -100,21 +103,20 @@ func damage(t *testing.T, path string) {
 	require.NoError(t, os.WriteFile(path, data[:len(data)-1], 0o600))
 }
 
-// Latest returns the newest good snapshot, by the time in its header,
-// and names every damaged file it passed over, ignoring files that are no
+// Latest returns the good snapshot of the highest revision, and names every damaged file it passed over, ignoring files that are no
 // snapshot files; a directory without a good snapshot is ErrNoSnapshot,
 // one that does not exist fs.ErrNotExist.
 func TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		paths := writeSnapshots(t, dir, 4)
-		// Names that sort against the times: the headers decide.
+		paths, id := writeSnapshots(t, dir, 4)
+		// Names that sort against the revisions: the headers decide.
 		require.NoError(t, os.Rename(paths[3], filepath.Join(dir, "0-newest.snap")))
 		paths[3] = filepath.Join(dir, "0-newest.snap")
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a snapshot"), 0o600))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "junk.snap"), []byte("junk"), 0o600))
 
-		found, err := snapshot.Latest(dir)
+		found, err := snapshot.Latest(dir, id)
 		require.NoError(t, err)
 		require.Equal(t, paths[3], found.Path)
 		require.Equal(t, int64(4), found.Info.Revision)
@@ -124,7 +126,7 @@ func TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes(t *testing.T) 
 
 		damage(t, paths[3])
 		damage(t, paths[2])
-		found, err = snapshot.Latest(dir)
+		found, err = snapshot.Latest(dir, id)
 		require.NoError(t, err)
 		require.Equal(t, paths[1], found.Path)
 		require.Equal(t, int64(2), found.Info.Revision)
@@ -137,12 +139,12 @@ func TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes(t *testing.T) 
 
 		damage(t, paths[1])
 		damage(t, paths[0])
-		found, err = snapshot.Latest(dir)
+		found, err = snapshot.Latest(dir, id)
 		require.ErrorIs(t, err, snapshot.ErrNoSnapshot)
 		require.Len(t, found.Skipped, 5)
 		require.Empty(t, found.Path)
 
-		_, err = snapshot.Latest(filepath.Join(dir, "missing"))
+		_, err = snapshot.Latest(filepath.Join(dir, "missing"), id)
 		require.ErrorIs(t, err, fs.ErrNotExist)
 	})
 }
@@ -154,22 +156,22 @@ func TestLatestReturnsTheNewestGoodSnapshotAndNamesTheDamagedOnes(t *testing.T) 
 func TestRetainKeepsTheNewestGoodSnapshotsAndRemovesOnlyOlderOnes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		paths := writeSnapshots(t, dir, 6)
+		paths, id := writeSnapshots(t, dir, 6)
 		damage(t, paths[5]) // the newest
 		damage(t, paths[0]) // the oldest
-		removed, err := snapshot.Retain(dir, 2)
+		removed, err := snapshot.Retain(dir, id, 2)
 		require.NoError(t, err)
 		slices.Sort(removed)
 		require.Equal(t, []string{paths[0], paths[1], paths[2]}, removed)
 		require.Equal(t, []string{"s3.snap", "s4.snap", "s5.snap"}, names(t, dir))
 
-		removed, err = snapshot.Retain(dir, 2)
+		removed, err = snapshot.Retain(dir, id, 2)
 		require.NoError(t, err)
 		require.Empty(t, removed, "a second pass removes nothing")
 
-		_, err = snapshot.Retain(dir, 0)
+		_, err = snapshot.Retain(dir, id, 0)
 		require.ErrorIs(t, err, store.ErrInvalid)
-		_, err = snapshot.Retain(filepath.Join(dir, "missing"), 1)
+		_, err = snapshot.Retain(filepath.Join(dir, "missing"), id, 1)
 		require.ErrorIs(t, err, fs.ErrNotExist)
 	})
 }

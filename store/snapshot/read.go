@@ -22,20 +22,22 @@ import (
 // every object in one transaction, committed only then). A Reader is not
 // safe for concurrent use.
 type Reader struct {
-	br   *bufio.Reader
-	hash hash.Hash
-	info Info
-	line int // lines read
-	read int // objects read
-	prev string
-	err  error // sticky: io.EOF once done, else the error that ended it
+	br     *bufio.Reader
+	checks []ValueCheck
+	hash   hash.Hash
+	info   Info
+	line   int // lines read
+	read   int // objects read
+	prev   string
+	err    error // sticky: io.EOF once done, else the error that ended it
 }
 
 // NewReader reads and checks the header of the snapshot in r. It fails with
 // an error matching ErrDamaged if r does not start with one, ErrFormat if
 // the header names a version this package does not know, or r's error.
-func NewReader(r io.Reader) (*Reader, error) {
-	rd := &Reader{br: bufio.NewReader(r), hash: sha256.New()}
+// Next runs checks (nil ones skipped) on every object it reads.
+func NewReader(r io.Reader, checks ...ValueCheck) (*Reader, error) {
+	rd := &Reader{br: bufio.NewReader(r), hash: sha256.New(), checks: checks}
 	line, err := rd.next(maxOtherLine)
 	if err != nil {
 		return nil, err
@@ -70,8 +72,9 @@ func (r *Reader) Info() Info { return r.info }
 
 // Next returns the next object, in key order, or io.EOF once every object
 // has been read and the trailer checked: the count, the checksum, and
-// nothing after the trailer. Any other error (one matching ErrDamaged, or
-// the underlying reader's) means the snapshot is no good, the objects
+// nothing after the trailer. Any other error (one matching ErrDamaged,
+// ErrUnservable for an object a check of NewReader refused, or the
+// underlying reader's) means the snapshot is no good, the objects
 // returned before included; Next then keeps returning it.
 func (r *Reader) Next() (store.Object[[]byte], error) {
 	if r.err != nil {
@@ -104,6 +107,9 @@ func (r *Reader) object() (store.Object[[]byte], error) {
 	obj := store.Object[[]byte]{Key: l.Key, Value: l.Value, Revision: l.Revision, CreateRevision: l.CreateRevision}
 	if err := checkObject(r.prev, obj, r.info.Revision); err != nil {
 		return store.Object[[]byte]{}, fmt.Errorf("%w: line %d: %v", ErrDamaged, r.line, err)
+	}
+	if err := checkValue(r.checks, obj, r.line); err != nil {
+		return store.Object[[]byte]{}, err
 	}
 	r.prev = obj.Key
 	r.read++
@@ -181,11 +187,12 @@ func (r *Reader) damaged(err error) error {
 	return fmt.Errorf("snapshot: read: %w", err)
 }
 
-// Read reads and checks the whole snapshot in r, and returns its objects
-// only if it is good: an error matching ErrDamaged, ErrFormat or r's error
-// returns none. The objects are held in memory; Reader reads one at a time.
-func Read(r io.Reader) (Info, []store.Object[[]byte], error) {
-	rd, err := NewReader(r)
+// Read reads and checks the whole snapshot in r, running checks on every
+// object as NewReader does, and returns its objects only if it is good: an
+// error matching ErrDamaged, ErrFormat, ErrUnservable or r's error returns
+// none. The objects are held in memory; Reader reads one at a time.
+func Read(r io.Reader, checks ...ValueCheck) (Info, []store.Object[[]byte], error) {
+	rd, err := NewReader(r, checks...)
 	if err != nil {
 		return Info{}, nil, err
 	}

@@ -39,11 +39,17 @@ type SaverOptions struct {
 }
 
 // Saver saves a snapshot of a store into a directory at once and then
-// every interval, only when the store's revision (or its identity) moved
-// since the newest snapshot there, and keeps the newest few (Retain). An
-// etcd store's revision is its cluster's: writes under other prefixes move
-// it too. A Saver is a runnable (reconcile/manager.Runnable) without
-// depending on one: Run blocks until its context ends.
+// every interval, only when the store's revision moved since the newest
+// snapshot of its identity there (a store of another identity, or a new
+// identity of the same store after a restore, saves at once), and keeps
+// the newest few of its identity by revision (Retain). It never removes
+// the snapshot it just saved, nor snapshots of other identities (a
+// directory shared by several stores), nor those of its identity at
+// revisions above the store's, which another history of it left (its file
+// put back from a copy): those it names in a warning, for a person to
+// judge. An etcd store's revision is its cluster's: writes under other
+// prefixes move it too. A Saver is a runnable (reconcile/manager.Runnable)
+// without depending on one: Run blocks until its context ends.
 type Saver struct {
 	src   Source
 	dir   string
@@ -90,9 +96,6 @@ func (s *Saver) Run(ctx context.Context) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	var last mark
-	if found, err := Latest(s.dir); err == nil {
-		last = mark{rev: found.Info.Revision, identity: found.Info.Identity, ok: true}
-	}
 	tick := time.NewTicker(s.every)
 	defer tick.Stop()
 	for {
@@ -105,7 +108,8 @@ func (s *Saver) Run(ctx context.Context) error {
 	}
 }
 
-// mark is the revision and identity of the newest snapshot saved.
+// mark is the revision and identity of the newest snapshot of the store
+// in the directory.
 type mark struct {
 	rev      int64
 	identity string
@@ -122,7 +126,13 @@ func (s *Saver) saveIfMoved(ctx context.Context, last mark) mark {
 	case err != nil:
 		s.log.Warn("snapshot not saved: the store's revision cannot be read", "dir", s.dir, "err", err)
 		return last
-	case last.ok && rev == last.rev && id == last.identity:
+	case !last.ok || id != last.identity:
+		last = mark{identity: id}
+		if found, err := Latest(s.dir, id); err == nil {
+			last.rev, last.ok = found.Info.Revision, true
+		}
+	}
+	if last.ok && rev == last.rev {
 		return last
 	}
 	c, err := s.src.capture(ctx)
@@ -139,10 +149,21 @@ func (s *Saver) saveIfMoved(ctx context.Context, last mark) mark {
 		return last
 	}
 	s.log.Info("snapshot saved", "file", name, "revision", info.Revision, "objects", info.Count)
-	if removed, err := Retain(s.dir, s.keep); err != nil {
+	s.retain(info)
+	return mark{rev: info.Revision, identity: info.Identity, ok: true}
+}
+
+// retain removes the older snapshots of the store just saved in info,
+// never one above it.
+func (s *Saver) retain(info Info) {
+	removed, above, err := retain(s.dir, info.Identity, s.keep, info.Revision)
+	if err != nil {
 		s.log.Warn("old snapshots not removed", "dir", s.dir, "err", err)
 	} else if len(removed) > 0 {
 		s.log.Info("old snapshots removed", "dir", s.dir, "removed", len(removed))
 	}
-	return mark{rev: info.Revision, identity: info.Identity, ok: true}
+	if above > 0 {
+		s.log.Warn("the directory holds snapshots of this store at revisions above its own, from another history of it (its file put back from a copy?); they are kept, and a recovery from the directory would choose them",
+			"dir", s.dir, "identity", info.Identity, "revision", info.Revision, "snapshots above", above)
+	}
 }

@@ -29,8 +29,19 @@ var (
 	// ErrFormat: the snapshot names a format version this package does not
 	// know (written by a newer one).
 	ErrFormat = errors.New("snapshot: unknown format version")
-	// ErrNoSnapshot: a directory holds no good snapshot (Latest).
+	// ErrNoSnapshot: a directory holds no good snapshot of the identity
+	// asked for (Latest).
 	ErrNoSnapshot = errors.New("snapshot: no good snapshot")
+	// ErrIdentity: the snapshots at hand are of another store than the one
+	// to restore (or that store's identity cannot be read): a snapshot of
+	// another identity is restored only when named by its file.
+	ErrIdentity = errors.New("snapshot: of another store's identity")
+	// ErrUnservable: the snapshot holds what the store it is restored
+	// into cannot serve: a value its layer or codec cannot decode
+	// (ValueCheck), or a revision that leaves no room above it
+	// (MaxRevision). The restore writes nothing; the error names the key
+	// or the revision, and matches store.ErrInvalid too.
+	ErrUnservable = errors.New("snapshot: holds what the store cannot serve")
 )
 
 // Info describes a snapshot: what its header says, and its checksum.
@@ -44,7 +55,8 @@ type Info struct {
 	// to it, none after it.
 	Revision int64
 	// Time is when the snapshot was taken, by the clock of the process that
-	// took it, in UTC.
+	// took it, in UTC: for people to read; Latest and Retain never compare
+	// it.
 	Time time.Time
 	// Count is the number of objects.
 	Count int

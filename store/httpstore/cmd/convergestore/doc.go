@@ -51,7 +51,8 @@
 //	                     snapshot.DefaultEvery, 10m)
 //	-snapshot-keep N     how many good snapshots to keep (default
 //	                     snapshot.DefaultKeep, 10)
-//	-recover-from S      recover a damaged store file from the snapshots in S
+//	-recover-from S      recover a damaged store file from its store's
+//	                     snapshots in the directory S, or from the file S
 //	-restore-from F      make the store from the snapshot file F, in a -dir
 //	                     without a store file, then serve it
 //
@@ -86,23 +87,38 @@
 //
 // With -snapshot-dir S the server saves a snapshot of the store
 // (store/snapshot) into S at start and then every -snapshot-every in which
-// the store changed, and keeps the newest -snapshot-keep good ones: files
-// named snapshot-TIME-rREVISION.snap, each written whole or not at all.
+// the store changed, and keeps the -snapshot-keep good ones of its store
+// with the highest revisions: files named snapshot-TIME-rREVISION.snap,
+// each written whole or not at all. Snapshots are chosen and kept by the
+// store's identity, then revision, never by the time in them: S may be
+// shared by several servers, none removes another's snapshots, and one
+// stamped by a clock set wrong neither wins nor pushes out newer ones.
 // convergectl snapshot save FILE saves one of any served store, and
 // convergectl snapshot inspect FILE checks one.
 //
 // -recover-from S opens the store file and, if it is damaged, moves it
-// aside (store.db.damaged-TIME, never deleted), restores the newest good
-// snapshot of S in its place and serves it, saying on standard output
-// which snapshot it restored, where the damaged file went and which
-// revisions were lost; without a good snapshot in S it exits 3 and leaves
-// the damaged file as it is. Giving the same directory to -snapshot-dir
+// aside (store.db.damaged-TIME, never deleted), restores in its place the
+// good snapshot in the directory S of the damaged store (the identity its
+// file still tells) with the highest revision (not above the damaged
+// file's, when it still tells it: one above is of another history of the
+// store, and is named in a warning), and serves it, saying on
+// standard output which snapshot it restored, where the damaged file went
+// and which revisions were lost. Without a good snapshot of its store in
+// S (none, only other stores', or the damaged file's identity unreadable)
+// it exits 3 and leaves the damaged file as it is, saying so. A snapshot
+// of another store is restored only when named: -recover-from FILE
+// restores the snapshot file FILE whatever store it is of, and says that
+// what was lost is not known. Giving the same directory to -snapshot-dir
 // and -recover-from makes a server that recovers from its own snapshots:
 // it loses at most the writes of the last -snapshot-every.
 //
 // -restore-from F makes the store of a -dir that holds no store file yet
 // from the snapshot file F, then serves it (a -dir with a store file is
 // refused, exit 1: the restore is done once, then the flag is dropped).
+// Both restores refuse a snapshot holding what the server could not serve,
+// naming the key or the revision, and make nothing: a value that is not a
+// JSON object the layer reads (every write of its key would fail), or a
+// revision whose bump would pass snapshot.MaxRevision.
 //
 // Either way the restored store is another store, by the rule of the
 // store package's doc: a new identity, so that controllers that compare

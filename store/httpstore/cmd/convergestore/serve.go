@@ -41,7 +41,9 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
 		return err
 	}
-	s, err := prepareStore(cfg, stdout, log)
+	// The Kind the layer serves, and every restore checks values by.
+	kind := apistore.JSONKind{}
+	s, err := prepareStore(cfg, kind, stdout, log)
 	if err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	layer, err := apistore.New[json.RawMessage](s, apistore.JSONKind{})
+	layer, err := apistore.New[json.RawMessage](s, kind)
 	if err != nil {
 		return err
 	}

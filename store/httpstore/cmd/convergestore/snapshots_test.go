@@ -112,9 +112,9 @@ func TestRestoreFromASnapshotServesItUnderANewIdentityAboveTheBump(t *testing.T)
 func TestRecoverFromSnapshotsServesTheNewestAfterTheStoreFileIsDamaged(t *testing.T) {
 	dir, snaps := t.TempDir(), t.TempDir()
 	a := start(t, dir, "-snapshot-dir", snaps, "-snapshot-every", "20ms", "-snapshot-keep", "2")
-	want, rev, _ := fillServer(t, a)
+	want, rev, id := fillServer(t, a)
 	waitFor(t, fmt.Sprint("a snapshot of revision ", rev), func() bool {
-		found, err := snapshot.Latest(snaps)
+		found, err := snapshot.Latest(snaps, id)
 		return err == nil && found.Info.Revision == rev
 	})
 	a.stop(t)
