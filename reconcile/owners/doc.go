@@ -29,7 +29,11 @@
 //
 // The collector follows the recorded propagation while its finalizer
 // holds the owner; a garbage-collector finalizer a mark does not stand
-// for (left by a write around the layer) is removed.
+// for (left by a write around the layer) is removed. A child it collects
+// is deleted as Kubernetes' collector deletes one: in the foreground if an
+// owner being deleted in the foreground waits for it and it has children
+// of its own, else with no propagation given, so that a child carrying
+// apistore.OrphanFinalizer orphans its own children.
 //
 // # Guarantees
 //
@@ -105,6 +109,7 @@
 // whose owner has gone costs one read of that owner from the store before
 // its deletion; an owner being deleted in the foreground or with Orphan
 // looks at all its children, and reads the metadata of those its cache
-// holds, each time one of them changes. The collector remembers each key
+// holds, each time one of them changes; a child deleted for such an
+// owner does the same with its own children, once. The collector remembers each key
 // it has seen removed, or stop naming owners, until its cache holds that.
 package owners
