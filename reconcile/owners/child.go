@@ -15,31 +15,39 @@ import (
 type standing uint8
 
 const (
-	// present: the owner is there (marked in the background included: it
-	// counts until it is gone), or outside the view, where the collector
-	// cannot tell.
+	// present: the owner is there (marked included, if its deletion does
+	// nothing to its children: Background, or done with them; it counts
+	// until it is gone), or outside the view, where the collector cannot
+	// tell.
 	present standing = iota
 	// absent: no object with the reference's UID is cached under its key
 	// (none, or one created anew). A live read confirms it before any
 	// deletion.
 	absent
-	// foreground: the owner is being deleted in the foreground: the child
-	// goes first, unless an owner present keeps it.
-	foreground
-	// orphaning: the owner is being deleted with Orphan: the child drops
-	// the reference and stays, as far as this owner is concerned.
-	orphaning
+	// waitedFor: the owner is being deleted in the foreground (its
+	// course is foreground): the child goes first, unless an owner present
+	// keeps it.
+	waitedFor
+	// orphaned: the owner is being deleted with Orphan (its course is
+	// orphaning): the child drops the reference and stays, as far as this
+	// owner is concerned.
+	orphaned
 )
 
-// judgeChild applies to the child obj (metadata m) what its owners say:
+// judgeChild applies to the child obj (metadata m) what its owners say,
+// as Kubernetes' collector does (attemptToDeleteItem):
 //
 //   - references to owners orphaning it are removed, and so are those to
 //     owners deleted in the foreground if an owner present keeps it (so
 //     that they do not wait for it);
 //   - if no owner present is left and some reference is left, it is
-//     deleted (in the foreground if an owner is, so that its own children
-//     go first), once a live read has confirmed that every absent owner is
-//     gone.
+//     deleted, once a live read has confirmed that every absent owner is
+//     gone: in the foreground if an owner waits for it and it has
+//     children of its own (so that they go first), else with no
+//     propagation given (its own garbage-collector finalizer decides;
+//     see apistore.Meta.MarkedWith). Before a deletion in the foreground,
+//     if one of its children is itself being deleted in the foreground,
+//     its references are made non-blocking (breakCycle).
 //
 // It returns the child as left by its writes, and whether it was deleted
 // or marked for deletion.
@@ -56,7 +64,7 @@ func (c *Collector[T]) judgeChild(ctx context.Context, req reconcile.Request[T],
 	var keep []apistore.Owner
 	var kept []standing
 	for i, ref := range m.Owners {
-		if stand[i] == orphaning || anyPresent && stand[i] == foreground {
+		if stand[i] == orphaned || anyPresent && stand[i] == waitedFor {
 			continue
 		}
 		keep, kept = append(keep, ref), append(kept, stand[i])
@@ -73,9 +81,11 @@ func (c *Collector[T]) judgeChild(ctx context.Context, req reconcile.Request[T],
 	if err := c.confirmGone(ctx, req.Store, obj.Key, keep, kept); err != nil {
 		return obj, m, false, err
 	}
-	p := apistore.Background
-	if slices.Contains(kept, foreground) {
-		p = apistore.Foreground
+	var p apistore.Propagation
+	if slices.Contains(kept, waitedFor) {
+		if obj, m, p, err = c.breakCycle(ctx, req, obj, m); err != nil {
+			return obj, m, false, err
+		}
 	}
 	return obj, m, true, c.deleteChild(ctx, req, obj, m, p)
 }
@@ -92,13 +102,14 @@ func (c *Collector[T]) standingOf(ref apistore.Owner) standing {
 		return absent
 	}
 	om, err := c.kind.Meta(owner.Value)
-	switch {
-	case err != nil || !om.Deleting():
+	if err != nil {
 		return present
-	case om.HasFinalizer(apistore.OrphanFinalizer):
-		return orphaning
-	case om.HasFinalizer(apistore.ForegroundFinalizer):
-		return foreground
+	}
+	switch courseOf(om) {
+	case orphaning:
+		return orphaned
+	case foreground:
+		return waitedFor
 	}
 	return present
 }
@@ -147,24 +158,31 @@ func (c *Collector[T]) setOwners(ctx context.Context, req reconcile.Request[T], 
 	if err != nil {
 		return obj, m, reconcile.Terminal(fmt.Errorf("%w: owners: the metadata written to %q: %w", store.ErrInvalid, obj.Key, err))
 	}
-	c.wakeDeleting(c.graph.seen(obj.Key, written.Revision, wm.Owners, wm.Deleting()))
+	c.wakeDeleting(c.graph.seen(obj.Key, written.Revision, wm.Owners, markOf(wm)))
 	return written, wm, nil
 }
 
 // deleteChild deletes obj with propagation p through the layer, against
 // its revision: an object with finalizers (the foreground one included)
 // is only marked, and its mark's change brings it back here as an owner.
+// The graph records the mark the layer makes (apistore.Meta.MarkedWith).
 func (c *Collector[T]) deleteChild(ctx context.Context, req reconcile.Request[T], obj store.Object[T], m apistore.Meta, p apistore.Propagation) error {
 	d, ok := req.Store.(apistore.PropagatingDeleter)
 	if !ok {
 		return reconcile.Terminal(fmt.Errorf("%w: owners: the controller's writer %T has no DeleteWith", store.ErrInvalid, req.Store))
 	}
-	rev, marked, err := d.DeleteWith(ctx, obj.Key, obj.Revision, p)
+	rev, isMarked, err := d.DeleteWith(ctx, obj.Key, obj.Revision, p)
 	switch {
 	case err != nil:
 		return err
-	case marked:
-		c.graph.seen(obj.Key, rev, m.Owners, true)
+	case isMarked:
+		next := m
+		prop, finalizers, err := m.MarkedWith(p)
+		if err != nil {
+			return reconcile.Terminal(err)
+		}
+		next.Finalizers, next.Deletion = finalizers, &apistore.Deletion{Propagation: prop}
+		c.graph.seen(obj.Key, rev, m.Owners, markOf(next))
 	default:
 		c.removed(obj.Key, rev)
 	}

@@ -35,7 +35,7 @@ func (c *Collector[T]) reconcile(ctx context.Context, req reconcile.Request[T]) 
 	if err != nil {
 		return reconcile.Result{}, reconcile.Terminal(fmt.Errorf("%w: owners: the metadata of %q: %w", store.ErrInvalid, req.Key, err))
 	}
-	c.wakeDeleting(c.graph.seen(req.Key, obj.Revision, m.Owners, m.Deleting()))
+	c.wakeDeleting(c.graph.seen(req.Key, obj.Revision, m.Owners, markOf(m)))
 	obj, m, gone, err := c.judgeChild(ctx, req, obj, m)
 	if err == nil && !gone {
 		err = c.release(ctx, req, obj, m)
@@ -56,7 +56,7 @@ func (c *Collector[T]) listed() []entry {
 		if err != nil || len(m.Owners) == 0 {
 			continue
 		}
-		out = append(out, entry{key: obj.Key, rev: obj.Revision, refs: m.Owners, marked: m.Deleting()})
+		out = append(out, entry{key: obj.Key, rev: obj.Revision, refs: m.Owners, mark: markOf(m)})
 	}
 	return out
 }

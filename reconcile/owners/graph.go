@@ -10,8 +10,8 @@ import (
 )
 
 // graph is the collector's picture of who owns whom: for every key that
-// names owners, the references it names and whether it is marked for
-// deletion, as the key's last reconcile saw it (the object it was handed,
+// names owners, the references it names and its mark (whether it is
+// marked for deletion, and waiting for its children), as the key's last reconcile saw it (the object it was handed,
 // or the one it wrote), or as the cache holds it if that is newer; and,
 // for every owner key, the keys that name it.
 //
@@ -55,24 +55,24 @@ type graph struct {
 
 // node is what the graph knows of one child.
 type node struct {
-	rev    int64
-	refs   []apistore.Owner
-	marked bool
+	rev  int64
+	refs []apistore.Owner
+	mark mark
 }
 
 // child is a key naming an owner, with its reference to it.
 type child struct {
-	key    string
-	ref    apistore.Owner
-	marked bool
+	key  string
+	ref  apistore.Owner
+	mark mark
 }
 
 // entry is a key as the cache holds it, for build.
 type entry struct {
-	key    string
-	rev    int64
-	refs   []apistore.Owner
-	marked bool
+	key  string
+	rev  int64
+	refs []apistore.Owner
+	mark mark
 }
 
 // reset empties the graph; the next reconcile builds it anew.
@@ -93,16 +93,16 @@ func (g *graph) build(list func() []entry) {
 		return
 	}
 	for _, e := range list() {
-		g.setLocked(e.key, node{rev: e.rev, refs: e.refs, marked: e.marked})
+		g.setLocked(e.key, node{rev: e.rev, refs: e.refs, mark: e.mark})
 	}
 	g.built = true
 }
 
-// seen records that key is at revision rev, naming refs, marked or not.
+// seen records that key is at revision rev, naming refs, with mark mk.
 // It returns the owner keys whose children changed (the keys named before
 // or after, when the references changed), for the caller to wake. An
 // object older than the newest seen of key changes nothing.
-func (g *graph) seen(key string, rev int64, refs []apistore.Owner, marked bool) []string {
+func (g *graph) seen(key string, rev int64, refs []apistore.Owner, mk mark) []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	old, had := g.nodes[key]
@@ -114,7 +114,7 @@ func (g *graph) seen(key string, rev int64, refs []apistore.Owner, marked bool) 
 	}
 	g.removeLocked(key, old.refs)
 	if len(refs) > 0 {
-		g.setLocked(key, node{rev: rev, refs: slices.Clone(refs), marked: marked})
+		g.setLocked(key, node{rev: rev, refs: slices.Clone(refs), mark: mk})
 	} else {
 		g.past.note(key, rev, false, g.cached)
 	}
@@ -169,7 +169,7 @@ func (g *graph) childrenOf(owner string) []child {
 		n := g.nodes[key]
 		for _, r := range n.refs {
 			if r.Key == owner {
-				out = append(out, child{key: key, ref: r, marked: n.marked})
+				out = append(out, child{key: key, ref: r, mark: n.mark})
 			}
 		}
 	}

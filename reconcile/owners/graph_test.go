@@ -22,9 +22,9 @@ import (
 // and a key that names no one holds no node.
 func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testing.T) {
 	type seenNode struct {
-		rev    int64
-		refs   []apistore.Owner
-		marked bool
+		rev  int64
+		refs []apistore.Owner
+		mark mark
 	}
 	for seed := range uint64(20) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
@@ -57,8 +57,8 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 					for range rng.IntN(3) {
 						refs = append(refs, apistore.Owner{Key: keys[rng.IntN(len(keys))], UID: int64(1 + rng.IntN(2)), Block: rng.IntN(2) == 0})
 					}
-					marked := rng.IntN(3) == 0
-					woken := g.seen(key, rev, refs, marked)
+					mk := mark(rng.IntN(3))
+					woken := g.seen(key, rev, refs, mk)
 					switch {
 					case !fresh:
 						require.Empty(t, woken)
@@ -70,7 +70,7 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 						require.ElementsMatch(t, want, woken)
 						switch {
 						case len(refs) > 0:
-							model[key] = seenNode{rev: rev, refs: refs, marked: marked}
+							model[key] = seenNode{rev: rev, refs: refs, mark: mk}
 							delete(floor, key)
 							delete(removed, key)
 						case had:
@@ -88,7 +88,7 @@ func TestTheGraphKeepsWhatEachKeyLastNamedAndWakesTheOwnersThatChanged(t *testin
 					for k, n := range model {
 						for _, r := range n.refs {
 							if r.Key == owner {
-								want = append(want, child{key: k, ref: r, marked: n.marked})
+								want = append(want, child{key: k, ref: r, mark: n.mark})
 							}
 						}
 					}

@@ -11,55 +11,60 @@ import (
 )
 
 // release handles obj (metadata m) as an owner, from the children the
-// graph has for its key (and, for an owner being deleted, those the cache
-// holds: cachedChildren):
+// graph has for its key (and, for an owner whose deletion acts on its
+// children, those the cache holds: cachedChildren). It follows the course
+// of the deletion, which the propagation its mark records decides
+// (courseOf):
 //
 //   - a child that names another object under the key (an owner deleted
 //     and created again) is woken, to be judged as the child of an owner
 //     gone;
-//   - marked with OrphanFinalizer, it wakes every child that still names
-//     it (each drops the reference), and once none does, removes the
-//     finalizer (and ForegroundFinalizer, which has nothing left to wait
-//     for);
-//   - marked with ForegroundFinalizer, it wakes every child not yet
-//     marked (each is deleted, or drops the reference if another owner
-//     keeps it), and once no child with Block names it, removes the
-//     finalizer.
+//   - orphaning, it wakes every child that still names it (each drops the
+//     reference), and once none does, removes OrphanFinalizer;
+//   - foreground, it wakes every child not yet marked (each is deleted,
+//     or drops the reference if another owner keeps it), and once no child
+//     with Block names it, removes ForegroundFinalizer, as Kubernetes'
+//     collector does with a "deleting dependents" owner;
+//   - marked, it removes the garbage-collector finalizers its mark's
+//     propagation does not hold it with (stray).
 //
 // Removing the last finalizer deletes the owner, in the same
 // compare-and-swap; its children are then woken as an owner gone's.
 func (c *Collector[T]) release(ctx context.Context, req reconcile.Request[T], obj store.Object[T], m apistore.Meta) error {
-	orphan := m.Deleting() && m.HasFinalizer(apistore.OrphanFinalizer)
-	fore := m.Deleting() && m.HasFinalizer(apistore.ForegroundFinalizer)
-	if orphan || fore {
+	crs := courseOf(m)
+	if crs != none {
 		c.cachedChildren(obj.Key)
 	}
-	waiting := 0
+	left := 0
 	for _, k := range c.graph.childrenOf(obj.Key) {
 		switch {
 		case k.key == obj.Key:
 			// An object naming itself waits for nothing.
 		case k.ref.UID != obj.CreateRevision:
 			c.wake(k.key)
-		case orphan:
+		case crs == orphaning:
 			c.wake(k.key)
-			waiting++
-		case fore:
-			if !k.marked {
+			left++
+		case crs == foreground:
+			if k.mark == unmarked {
 				c.wake(k.key)
 			}
 			if k.ref.Block {
-				waiting++
+				left++
 			}
 		}
 	}
-	if !orphan && !fore || waiting > 0 {
+	if !m.Deleting() {
 		return nil
 	}
+	done := crs != none && left == 0
 	next := m
 	next.Finalizers = slices.DeleteFunc(slices.Clone(m.Finalizers), func(f string) bool {
-		return f == apistore.ForegroundFinalizer || orphan && f == apistore.OrphanFinalizer
+		return stray(m, f) || done && (f == apistore.ForegroundFinalizer || f == apistore.OrphanFinalizer)
 	})
+	if len(next.Finalizers) == len(m.Finalizers) {
+		return nil
+	}
 	return c.removeFinalizers(ctx, req, obj, next)
 }
 
@@ -84,7 +89,7 @@ func (c *Collector[T]) removeFinalizers(ctx context.Context, req reconcile.Reque
 	case deleted:
 		c.removed(obj.Key, written.Revision)
 	default:
-		c.graph.seen(obj.Key, written.Revision, next.Owners, true)
+		c.graph.seen(obj.Key, written.Revision, next.Owners, markOf(next))
 	}
 	return nil
 }
@@ -103,7 +108,8 @@ func (c *Collector[T]) ownerKeys(obj store.Object[T]) []string {
 }
 
 // cachedChildren hands the graph the children of owner that the cache
-// holds. A child created or changed before its owner's deletion began is
+// holds, so that the graph's picture of them is the newer of the two. A
+// child created or changed before its owner's deletion began is
 // in the cache when the owner's mark is, but its own reconcile, which
 // feeds the graph, may come after the owner's: the deletion must count it
 // all the same. A child's object older than the graph's (the collector's
@@ -111,7 +117,7 @@ func (c *Collector[T]) ownerKeys(obj store.Object[T]) []string {
 func (c *Collector[T]) cachedChildren(owner string) {
 	for _, obj := range c.ctrl.Lister().ByIndex(ownersIndex, owner) {
 		if m, err := c.kind.Meta(obj.Value); err == nil {
-			c.graph.seen(obj.Key, obj.Revision, m.Owners, m.Deleting())
+			c.graph.seen(obj.Key, obj.Revision, m.Owners, markOf(m))
 		}
 	}
 }

@@ -42,8 +42,18 @@
 //     finalizer of a marked object removes it in the same compare-and-swap
 //     (a write in between makes it a conflict, and a failed guard stops
 //     it). Creating a key that is marked fails with an error matching
-//     ErrDeleting and store.ErrExists. A Foreground or Orphan deletion
-//     marks the object with ForegroundFinalizer or OrphanFinalizer added.
+//     ErrDeleting and store.ErrExists.
+//   - Propagation, as Kubernetes' API server: an explicit propagation
+//     replaces the garbage-collector finalizer the object carries by its
+//     own (Foreground: ForegroundFinalizer, Orphan: OrphanFinalizer,
+//     Background: none, and the object goes at once if no finalizer is
+//     left); a delete that gives none (DeleteWith with "", and Delete)
+//     keeps it, and it decides. The mark records the propagation decided
+//     (Meta.MarkedWith states the rule). No object carries both
+//     finalizers: a write listing both fails with store.ErrInvalid. A
+//     delete of an object already marked changes nothing, whatever its
+//     propagation (Kubernetes would switch the policy; here the first
+//     stands).
 //   - Apply: an apply changes only what the applied document states. Its
 //     spec replaces the stored one (a JSON document without a spec keeps
 //     it); its status is never written; finalizers and owners it names are

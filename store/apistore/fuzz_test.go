@@ -16,8 +16,10 @@ import (
 
 var (
 	modelKeys     = []string{"a", "b", "c"}
-	finalizerSets = [][]string{nil, {"f1"}, {"f2"}, {"f1", "f2"}}
-	propagations  = []apistore.Propagation{apistore.Background, apistore.Foreground, apistore.Orphan}
+	finalizerSets = [][]string{nil, {"f1"}, {"f2"}, {"f1", "f2"},
+		{apistore.ForegroundFinalizer}, {"f1", apistore.OrphanFinalizer}, {apistore.OrphanFinalizer, "f2"},
+		{apistore.OrphanFinalizer, apistore.ForegroundFinalizer}}
+	propagations = []apistore.Propagation{apistore.Background, apistore.Foreground, apistore.Orphan, ""}
 )
 
 // shaped is the shape of the fuzz test's values.
@@ -201,6 +203,8 @@ func FuzzStoreAgainstModel(f *testing.F) {
 	f.Add([]byte{0, 2, 1, 5, 2, 2, 1, 2, 1, 3, 2, 3})    // raw spec write, then generations
 	f.Add([]byte{0, 0, 0, 4, 0, 1, 0, 0, 2, 4, 0, 2})    // foreground and orphan on objects without finalizers
 	f.Add([]byte{0, 0, 4, 1, 0, 20, 3, 0, 16, 4, 0, 17}) // stale writers
+	f.Add([]byte{0, 0, 20, 4, 0, 0, 0, 1, 16, 4, 1, 2})  // background over the orphan finalizer, orphan over the foreground one
+	f.Add([]byte{0, 0, 24, 4, 0, 3, 0, 1, 28, 1, 2, 28}) // no propagation keeps the object's own; both are refused
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 8 {
 		seed := make([]byte, 240)

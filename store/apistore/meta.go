@@ -1,6 +1,11 @@
 package apistore
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/converge-go/converge/store"
+)
 
 // Meta is what the layer keeps of an object besides its spec and status:
 // the bookkeeping an API server owns. In JSON it is the object's
@@ -40,7 +45,12 @@ type Deletion struct {
 	// Time is when the layer marked it, by the marking process's clock.
 	Time time.Time `json:"time"`
 	// Propagation says what the deletion does to the object's children
-	// (objects that name it as their owner).
+	// (objects that name it as their owner): the one the delete gave, or,
+	// if it gave none, the one the object's garbage-collector finalizer
+	// stood for (see Meta.MarkedWith). The garbage collector follows it:
+	// its finalizer, ForegroundFinalizer or OrphanFinalizer, holds the
+	// object while the collector carries it out. "" (a mark written
+	// around the layer) is Background.
 	Propagation Propagation `json:"propagation,omitempty"`
 }
 
@@ -57,12 +67,15 @@ type Owner struct {
 	Block bool `json:"block,omitempty"`
 }
 
-// Propagation is what deleting an owner does to its children.
+// Propagation is what deleting an owner does to its children. Given to a
+// delete, each of the three replaces the garbage-collector finalizer the
+// object carries; "" gives none, and keeps it (see Meta.MarkedWith).
 type Propagation string
 
 const (
 	// Background deletes the owner at once (or marks it, if it has
-	// finalizers); the garbage collector then deletes its children.
+	// finalizers other than the garbage collector's, which it removes);
+	// the garbage collector then deletes its children.
 	Background Propagation = "background"
 	// Foreground marks the owner with the foreground finalizer; the
 	// garbage collector deletes its children, and once no child that
@@ -75,7 +88,8 @@ const (
 	Orphan Propagation = "orphan"
 )
 
-// Finalizers the layer itself adds for Foreground and Orphan deletions.
+// Finalizers the layer itself adds for Foreground and Orphan deletions,
+// and removes for the other propagations given explicitly.
 const (
 	ForegroundFinalizer = "converge/foreground"
 	OrphanFinalizer     = "converge/orphan"
@@ -93,3 +107,17 @@ func (m Meta) HasFinalizer(name string) bool {
 
 // Deleting reports whether the object is marked for deletion.
 func (m Meta) Deleting() bool { return m.Deletion != nil }
+
+// checkGCFinalizers refuses finalizers that list both ForegroundFinalizer
+// and OrphanFinalizer: a deletion cannot go both ways.
+func checkGCFinalizers(finalizers []string) error {
+	fore, orphan := false, false
+	for _, f := range finalizers {
+		fore = fore || f == ForegroundFinalizer
+		orphan = orphan || f == OrphanFinalizer
+	}
+	if fore && orphan {
+		return fmt.Errorf("%w: apistore: finalizers %q and %q together", store.ErrInvalid, ForegroundFinalizer, OrphanFinalizer)
+	}
+	return nil
+}

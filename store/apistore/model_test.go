@@ -73,7 +73,16 @@ func (m *model) write(o *modelObject) {
 	o.rev = m.rev
 }
 
+// bothGC reports whether finalizers list both of the garbage collector's,
+// which no write may.
+func bothGC(finalizers []string) bool {
+	return slices.Contains(finalizers, apistore.ForegroundFinalizer) && slices.Contains(finalizers, apistore.OrphanFinalizer)
+}
+
 func (m *model) create(key string, spec, status int, finalizers []string) outcome {
+	if bothGC(finalizers) {
+		return fails(store.ErrInvalid)
+	}
 	if o := m.objects[key]; o != nil {
 		if o.mark != nil {
 			return fails(apistore.ErrDeleting, store.ErrExists)
@@ -89,6 +98,9 @@ func (m *model) create(key string, spec, status int, finalizers []string) outcom
 
 // update is Update and Replace: flag reports a delete.
 func (m *model) update(key string, revision int64, spec int, finalizers []string) outcome {
+	if bothGC(finalizers) {
+		return fails(store.ErrInvalid)
+	}
 	o, out, ok := m.at(key, revision)
 	if !ok {
 		return out
@@ -123,7 +135,11 @@ func (m *model) updateStatus(key string, revision int64, status int) outcome {
 	return outcome{}
 }
 
-// deleteWith is DeleteWith at now: flag reports a mark.
+// deleteWith is DeleteWith at now: flag reports a mark. As Kubernetes'
+// API server: an explicit propagation takes the place of the garbage
+// collector's finalizer the object carries; none ("") leaves it, and the
+// one it carries (the first, if it lists both) stands for the
+// propagation. An object left without finalizers goes.
 func (m *model) deleteWith(key string, revision int64, p apistore.Propagation, now time.Time) outcome {
 	o, out, ok := m.at(key, revision)
 	switch {
@@ -131,15 +147,31 @@ func (m *model) deleteWith(key string, revision int64, p apistore.Propagation, n
 		return out
 	case o.mark != nil:
 		return outcome{flag: true}
-	case p == apistore.Background && len(o.finalizers) == 0:
+	}
+	gc := map[string]apistore.Propagation{apistore.ForegroundFinalizer: apistore.Foreground, apistore.OrphanFinalizer: apistore.Orphan}
+	if p == "" {
+		p = apistore.Background
+		if i := slices.IndexFunc(o.finalizers, func(f string) bool { return gc[f] != "" }); i >= 0 {
+			p = gc[o.finalizers[i]]
+		}
+	}
+	var finalizers []string
+	for _, f := range o.finalizers {
+		if gc[f] == "" || gc[f] == p && !slices.Contains(finalizers, f) {
+			finalizers = append(finalizers, f)
+		}
+	}
+	for f, q := range gc {
+		if q == p && !slices.Contains(finalizers, f) {
+			finalizers = append(finalizers, f)
+		}
+	}
+	if len(finalizers) == 0 {
 		m.rev++
 		delete(m.objects, key)
 		return outcome{}
 	}
-	f := map[apistore.Propagation]string{apistore.Foreground: apistore.ForegroundFinalizer, apistore.Orphan: apistore.OrphanFinalizer}[p]
-	if f != "" && !slices.Contains(o.finalizers, f) {
-		o.finalizers = append(slices.Clip(o.finalizers), f)
-	}
+	o.finalizers = finalizers
 	o.mark = &apistore.Deletion{Revision: revision, Time: now.UTC(), Propagation: p}
 	m.write(o)
 	return outcome{flag: true}

@@ -187,13 +187,16 @@ func (s *Store[T]) current(ctx context.Context, key string, revision int64) (sto
 }
 
 // checkMeta refuses metadata the layer cannot keep its rules with: an empty
-// finalizer name, an owner whose key is not a valid key or whose UID is not
-// a revision.
+// finalizer name, both garbage-collector finalizers, an owner whose key is
+// not a valid key or whose UID is not a revision.
 func checkMeta(m Meta) error {
 	for _, f := range m.Finalizers {
 		if f == "" {
 			return fmt.Errorf("%w: apistore: empty finalizer name", store.ErrInvalid)
 		}
+	}
+	if err := checkGCFinalizers(m.Finalizers); err != nil {
+		return err
 	}
 	for _, o := range m.Owners {
 		if err := store.ValidateKey(o.Key); err != nil {

@@ -72,12 +72,13 @@ func (c *Client[T]) Apply(ctx context.Context, key string, doc T, guards ...stor
 }
 
 // DeleteWith deletes key if its revision is still revision, with
-// propagation p ("" is Background), and reports whether the object was
+// propagation p ("" gives none: the object's own garbage-collector
+// finalizer decides), and reports whether the object was
 // only marked for deletion (apistore.PropagatingDeleter; see
 // apistore.Store.DeleteWith): rev is then the mark's revision, or the
 // revision of an object already marked. An unknown p fails with
 // store.ErrInvalid before anything is sent. A served store without the
-// layer deletes with Background alone: Foreground and Orphan fail there
+// layer deletes with Background (or "") alone: Foreground and Orphan fail there
 // with an error matching errors.ErrUnsupported and store.ErrInvalid. An
 // error matching store.ErrUnavailable means the answer was lost: the key
 // may have been deleted or marked.
@@ -90,7 +91,7 @@ func (c *Client[T]) DeleteWith(ctx context.Context, key string, revision int64, 
 	if err != nil {
 		return 0, false, err
 	}
-	if p != apistore.Background {
+	if p != "" {
 		q.Set(paramPropagation, string(p))
 	}
 	var body deleteBody

@@ -128,11 +128,13 @@
 //     write removed the last finalizer of a marked object and so deleted
 //     it; the object answered is the value as the write left it, at the
 //     revision of the delete.
-//   - /v1/delete takes a propagation, background (the default, also when
-//     absent or empty), foreground or orphan (apistore.Propagation), and
-//     answers "marked": true when the object was only marked for deletion
-//     (its finalizers have yet to run). A served store that is no
-//     PropagatingDeleter deletes with background alone and refuses the
+//   - /v1/delete takes a propagation, background, foreground or orphan
+//     (apistore.Propagation); absent or empty gives none, and the
+//     layer keeps the object's own garbage-collector finalizer, which
+//     decides (background if it carries neither). It answers
+//     "marked": true when the object was only marked for deletion (its
+//     finalizers have yet to run). A served store that is no
+//     PropagatingDeleter deletes with background (or none) alone and refuses the
 //     others as unsupported; an unknown propagation is invalid (400)
 //     whatever the store.
 //   - /v1/identity answers the store's identity (store.Identifier); a
@@ -152,7 +154,7 @@
 // without them they fail with an error matching errors.ErrUnsupported and
 // store.ErrInvalid, and nothing is written; Replace works on every store
 // (it says deleted only over the layer), as does DeleteWith with
-// apistore.Background.
+// apistore.Background or "".
 //
 // A watch stream's frames are {"type":"start","watch":ID,"heartbeatMillis":N},
 // then {"type":"created"|"updated"|"deleted","object":{...}} in revision

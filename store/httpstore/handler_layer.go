@@ -122,7 +122,7 @@ func (h *Handler[T]) identity(w http.ResponseWriter, r *http.Request) error {
 }
 
 // parsePropagation reads a delete's propagation parameter: absent or ""
-// is Background; an unknown one is refused, whatever the store.
+// gives none (""); an unknown one is refused, whatever the store.
 func parsePropagation(q query) (apistore.Propagation, error) {
 	s, err := q.str(paramPropagation, false)
 	if err != nil {
@@ -131,26 +131,26 @@ func parsePropagation(q query) (apistore.Propagation, error) {
 	return checkPropagation(apistore.Propagation(s))
 }
 
-// checkPropagation returns p, Background for "", or an error matching
-// store.ErrInvalid for a propagation apistore does not know.
+// checkPropagation returns p, or an error matching store.ErrInvalid for a
+// propagation apistore does not know. "" gives none: the layer keeps the
+// object's own garbage-collector finalizer, whereas an explicit
+// Background removes it.
 func checkPropagation(p apistore.Propagation) (apistore.Propagation, error) {
 	switch p {
-	case "", apistore.Background:
-		return apistore.Background, nil
-	case apistore.Foreground, apistore.Orphan:
+	case "", apistore.Background, apistore.Foreground, apistore.Orphan:
 		return p, nil
 	}
 	return "", fmt.Errorf("%w: unknown propagation %q: want background, foreground or orphan", ErrInvalid, string(p))
 }
 
 // deleteWith deletes with propagation p: through the store's DeleteWith if
-// it has one, else with Delete, which only Background is.
+// it has one, else with Delete, which only Background (or "") is.
 func (h *Handler[T]) deleteWith(r *http.Request, a writeArgs[T], p apistore.Propagation) (deleteBody, error) {
 	if h.layer.deleter != nil {
 		rev, marked, err := h.layer.deleter.DeleteWith(r.Context(), a.key, a.revision, p, a.guards...)
 		return deleteBody{Revision: rev, Marked: marked}, err
 	}
-	if p != apistore.Background {
+	if p != "" && p != apistore.Background {
 		return deleteBody{}, unsupported(pathDelete, fmt.Sprintf("has no %s deletion (serve an apistore.Store)", p))
 	}
 	rev, err := h.s.Delete(r.Context(), a.key, a.revision, a.guards...)
