@@ -197,15 +197,15 @@ func (s *Source) Start(ctx context.Context, enqueue func(key string)) error {
 // Reconciled tells the source what the reconciler of key left in the
 // world when its reconcile ended: the fingerprints of the key's objects
 // as it made or observed them, in any order, as the ListFunc lists them
-// (none: the key has no object). Until a poll lists otherwise, that is
-// what is expected of the key, so the next poll wakes it if the world
-// differs, whatever happened since: an object the reconciler made and
-// someone dropped before that poll is woken, and the reconciler's own
-// change wakes nothing. Reported while a poll lists, it is not
-// overwritten by that poll's listing (which may be older), and costs at
-// most one needless wake-up, never a missed one. Fingerprints that the
-// ListFunc never lists for the key wake it at every poll. It never
-// blocks on a poll; on a nil Source it does nothing.
+// (none: the key has no object). That is what is expected of the key
+// until a poll that begins after it, which wakes the key if the world
+// differs, whatever happened since, and takes what it lists instead: an
+// object the reconciler made and someone dropped before that poll is
+// woken, and the reconciler's own change wakes nothing. Reported while a
+// poll lists, it is not overwritten by that poll's listing (which may be
+// older), and costs at most one needless wake-up, never a missed one.
+// Fingerprints that the ListFunc never lists for the key wake it at
+// every poll. It never blocks on a poll; on a nil Source it does nothing.
 func (s *Source) Reconciled(key string, fingerprints ...string) {
 	if s == nil {
 		return
