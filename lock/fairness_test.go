@@ -33,7 +33,7 @@ func shortTermRival(ctx context.Context, t *testing.T, l *Lease, most time.Durat
 }
 
 // deleteRecord deletes the lease record at key, whoever holds it.
-func deleteRecord(t *testing.T, m *store.Memory[Record], key string) {
+func deleteRecord(t *testing.T, m store.Store[Record], key string) {
 	for {
 		obj, err := m.Get(context.Background(), key)
 		if errors.Is(err, store.ErrNotFound) {
@@ -55,18 +55,30 @@ func deleteRecord(t *testing.T, m *store.Memory[Record], key string) {
 // the rival's term then current (the rival yields it to a watching
 // contender). Without that yield, the rival won every free moment and the
 // elector had no term for 33 TTLs within 50 flips.
+// It runs over the memory store and over a JSON view of a byte store.
 func TestAnElectorIsNotStarvedByARivalTakingShortTermsBackToBack(t *testing.T) {
-	for seed := range uint64(4) {
-		synctest.Test(t, func(t *testing.T) { flipAgainstARival(t, seed, 250) })
+	stores := map[string]func(t *testing.T) store.Store[Record]{
+		"memory": func(t *testing.T) store.Store[Record] { return newMemory(t) },
+		"view": func(t *testing.T) store.Store[Record] {
+			raw := store.NewMemory[[]byte]()
+			t.Cleanup(func() { _ = raw.Close() })
+			return store.NewView[Record](raw, store.JSON[Record]{})
+		},
+	}
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) {
+			for seed := range uint64(2) {
+				synctest.Test(t, func(t *testing.T) { flipAgainstARival(t, newStore(t), seed, 250) })
+			}
+		})
 	}
 }
 
-func flipAgainstARival(t *testing.T, seed uint64, flips int) {
+func flipAgainstARival(t *testing.T, m store.Store[Record], seed uint64, flips int) {
 	const (
 		ttl       = 300 * time.Millisecond
 		rivalMost = 30 * time.Millisecond
 	)
-	m := newMemory(t)
 	opts := LeaseOptions{Holder: "manager", TTL: ttl}
 	own, err := NewLease(m, "leader", opts)
 	require.NoError(t, err)
