@@ -69,7 +69,9 @@ func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
 // work done on behalf of the leadership can fence its writes with its
 // Guard. When leadership is lost, Run waits for lead to
 // return, releases the lock and campaigns again: lead never runs twice at
-// once. Errors of Acquire are logged and retried after RetryDelay.
+// once. Over a Lease, a release that deleted the record leaves it to a
+// watching contender for the Lease's yield first (see Fairness in the
+// package doc). Errors of Acquire are logged and retried after RetryDelay.
 //
 // Run returns nil once ctx has ended, after lead has returned and leadership
 // has been released. lead is meant to run until its context ends; if it

@@ -200,6 +200,7 @@ func (h *held) extend(sent time.Time) bool {
 
 // deleteTerm deletes the record if it still belongs to the term whose token
 // is token (its CreateRevision); a record of another term is left alone.
+// A record it deletes starts this Lease's yield (see Lease.yield).
 func (l *Lease) deleteTerm(ctx context.Context, token int64) error {
 	const attempts = 3
 	var err error
@@ -216,7 +217,11 @@ func (l *Lease) deleteTerm(ctx context.Context, token int64) error {
 			return nil
 		}
 		_, err = l.store.Delete(ctx, l.key, obj.Revision)
-		if err == nil || errors.Is(err, store.ErrNotFound) {
+		if err == nil {
+			l.freed()
+			return nil
+		}
+		if errors.Is(err, store.ErrNotFound) {
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {

@@ -32,6 +32,11 @@ import (
 //     if it still belongs to the term; watching contenders take over at once.
 //     If its ctx ends first or the delete fails it returns the error and may
 //     be called again (contenders then take over after the TTL).
+//   - Having deleted the record of its own term, a Lease leaves the key to
+//     others for RenewInterval/2 (its yield) before it creates the record
+//     again, so that a contender told of the release by its watch takes the
+//     next term: a holder that releases and campaigns again at once does
+//     not win every free moment (see Fairness in the package doc).
 //
 // See LeaseOptions for the timing bound that keeps two holders from
 // overlapping. The store's reads and conditional writes must be linearizable
@@ -53,6 +58,9 @@ type Lease struct {
 
 	mu   sync.Mutex
 	seen sighting
+	// freedAt is when this Lease last deleted the record of its own
+	// term (zero: never).
+	freedAt time.Time
 }
 
 // sighting is the record revision a contender has seen and when it first saw
@@ -89,8 +97,9 @@ func NewLease(s store.Store[Record], key string, opts LeaseOptions) (*Lease, err
 // Acquire blocks until this process holds the lease, or returns ctx's error
 // once ctx ends. While the record is held by another, Acquire watches it (and
 // polls if the watch fails), takes it at once when it is released, and takes
-// it over once it has been unchanged for a TTL. Store errors are logged and
-// retried.
+// it over once it has been unchanged for a TTL. Within its yield after
+// freeing the record itself, it waits before creating it. Store errors are
+// logged and retried.
 //
 // The returned Lock outlives ctx; its context keeps ctx's values.
 func (l *Lease) Acquire(ctx context.Context) (Lock, error) {
@@ -120,9 +129,9 @@ func (l *Lease) Acquire(ctx context.Context) (Lock, error) {
 	}
 }
 
-// TryAcquire makes one attempt: it takes the lease if the record is absent,
-// or if this Lease has seen it unchanged for a TTL, and otherwise reports
-// false. A store error is returned as is (wrapped with the key).
+// TryAcquire makes one attempt: it takes the lease if the record is absent
+// (and this Lease did not free it within its yield), or if this Lease has
+// seen it unchanged for a TTL, and otherwise reports false. A store error is returned as is (wrapped with the key).
 func (l *Lease) TryAcquire(ctx context.Context) (Lock, bool, error) {
 	if err := l.check(ctx); err != nil {
 		return nil, false, err
@@ -155,6 +164,9 @@ func (l *Lease) check(ctx context.Context) error {
 func (l *Lease) attempt(ctx context.Context) (_ *held, _ sighting, due time.Duration, _ error) {
 	obj, err := l.store.Get(ctx, l.key)
 	if errors.Is(err, store.ErrNotFound) {
+		if wait := l.yielding(); wait > 0 {
+			return nil, sighting{}, wait, nil // a contender's turn first
+		}
 		h, err := l.create(ctx)
 		return h, sighting{}, 0, err
 	}
@@ -250,4 +262,31 @@ func (l *Lease) pollInterval() time.Duration {
 // retryDelay is the wait after a failed store call before the next try.
 func (l *Lease) retryDelay() time.Duration {
 	return l.clock.real(l.opts.RenewInterval / 4)
+}
+
+// yield is how long a Lease waits, after deleting the record of its own
+// term, before it creates the record again: RenewInterval/2, time for a
+// watching contender to be told that the record is gone and to create
+// its own.
+func (l *Lease) yield() time.Duration {
+	return l.clock.real(l.opts.RenewInterval / 2)
+}
+
+// freed records that this Lease has just deleted the record of its own
+// term: its yield starts.
+func (l *Lease) freed() {
+	l.mu.Lock()
+	l.freedAt = time.Now()
+	l.mu.Unlock()
+}
+
+// yielding returns how much longer this Lease leaves an absent record to
+// others, after it freed it (0: it may create it).
+func (l *Lease) yielding() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.freedAt.IsZero() {
+		return 0
+	}
+	return max(0, l.yield()-time.Since(l.freedAt))
 }

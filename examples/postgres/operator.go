@@ -102,9 +102,9 @@ func NewOperator(cfg Config) (*Operator, error) {
 		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
 	var errs [4]error
-	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk}),
+	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
-	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk}),
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, drift: dbDrift}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))

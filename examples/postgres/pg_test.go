@@ -121,6 +121,44 @@ func TestDriftMadeWithPsqlIsHealedWithinADriftInterval(t *testing.T) {
 	waitFor(t, "the revoked membership granted again", within, func() bool { return e.query("postgres", roleRow("drifter")) == "f|-1|app" })
 }
 
+// A database the operator created and someone dropped before the next
+// poll is absent at both polls around it; it is created again all the
+// same, because the reconciler told the drift source what it made. And
+// what the reconcilers tell the sources is what the sources list: once
+// converged, polls wake no role or database.
+func TestADatabaseCreatedAndDroppedBeforeTheNextPollIsCreatedAgain(t *testing.T) {
+	e := newPGEnv(t)
+	var log reconcileLog
+	cfg := e.daemonConfig()
+	cfg.DriftInterval = 5 * time.Second // the drop comes well before the next poll
+	cfg.Observe = log.observe
+	e.startInProcess(cfg)
+	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: true, ConnectionLimit: intp(5)})
+	put(t, e.stores.Roles, "roles/member", RoleSpec{InRoles: []string{"app"}})
+	put(t, e.stores.Databases, "databases/flash", DatabaseSpec{Owner: "app", Reclaim: Delete})
+	waitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/member")
+	waitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
+	e.query("postgres", "DROP DATABASE flash")
+	waitFor(t, "the dropped database created again", cfg.DriftInterval+20*time.Second, func() bool {
+		return e.query("postgres", "SELECT count(*) FROM pg_database WHERE datname = 'flash'") == "1"
+	})
+	waitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
+
+	// Two polls, each proven by a role altered by hand and put back: they
+	// wake that role alone.
+	from := time.Now()
+	for range 2 {
+		e.query("postgres", "ALTER ROLE app CONNECTION LIMIT 1")
+		waitFor(t, "the altered role put back", cfg.DriftInterval+20*time.Second, func() bool {
+			return e.query("postgres", roleRow("app")) == "t|5|"
+		})
+	}
+	waitFor(t, "the put-backs recorded", convergeLimit, func() bool {
+		return log.startedBetween(from, time.Now())["roles roles/app"] >= 2
+	})
+	require.Equal(t, map[string]int{"roles roles/app": 2}, log.startedBetween(from, time.Now()))
+}
+
 // roleRow selects a role's login, connection limit and memberships.
 func roleRow(name string) string {
 	return `SELECT r.rolcanlogin, r.rolconnlimit, COALESCE(string_agg(g.rolname, ',' ORDER BY g.rolname), '')

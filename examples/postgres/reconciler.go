@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/drift"
 	"github.com/converge-go/converge/reconcile/intent"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/reconcile/schedule"
@@ -29,6 +30,7 @@ import (
 type roleReconciler struct {
 	pg    *pg
 	marks *marks
+	drift *drift.Source // told what each reconcile made
 }
 
 func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Role]) (reconcile.Result, error) {
@@ -63,6 +65,7 @@ func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*R
 	if err != nil {
 		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 	}
+	r.drift.Reconciled(req.Key, roleFingerprint(st.Login, st.ConnectionLimit, st.InRoles))
 	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the role is as its spec says"))
 	return reconcile.Result{}, err
 }
@@ -92,6 +95,7 @@ func (r *roleReconciler) drop(ctx context.Context, key string) error {
 type databaseReconciler struct {
 	pg    *pg
 	marks *marks
+	drift *drift.Source // told what each reconcile made
 }
 
 func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Database]) (reconcile.Result, error) {
@@ -117,6 +121,7 @@ func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if err != nil {
 		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 	}
+	r.drift.Reconciled(req.Key, databaseFingerprint(owner))
 	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the database is as its spec says"))
 	return reconcile.Result{}, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,8 +14,10 @@ import (
 // This file holds how the operator looks at the whole server beside its
 // reconciles: the drift sources' listings (a role altered or dropped with
 // psql, a database dropped by hand, make no store event: a poll of the
-// catalog finds them and wakes their keys) and the pruners' worlds (every
-// role and database with the mark in its comment).
+// catalog finds them and wakes their keys; the reconcilers tell the
+// sources what they made, so that what they made and someone undid
+// before the next poll is found too) and the pruners' worlds (every role
+// and database with the mark in its comment).
 
 // roleFingerprints lists the roles, each with a fingerprint of what the
 // Role reconciler compares.
@@ -29,7 +32,11 @@ func (p *pg) roleFingerprints() drift.ListFunc {
 			var login bool
 			var limit int
 			err := row.Scan(&name, &login, &limit, &members)
-			return drift.Observed{Key: RolePrefix + name, Fingerprint: drift.Fingerprint(strconv.FormatBool(login), strconv.Itoa(limit), members)}, err
+			var inRoles []string
+			if members != "" {
+				inRoles = strings.Split(members, ",")
+			}
+			return drift.Observed{Key: RolePrefix + name, Fingerprint: roleFingerprint(login, limit, inRoles)}, err
 		})
 	}
 }
@@ -44,10 +51,20 @@ func (p *pg) databaseFingerprints() drift.ListFunc {
 		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drift.Observed, error) {
 			var name, owner string
 			err := row.Scan(&name, &owner)
-			return drift.Observed{Key: DatabasePrefix + name, Fingerprint: drift.Fingerprint(owner)}, err
+			return drift.Observed{Key: DatabasePrefix + name, Fingerprint: databaseFingerprint(owner)}, err
 		})
 	}
 }
+
+// roleFingerprint is what the role drift source compares, listed by it
+// and told it by the Role reconciler (drift.Source.Reconciled) alike.
+func roleFingerprint(login bool, limit int, inRoles []string) string {
+	return drift.Fingerprint(strconv.FormatBool(login), strconv.Itoa(limit), strings.Join(sortedSet(inRoles), ","))
+}
+
+// databaseFingerprint is what the database drift source compares: that
+// the database exists, and its owner.
+func databaseFingerprint(owner string) string { return drift.Fingerprint(owner) }
 
 // filterDesired keeps the observations of desired keys: the roles and
 // databases no object names are not the operator's to wake.

@@ -22,9 +22,11 @@ import (
 type role struct{ Attrs string }
 
 // roleOperator converges the fake world toward the store's roles and
-// counts its reconciles per key.
+// counts its reconciles per key; given its drift source, it tells it what
+// each reconcile left.
 type roleOperator struct {
 	world *world
+	drift *drift.Source // nil: it does not tell
 	mu    sync.Mutex
 	runs  map[string]int
 }
@@ -35,11 +37,13 @@ func (o *roleOperator) Reconcile(_ context.Context, req reconcile.Request[*role]
 	o.mu.Unlock()
 	if req.Deleted {
 		o.world.remove(req.Key) // not desired: drop it
+		o.drift.Reconciled(req.Key)
 		return reconcile.Result{}, nil
 	}
 	if fp, ok := o.world.get(req.Key); !ok || fp != req.Object.Value.Attrs {
 		o.world.set(req.Key, req.Object.Value.Attrs)
 	}
+	o.drift.Reconciled(req.Key, req.Object.Value.Attrs)
 	return reconcile.Result{}, nil
 }
 
@@ -55,8 +59,15 @@ func (o *roleOperator) takeRuns() map[string]int {
 const interval = 30 * time.Second
 
 // startRoles runs a controller of alice and bob over a memory store, with
-// a drift source polling w every interval.
-func startRoles(t *testing.T, w *world, log *slog.Logger) (*reconcile.Controller[*role], *roleOperator, func()) {
+// a drift source polling w every interval, that the reconciler tells
+// what it made if report.
+func startRoles(t *testing.T, w *world, log *slog.Logger, report bool) (*reconcile.Controller[*role], *roleOperator, func()) {
+	c, _, op, stop := startRolesIn(t, w, log, report)
+	return c, op, stop
+}
+
+// startRolesIn is startRoles, returning the store too.
+func startRolesIn(t *testing.T, w *world, log *slog.Logger, report bool) (*reconcile.Controller[*role], store.Store[*role], *roleOperator, func()) {
 	s := store.NewMemory[*role]()
 	for _, name := range []string{"roles/alice", "roles/bob"} {
 		_, err := s.Create(context.Background(), name, &role{Attrs: "login"})
@@ -64,6 +75,9 @@ func startRoles(t *testing.T, w *world, log *slog.Logger) (*reconcile.Controller
 	}
 	src := newSource(t, w.list, drift.Options{Name: "postgres roles", Interval: interval})
 	op := &roleOperator{world: w, runs: map[string]int{}}
+	if report {
+		op.drift = src
+	}
 	c, err := reconcile.New(s, op, reconcile.Options[*role]{Name: "roles", Prefix: "roles/", Sources: []reconcile.Source{src}, Logger: log})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,7 +87,7 @@ func startRoles(t *testing.T, w *world, log *slog.Logger) (*reconcile.Controller
 	advance(interval) // a poll after the creations: the baseline holds them
 	synctest.Wait()
 	op.takeRuns()
-	return c, op, func() {
+	return c, s, op, func() {
 		cancel()
 		require.NoError(t, <-done)
 	}
@@ -99,7 +113,7 @@ func (w *world) snapshot() map[string]string {
 func TestDriftBehindTheControllersBackIsHealedWithinOneInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(nil)
-		_, op, stop := startRoles(t, w, nil)
+		_, op, stop := startRoles(t, w, nil, false)
 		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
 		w.set("roles/alice", "login,superuser")
 		w.remove("roles/bob")
@@ -120,7 +134,7 @@ func TestDriftBehindTheControllersBackIsHealedWithinOneInterval(t *testing.T) {
 func TestKeysWokenByDriftShowTheSourcesNameInTheirTriggers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(nil)
-		c, _, stop := startRoles(t, w, nil)
+		c, _, stop := startRoles(t, w, nil, false)
 		w.set("roles/alice", "superuser")
 		advance(interval)
 		synctest.Wait()
@@ -142,7 +156,7 @@ func TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift(t *testing.T)
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(nil)
 		var logs syncbuf.Buffer
-		c, op, stop := startRoles(t, w, slog.New(slog.NewTextHandler(&logs, nil)))
+		c, op, stop := startRoles(t, w, slog.New(slog.NewTextHandler(&logs, nil)), false)
 		require.Empty(t, c.Health().Degraded)
 		w.fail(errors.New("connection refused"))
 		w.set("roles/alice", "superuser")
@@ -160,6 +174,30 @@ func TestAFailingPollIsLoggedRetriedByTheControllerAndLosesNoDrift(t *testing.T)
 		require.Empty(t, c.Health().Degraded, "the source's error stays after a successful poll")
 		require.Equal(t, want("roles/alice", "login", "roles/bob", "login"), w.snapshot())
 		require.Equal(t, map[string]int{"roles/alice": 1}, op.takeRuns())
+		stop()
+	})
+}
+
+// Through a controller: a role the reconciler made
+// and someone dropped before the next poll is made again by the reconcile
+// that poll wakes; and the reconciler's own heals, reported, wake nothing
+// more.
+func TestARoleMadeAndDroppedWithinOnePollIntervalIsMadeAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(nil)
+		_, s, op, stop := startRolesIn(t, w, nil, true)
+		_, err := s.Create(context.Background(), "roles/carol", &role{Attrs: "login"})
+		require.NoError(t, err)
+		synctest.Wait()
+		require.Equal(t, want("roles/alice", "login", "roles/bob", "login", "roles/carol", "login"), w.snapshot())
+		w.remove("roles/carol") // by hand, before the next poll
+		advance(interval)
+		synctest.Wait()
+		require.Equal(t, want("roles/alice", "login", "roles/bob", "login", "roles/carol", "login"), w.snapshot())
+		require.Equal(t, map[string]int{"roles/carol": 2}, op.takeRuns(), "made, then made again")
+		advance(3 * interval)
+		synctest.Wait()
+		require.Empty(t, op.takeRuns(), "the heal, reported, wakes nothing more")
 		stop()
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,7 +28,8 @@ type Observed struct {
 	Key string
 	// Fingerprint is what the operator compares, in any form: a role's
 	// attributes as read from pg_authid, or a hash of them (Fingerprint).
-	// Two polls that list the same fingerprint for a key see no drift.
+	// A poll that lists the fingerprint expected of a key (see
+	// Source.Reconciled) sees no drift there.
 	Fingerprint string
 }
 
@@ -59,10 +61,12 @@ type Options struct {
 	PerSecond float64
 	Burst     int
 	// WakeOnFirstPoll wakes every key the first poll lists. By default the
-	// first poll only learns the baseline: a controller reconciles every
-	// key of its store when it starts, so drift from before the start is
-	// healed without it. Set it to also wake the keys of objects that
-	// exist only in the world (to delete what is no longer desired).
+	// first poll wakes only the keys that differ from what Reconciled
+	// reported, and learns the others as they are: a controller
+	// reconciles every key of its store when it starts, so drift from
+	// before the start is healed without it. Set it to also wake the keys
+	// of objects that exist only in the world (to delete what is no longer
+	// desired).
 	WakeOnFirstPoll bool
 }
 
@@ -110,14 +114,12 @@ type Source struct {
 	opts    Options
 	limiter *rate.Limiter
 
-	// Owned by the running Start (one at a time): the last listing's
-	// fingerprints, whether there has been one, and the keys found but
-	// not yet woken.
-	baseline map[string]string
-	learned  bool
-	pending  pending
+	// Owned by the running Start (one at a time): the keys found but not
+	// yet woken.
+	pending pending
 
 	mu      sync.Mutex
+	expect  expected // what each key should be listed with
 	running bool
 	err     error // the last poll's
 }
@@ -151,16 +153,17 @@ func (s *Source) Err() error {
 }
 
 // Start polls the world at once and then every Interval, calling enqueue
-// for each key whose fingerprint changed since the previous poll, that
-// appeared, or that vanished, at the rate Options allow. list is called
-// from Start's goroutine, one call at a time. Start returns nil when ctx
-// ends. A poll that fails wakes nothing and keeps the baseline and the
-// keys still to wake: Start returns its error (wrapped, naming the
-// source), and a controller logs it and starts the source again after a
-// backoff; that Start polls at once and compares with the baseline, so
-// drift from before the failure is woken, and nothing else. Start refuses
-// to run twice at once (an error matching ErrInvalid). The Source holds
-// the keys and fingerprints of the last listing.
+// for each key that drifted (listed with a fingerprint other than the one
+// expected of it, appeared or vanished: see Reconciled), at the rate
+// Options allow. list is called from Start's goroutine, one call at a
+// time. Start returns nil when ctx ends. A poll that fails wakes nothing
+// and keeps what is expected of each key and the keys still to wake:
+// Start returns its error (wrapped, naming the source), and a controller
+// logs it and starts the source again after a backoff; that Start polls
+// at once and compares with what is expected, so drift from before the
+// failure is woken, and nothing else. Start refuses to run twice at once
+// (an error matching ErrInvalid). The Source holds a fingerprint per key
+// of the last listing, and per key reported since it began.
 func (s *Source) Start(ctx context.Context, enqueue func(key string)) error {
 	if err := s.begin(); err != nil {
 		return err
@@ -189,6 +192,32 @@ func (s *Source) Start(ctx context.Context, enqueue func(key string)) error {
 			poll.Reset(s.wait())
 		}
 	}
+}
+
+// Reconciled tells the source what the reconciler of key left in the
+// world when its reconcile ended: the fingerprints of the key's objects
+// as it made or observed them, in any order, as the ListFunc lists them
+// (none: the key has no object). That is what is expected of the key
+// until a poll that begins after it, which wakes the key if the world
+// differs, whatever happened since, and takes what it lists instead: an
+// object the reconciler made and someone dropped before that poll is
+// woken, and the reconciler's own change wakes nothing. Reported while a
+// poll lists, it is not overwritten by that poll's listing (which may be
+// older), and costs at most one needless wake-up, never a missed one.
+// Fingerprints that the ListFunc never lists for the key wake it at
+// every poll. It never blocks on a poll; on a nil Source it does nothing.
+func (s *Source) Reconciled(key string, fingerprints ...string) {
+	if s == nil {
+		return
+	}
+	present := len(fingerprints) > 0
+	var fp string
+	if present {
+		fp = combined(slices.Clone(fingerprints))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expect.reported(key, fp, present)
 }
 
 func (s *Source) begin() error {

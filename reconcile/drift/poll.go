@@ -6,49 +6,31 @@ import (
 )
 
 // poll lists the world and adds to the keys to wake those that drifted
-// since the last listing, which becomes the baseline. A failed listing
-// changes nothing but Err.
+// from what was expected of them (see expected). A failed listing changes
+// nothing but Err.
 func (s *Source) poll(ctx context.Context) error {
+	s.mu.Lock()
+	mark := s.expect.listing()
+	s.mu.Unlock()
 	objs, err := s.list(ctx)
 	if ctx.Err() != nil {
 		return ctx.Err() // Start is ending: not a failure of the poll
 	}
 	s.mu.Lock()
 	s.err = err
+	var woken []string
+	if err == nil {
+		woken = s.expect.pollListed(fingerprints(objs), mark, s.opts.WakeOnFirstPoll)
+	}
 	s.mu.Unlock()
-	if err != nil {
-		return err
+	for _, key := range woken {
+		s.pending.add(key)
 	}
-	seen := fingerprints(objs)
-	if s.learned || s.opts.WakeOnFirstPoll {
-		for _, key := range drifted(s.baseline, seen) {
-			s.pending.add(key)
-		}
-	}
-	s.baseline, s.learned = seen, true
-	return nil
-}
-
-// drifted returns, sorted, the keys whose fingerprint differs between
-// before and now, or that only one of them holds.
-func drifted(before, now map[string]string) []string {
-	var keys []string
-	for key, fp := range now {
-		if old, ok := before[key]; !ok || old != fp {
-			keys = append(keys, key)
-		}
-	}
-	for key := range before {
-		if _, ok := now[key]; !ok {
-			keys = append(keys, key)
-		}
-	}
-	slices.Sort(keys)
-	return keys
+	return err
 }
 
 // fingerprints returns each listed key's fingerprint. A key listed more
-// than once gets one made of all of its objects', whatever their order.
+// than once gets one made of all of its objects' (combined).
 func fingerprints(objs []Observed) map[string]string {
 	out := make(map[string]string, len(objs))
 	var shared map[string][]string // the fingerprints of keys listed twice or more
@@ -67,8 +49,18 @@ func fingerprints(objs []Observed) map[string]string {
 		shared[o.Key] = append(shared[o.Key], o.Fingerprint)
 	}
 	for key, fps := range shared {
-		slices.Sort(fps)
-		out[key] = Fingerprint(fps...)
+		out[key] = combined(fps)
 	}
 	return out
+}
+
+// combined returns the fingerprint of a key's objects, from theirs in any
+// order: the one's own, or one made of them all. fps must not be empty;
+// it may be sorted in place.
+func combined(fps []string) string {
+	if len(fps) == 1 {
+		return fps[0]
+	}
+	slices.Sort(fps)
+	return Fingerprint(fps...)
 }
