@@ -20,7 +20,18 @@ import (
 // whose dependencies are deps.
 func dependentController(t *testing.T, name string, deps ...*dependency.Dependency) *reconcile.Controller[int] {
 	t.Helper()
-	c, err := reconcile.New(store.NewMemory[int](), reconcile.ReconcilerFunc[int](func(context.Context, reconcile.Request[int]) (reconcile.Result, error) {
+	return blamingController(t, store.NewMemory[int](), name, deps...)
+}
+
+// blamingController returns a controller named name over s whose
+// dependencies are deps and whose reconciles blame the first of them
+// (dependency.Down) for a key whose value is negative.
+func blamingController(t *testing.T, s store.Store[int], name string, deps ...*dependency.Dependency) *reconcile.Controller[int] {
+	t.Helper()
+	c, err := reconcile.New(s, reconcile.ReconcilerFunc[int](func(_ context.Context, req reconcile.Request[int]) (reconcile.Result, error) {
+		if req.Object.Value < 0 {
+			return reconcile.Result{}, dependency.Down(deps[0].Name, errRefused)
+		}
 		return reconcile.Result{}, nil
 	}), reconcile.Options[int]{Name: name, Dependencies: deps})
 	require.NoError(t, err)
@@ -29,7 +40,8 @@ func dependentController(t *testing.T, name string, deps ...*dependency.Dependen
 
 // A manager and its controllers given one *dependency.Dependency check it
 // once per Interval between them, and are unready for it from the same
-// instant: /readyz names it for the manager and for every controller.
+// instant, whether its check or a reconcile of one of them found it down:
+// /readyz names it for the manager and for every controller.
 func TestAManagerAndItsControllersShareOneCheckOfADependency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		db := &database{}
@@ -38,7 +50,8 @@ func TestAManagerAndItsControllersShareOneCheckOfADependency(t *testing.T) {
 			checks.Add(1)
 			return db.check(ctx)
 		}}
-		roles, databases := dependentController(t, "roles", pg), dependentController(t, "databases", pg)
+		rolesStore := store.NewMemory[int]()
+		roles, databases := blamingController(t, rolesStore, "roles", pg), dependentController(t, "databases", pg)
 		s := servePipe(t, manager.Options{Dependencies: []*dependency.Dependency{pg}}, manager.ServerOptions{}, nil, roles, databases)
 		synctest.Wait()
 		before := checks.Load()
@@ -59,6 +72,16 @@ func TestAManagerAndItsControllersShareOneCheckOfADependency(t *testing.T) {
 		for _, part := range []string{"dependencies", "roles", "databases"} {
 			require.Contains(t, body, part+": dependency: down: postgres since ")
 		}
+
+		db.down.Store(false)
+		<-time.After(time.Second)
+		synctest.Wait()
+		require.NoError(t, s.m.Ready())
+		_, err := rolesStore.Create(context.Background(), "app", -1) // a reconcile of roles finds it down
+		require.NoError(t, err)
+		synctest.Wait()
+		require.ErrorIs(t, s.m.Ready(), dependency.ErrDown, "blamed by roles, not down for the manager")
+		require.ErrorIs(t, databases.Ready(), dependency.ErrDown, "blamed by roles, not down for databases")
 	})
 }
 
