@@ -2,6 +2,8 @@ package reconcile
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/converge-go/converge/queue"
@@ -10,7 +12,10 @@ import (
 
 // circuit holds a controller's hand-outs while one of its dependencies
 // (Options.Dependencies) is down: no reconcile starts meanwhile, so none
-// hammers the dead system, and the reconciles in flight finish.
+// hammers the dead system, and the reconciles in flight finish. The
+// dependencies' state is shared by every controller given them: the
+// circuit opens at the first hand-out, or reconcile end, that finds one
+// down, or when followDependencies is told, whichever comes first.
 //
 // Invariant: while the circuit is open, every key woken is in the queue
 // and nowhere else. Workers wait for the circuit to close (wait), a Get in
@@ -27,6 +32,7 @@ import (
 // during the outage.
 type circuit struct {
 	deps *dependency.Set
+	log  *slog.Logger
 
 	mu     sync.Mutex
 	open   bool
@@ -35,21 +41,26 @@ type circuit struct {
 	closed chan struct{} // closed when the circuit closes
 }
 
-func newCircuit(deps *dependency.Set) *circuit {
-	c := &circuit{deps: deps, closed: make(chan struct{})}
+func newCircuit(deps *dependency.Set, log *slog.Logger) *circuit {
+	c := &circuit{deps: deps, log: log, closed: make(chan struct{})}
 	close(c.closed)
 	c.up, c.endUp = context.WithCancel(context.Background())
 	return c
 }
 
-// holds reports whether the circuit is open; false for a nil circuit (a
-// controller without dependencies).
+// holds reports whether the circuit is open, opening it first if a
+// dependency is down (another controller's reconcile may have found it
+// down an instant ago); false for a nil circuit (a controller without
+// dependencies).
 func (c *circuit) holds() bool {
 	if c == nil {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.open && c.deps.Down() {
+		c.tripLocked()
+	}
 	return c.open
 }
 
@@ -71,21 +82,23 @@ func (c *circuit) wait(ctx context.Context) (context.Context, error) {
 	}
 }
 
-// trip opens the circuit and reports whether it was closed.
-func (c *circuit) trip() bool {
+// trip opens the circuit.
+func (c *circuit) trip() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tripLocked()
+	c.tripLocked()
 }
 
-func (c *circuit) tripLocked() bool {
+// tripLocked opens the circuit, if it is closed, and says so in the log.
+// c.mu is held.
+func (c *circuit) tripLocked() {
 	if c.open {
-		return false
+		return
 	}
 	c.open = true
 	c.endUp()
 	c.closed = make(chan struct{})
-	return true
+	c.log.Warn("dependency down; holding every key until it is up", "error", c.deps.Err())
 }
 
 // blame opens the circuit for a reconcile error marked with
@@ -127,9 +140,7 @@ func (c *Controller[T]) followDependencies(ctx context.Context) {
 		down, changed := c.deps.Watch()
 		switch {
 		case down:
-			if c.circ.trip() {
-				c.opts.Logger.Warn("dependency down; holding every key until it is up", "error", c.deps.Err())
-			}
+			c.circ.trip()
 		case c.circ.holds():
 			n := c.retryHeld()
 			if c.circ.reset() {
@@ -142,6 +153,13 @@ func (c *Controller[T]) followDependencies(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// DependsOn returns the controller's dependencies (Options.Dependencies),
+// for whoever runs it to tell whether two of its parts share one, or make
+// two of one name (manager.Manager refuses those).
+func (c *Controller[T]) DependsOn() []*dependency.Dependency {
+	return slices.Clone(c.opts.Dependencies)
 }
 
 // retryHeld forgets the backoff of every key whose latest reconcile failed

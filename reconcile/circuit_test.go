@@ -37,7 +37,7 @@ const depInterval = time.Second
 func dependent(t *testing.T, s store.Store[*item], pg *postgres, rec Reconciler[*item], opts Options[*item]) *Controller[*item] {
 	t.Helper()
 	opts.Name = "roles"
-	opts.Dependencies = []dependency.Dependency{{Name: "postgres", Check: pg.check, Interval: depInterval}}
+	opts.Dependencies = []*dependency.Dependency{{Name: "postgres", Check: pg.check, Interval: depInterval}}
 	c, err := New(s, rec, opts)
 	require.NoError(t, err)
 	return c
@@ -348,7 +348,7 @@ func (b *batchFunc) ReconcileBatch(ctx context.Context, reqs []Request[*item]) [
 // Bad dependencies make New fail with ErrInvalid.
 func TestBadDependenciesAreRefusedWithErrInvalid(t *testing.T) {
 	ok := func(context.Context) error { return nil }
-	for _, deps := range [][]dependency.Dependency{
+	for _, deps := range [][]*dependency.Dependency{
 		{{Name: "pg"}},
 		{{Check: ok}},
 		{{Name: "pg", Check: ok}, {Name: "pg", Check: ok}},

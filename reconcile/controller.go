@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		return nil, err
 	}
 	opts.fillDefaults()
+	opts.Dependencies = slices.Clone(opts.Dependencies)
 	deps, err := dependency.NewSet(opts.Dependencies...)
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: Dependencies: %w", err)
@@ -130,7 +132,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		deps:        deps,
 	}
 	if len(opts.Dependencies) > 0 {
-		c.circ = newCircuit(deps)
+		c.circ = newCircuit(deps, opts.Logger)
 	}
 	if opts.BatchSize > 1 {
 		c.batch = batch

@@ -63,6 +63,11 @@
 //     finish. At its first successful check, within one Interval of it
 //     serving again, every key that failed or waited meanwhile is
 //     reconciled at once, its retries reset.
+//   - Controllers given the same *dependency.Dependency share its check
+//     (one per Interval while any of them runs) and its state: the
+//     instant it is found down, by its check or by a reconcile of any of
+//     them, every one reports it down in Health and Ready and hands out
+//     no key; the instant it is back, every one retries its held keys.
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

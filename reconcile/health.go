@@ -61,7 +61,9 @@ type Health struct {
 	// order: up or down, since when, the failures since its latest
 	// successful check and the latest error. While one is down, Ready
 	// fails and no key is handed to the reconciler; Healthy does not fail
-	// for it, since a restart would not bring the dependency back.
+	// for it, since a restart would not bring the dependency back. A
+	// dependency shared with other controllers (the same
+	// *dependency.Dependency) has the same state in each of them.
 	Dependencies []dependency.State
 	// Checkpoint is the state of Options.Checkpoint (the zero Status
 	// without one): whether the controller runs from it (Active: it could

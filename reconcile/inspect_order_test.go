@@ -46,7 +46,7 @@ func TestByOutcomeOrdersKeysByHowMuchTheyNeedAPerson(t *testing.T) {
 		})
 		c, err := New(s, rec, Options[*item]{Name: "order", Workers: 2,
 			RateLimiter:  queue.NewExponential[string](time.Hour, time.Hour, 0),
-			Dependencies: []dependency.Dependency{{Name: "postgres", Check: func(context.Context) error { return nil }}}})
+			Dependencies: []*dependency.Dependency{{Name: "postgres", Check: func(context.Context) error { return nil }}}})
 		require.NoError(t, err)
 		put(t, s, "never", &item{}) // holds one worker in its first reconcile
 		for _, key := range []string{"success", "terminal", "requeue_after", "conflict", "error", "requeue", "panic"} {

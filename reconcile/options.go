@@ -99,7 +99,13 @@ type Options[T any] struct {
 	// dependency is up again, each key whose latest reconcile failed is
 	// retried at once, its backoff forgotten. Every dependency is one of
 	// every key: they hold the whole controller.
-	Dependencies []dependency.Dependency
+	//
+	// Give every controller of the process the same *dependency.Dependency
+	// for one external system: they share its state (down for one is down
+	// for all, at the same instant, however it was found) and its checks
+	// (one per Interval while any of them runs). manager.Manager refuses
+	// two different ones of one name.
+	Dependencies []*dependency.Dependency
 	// Checkpoint, if its Store is set, keeps the controller's desired
 	// state (its cache and the revision it reflects) in a local file,
 	// written in the background, so that a controller started while its

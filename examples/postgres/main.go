@@ -63,9 +63,10 @@
 // behind the operator's back: a role altered or dropped with psql is put
 // back, a database dropped by hand is created again.
 //
-// PostgreSQL's health: it is each PostgreSQL-facing controller's
-// dependency (reconcile.Options.Dependencies), checked every
-// -check-interval. It is down within 4 × -check-interval of failing, at
+// PostgreSQL's health: it is one *dependency.Dependency, given to each
+// PostgreSQL-facing controller (reconcile.Options.Dependencies) and
+// checked once every -check-interval for them all, so they see it down
+// and back up at the same instant. It is down within 4 × -check-interval of failing, at
 // once when a reconcile cannot reach it; while it is down, /readyz and the
 // debug page name it, and the controllers hold their keys (a circuit)
 // instead of retrying them against a dead server, then retry them at once

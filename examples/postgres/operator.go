@@ -85,7 +85,9 @@ func NewOperator(cfg Config) (*Operator, error) {
 	cfg = withDefaults(cfg)
 	o := &Operator{}
 	mk := &marks{store: identifierOf(cfg.Stores.Roles)}
-	deps := []dependency.Dependency{{Name: DependencyName, Check: cfg.PG.ping, Interval: cfg.CheckInterval}}
+	// One PostgreSQL, one Dependency: every controller given it shares its
+	// check and its state.
+	deps := []*dependency.Dependency{{Name: DependencyName, Check: cfg.PG.ping, Interval: cfg.CheckInterval}}
 	roleDrift, err := driftSource("postgres roles", filterDesired(cfg.PG.roleFingerprints(), cached(&o.Roles)), cfg.DriftInterval)
 	if err != nil {
 		return nil, err
@@ -215,7 +217,7 @@ func observed[T any](cfg Config, name string, rec reconcile.Reconciler[T]) recon
 // under prefix. deps are its dependencies (PostgreSQL, for the kinds that
 // act on it): while one is down the controller is unready, holds its keys,
 // and retries them at once when it is back.
-func controllerOptions[T any](cfg Config, name, prefix string, deps []dependency.Dependency, sources ...reconcile.Source) reconcile.Options[T] {
+func controllerOptions[T any](cfg Config, name, prefix string, deps []*dependency.Dependency, sources ...reconcile.Source) reconcile.Options[T] {
 	return reconcile.Options[T]{Name: name, Prefix: prefix, Workers: cfg.Workers, Logger: cfg.Logger,
 		RateLimiter:  queue.NewExponential[string](100*time.Millisecond, cfg.BackoffMax, 0.1),
 		Timeout:      2 * time.Minute,

@@ -42,7 +42,7 @@ func TestDependencySeriesFollowAControllersDependencyDownAndBack(t *testing.T) {
 			return nil
 		}
 		ok := func(context.Context) error { return nil }
-		opts := reconcile.Options[string]{Name: "roles", Dependencies: []dependency.Dependency{
+		opts := reconcile.Options[string]{Name: "roles", Dependencies: []*dependency.Dependency{
 			{Name: "postgres", Check: check, Interval: time.Second},
 			{Name: "broker", Check: ok, Interval: time.Second},
 		}}

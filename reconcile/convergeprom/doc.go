@@ -90,7 +90,9 @@
 // controller then hands no key to its reconciler), and the seconds since
 // it went down (0 while up); read at scrape time, like the health series
 // above, so that a change is seen at the next scrape without any hook
-// in reconcile.Metrics. A reconcile that failed for a dependency down
+// in reconcile.Metrics. Controllers sharing one *dependency.Dependency
+// show the same value and the same start of an outage, one series per
+// controller. A reconcile that failed for a dependency down
 // (reconcile.DependencyDown) counts as result="error".
 // For a controller with a checkpoint (reconcile.Options.Checkpoint,
 // Health().Checkpoint), read at scrape time likewise and absent for one

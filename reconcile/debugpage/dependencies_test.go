@@ -37,7 +37,7 @@ func TestADependencyDownShowsOnThePageWithSinceWhenAndTheLastError(t *testing.T)
 		ok := func(context.Context) error { return nil }
 		c, err := reconcile.New(store.NewMemory[int](), reconcile.ReconcilerFunc[int](func(context.Context, reconcile.Request[int]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
-		}), reconcile.Options[int]{Name: "roles", Dependencies: []dependency.Dependency{
+		}), reconcile.Options[int]{Name: "roles", Dependencies: []*dependency.Dependency{
 			{Name: "postgres", Check: check, Interval: time.Second},
 			{Name: "broker", Check: ok, Interval: time.Second},
 		}})
@@ -46,7 +46,7 @@ func TestADependencyDownShowsOnThePageWithSinceWhenAndTheLastError(t *testing.T)
 		done := make(chan error, 1)
 		go func() { done <- c.Run(ctx) }()
 		defer func() { cancel(); require.NoError(t, <-done) }()
-		process, err := dependency.NewSet(dependency.Dependency{Name: "vault", Check: ok})
+		process, err := dependency.NewSet(&dependency.Dependency{Name: "vault", Check: ok})
 		require.NoError(t, err)
 		h := debugpage.New(debugpage.Options{Dependencies: process.States}, c)
 

@@ -5,185 +5,117 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
-// Set checks a group of dependencies and keeps their states; a controller
-// or a manager owns one. Its methods are safe for concurrent use; States,
-// Err and Watch take one lock and copy what they return.
+// Set is a group of dependencies (a controller's, a manager's) and what
+// they say together: whether one is down, and since when. Sets holding one
+// Dependency share its state and its checks. Its methods are safe for
+// concurrent use; Down takes no lock, States and Err copy each
+// dependency's state under its lock.
 type Set struct {
-	deps []Dependency // with their defaults filled in
+	deps []*Dependency
 
-	mu     sync.Mutex
-	states []State // one per dependency, in deps' order
-	down   int     // how many states are down
-	// changed is closed when down leaves zero or comes back to it; nil
-	// until Watch asks for it.
+	mu sync.Mutex
+	// changed is closed when a dependency goes down while none was, or the
+	// last one down comes back up; nil until Watch asks for it. wasDown is
+	// what Watch answered when it made changed.
 	changed chan struct{}
+	wasDown bool
 	running atomic.Bool
 }
 
-// NewSet returns the set of deps, in the order given, every one up (since
-// now) until its checks say otherwise. It fills in their defaults; a
-// dependency without a Name (or one not printable UTF-8) or a Check, two
-// with one Name, or a negative Interval or FailureThreshold is an error
-// matching ErrInvalid.
-func NewSet(deps ...Dependency) (*Set, error) {
-	s := &Set{deps: make([]Dependency, len(deps)), states: make([]State, len(deps))}
-	now := time.Now()
+// NewSet returns the set of deps, in the order given. A Dependency new to
+// every Set is up (since now) until its checks say otherwise; one another
+// Set holds keeps its state. A nil dependency, one without a Name (or one
+// not printable UTF-8) or a Check, two with one Name, or a negative
+// Interval or FailureThreshold is an error matching ErrInvalid.
+func NewSet(deps ...*Dependency) (*Set, error) {
 	for i, d := range deps {
-		if err := checkDependency(d, deps[:i]); err != nil {
+		if err := refused(d, deps[:i]); err != nil {
 			return nil, fmt.Errorf("%w: dependency %d: %s", ErrInvalid, i, err)
 		}
-		if d.Interval == 0 {
-			d.Interval = DefaultInterval
-		}
-		if d.FailureThreshold == 0 {
-			d.FailureThreshold = DefaultFailureThreshold
-		}
-		s.deps[i] = d
-		s.states[i] = State{Name: d.Name, Since: now}
+	}
+	s := &Set{deps: slices.Clone(deps)}
+	now := time.Now()
+	for _, d := range deps {
+		d.adopt(s, now)
 	}
 	return s, nil
 }
 
-// checkDependency says what is wrong with d, the dependencies before it
-// being before; nil if nothing.
-func checkDependency(d Dependency, before []Dependency) error {
-	switch {
-	case d.Name == "":
-		return errors.New("a Name is required")
-	case !utf8.ValidString(d.Name) || strings.ContainsFunc(d.Name, func(r rune) bool { return !unicode.IsPrint(r) }):
-		return fmt.Errorf("the Name %q is not printable UTF-8", d.Name)
-	case slices.ContainsFunc(before, func(o Dependency) bool { return o.Name == d.Name }):
-		return fmt.Errorf("the Name %q is taken", d.Name)
-	case d.Check == nil:
-		return fmt.Errorf("%q has no Check", d.Name)
-	case d.Interval < 0 || d.FailureThreshold < 0:
-		return fmt.Errorf("%q has a negative Interval or FailureThreshold", d.Name)
+// refused says why d cannot join the dependencies before it in a Set; nil
+// if it can.
+func refused(d *Dependency, before []*Dependency) error {
+	if d == nil {
+		return errors.New("nil")
 	}
-	return nil
+	for _, o := range before {
+		if o == d {
+			return fmt.Errorf("%q is given twice", d.Name)
+		}
+		if o.Name == d.Name {
+			return fmt.Errorf("the Name %q is taken by another Dependency: give the same *Dependency to everything that needs it", d.Name)
+		}
+	}
+	return d.invalid()
 }
 
-// Run checks every dependency, each from a goroutine of its own, at once
-// and then every Interval, until ctx ends; it then waits for the checks in
-// flight and returns nil. A check cut short by the end of ctx counts for
-// nothing. Calling Run while it runs returns ErrAlreadyRunning; it may be
-// called again once it has returned.
+// Run checks every dependency of the set until ctx ends, then returns nil.
+// A dependency no other Set runs is checked at once and then every
+// Interval; one another Set runs already keeps its checks, which the last
+// Set to stop ends. Run returns once the checks it ended have returned.
+// Calling Run while it runs returns ErrAlreadyRunning; it may be called
+// again once it has returned.
 func (s *Set) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return ErrAlreadyRunning
 	}
 	defer s.running.Store(false)
-	var wg sync.WaitGroup
-	for i := range s.deps {
-		wg.Go(func() { s.follow(ctx, i) })
+	for _, d := range s.deps {
+		d.join(ctx)
 	}
 	<-ctx.Done()
-	wg.Wait()
+	var ended []<-chan struct{}
+	for _, d := range s.deps {
+		if done := d.leave(); done != nil {
+			ended = append(ended, done)
+		}
+	}
+	for _, done := range ended {
+		<-done
+	}
 	return nil
-}
-
-// follow checks dependency i every Interval until ctx ends. The ticker
-// keeps the checks an Interval apart however long each takes (at most an
-// Interval: its timeout).
-func (s *Set) follow(ctx context.Context, i int) {
-	d := s.deps[i]
-	tick := time.NewTicker(d.Interval)
-	defer tick.Stop()
-	for {
-		err := check(ctx, d)
-		if ctx.Err() != nil {
-			return
-		}
-		s.record(i, err, time.Now())
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// check runs d's check under a timeout of its Interval, turning a panic
-// into an error.
-func check(ctx context.Context, d Dependency) (err error) {
-	cctx, cancel := context.WithTimeout(ctx, d.Interval)
-	defer cancel()
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("check panicked: %v", p)
-		}
-	}()
-	err = d.Check(cctx)
-	if err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("check timed out after %v: %w", d.Interval, err)
-	}
-	return err
-}
-
-// record applies the result of a check of dependency i that ended at now.
-func (s *Set) record(i int, err error, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := &s.states[i]
-	st.Checked = now
-	if err != nil {
-		s.fail(i, err.Error(), now, s.deps[i].FailureThreshold)
-		return
-	}
-	st.Failures = 0
-	if st.Down {
-		st.Down, st.Since = false, now
-		s.count(-1)
-	}
-}
-
-// fail counts a failure of dependency i at now, with its error text msg:
-// the threshold-th in a row takes it down. s.mu is held.
-func (s *Set) fail(i int, msg string, now time.Time, threshold int) {
-	st := &s.states[i]
-	st.Failures++
-	st.LastError = msg
-	if !st.Down && st.Failures >= threshold {
-		st.Down, st.Since = true, now
-		s.count(+1)
-	}
-}
-
-// count changes the number of dependencies down by delta, and tells the
-// watchers when that takes it from zero or back to it. s.mu is held.
-func (s *Set) count(delta int) {
-	was := s.down > 0
-	s.down += delta
-	if was != (s.down > 0) && s.changed != nil {
-		close(s.changed)
-		s.changed = nil
-	}
 }
 
 // Blame takes down at once the dependency err was marked with by Down, if
 // it is one of the set's (it counts as a failure, with the marked error's
-// text), and reports whether it is. The dependency's next successful check
-// brings it back up.
+// text), and reports whether it is. It is down for every Set holding it;
+// its next successful check brings it back up.
 func (s *Set) Blame(err error) bool {
 	name, cause, ok := blamed(err)
 	if !ok {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	i := slices.IndexFunc(s.states, func(st State) bool { return st.Name == name })
+	i := slices.IndexFunc(s.deps, func(d *Dependency) bool { return d.spec.name == name })
 	if i < 0 {
 		return false
 	}
-	s.fail(i, cause.Error(), time.Now(), 1)
+	s.deps[i].blame(cause.Error())
 	return true
+}
+
+// Down reports whether a dependency of the set is down now. It reads one
+// atomic value per dependency and takes no lock.
+func (s *Set) Down() bool {
+	for _, d := range s.deps {
+		if d.down.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Watch reports whether a dependency is down now, and returns a channel
@@ -192,32 +124,48 @@ func (s *Set) Blame(err error) bool {
 func (s *Set) Watch() (down bool, changed <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.changed == nil {
-		s.changed = make(chan struct{})
+	down = s.Down()
+	if s.changed != nil && down != s.wasDown {
+		close(s.changed) // a change not yet told: tell it now
+		s.changed = nil
 	}
-	return s.down > 0, s.changed
+	if s.changed == nil {
+		s.changed, s.wasDown = make(chan struct{}), down
+	}
+	return down, s.changed
+}
+
+// changedDown is told by a dependency of s that it went down or came back
+// up, after it did: it closes the channel of Watch if the answer changed.
+func (s *Set) changedDown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed != nil && s.Down() != s.wasDown {
+		close(s.changed)
+		s.changed = nil
+	}
 }
 
 // States returns the state of every dependency, in the order NewSet was
 // given them.
 func (s *Set) States() []State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.states)
+	out := make([]State, len(s.deps))
+	for i, d := range s.deps {
+		out[i] = d.snapshot()
+	}
+	return out
 }
 
 // Err returns nil while every dependency is up. Otherwise it returns one
 // error per dependency down, joined, each matching ErrDown and reading
 // "dependency: down: NAME since TIME (failures: N): LAST ERROR".
 func (s *Set) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.down == 0 {
-		return nil
-	}
 	var errs []error
-	for _, st := range s.states {
-		if st.Down {
+	for _, d := range s.deps {
+		if !d.down.Load() {
+			continue
+		}
+		if st := d.snapshot(); st.Down {
 			errs = append(errs, fmt.Errorf("%w: %s since %s (failures: %d): %s",
 				ErrDown, st.Name, st.Since.UTC().Format(time.RFC3339), st.Failures, st.LastError))
 		}

@@ -70,7 +70,7 @@ func TestADependencyIsDownWithinItsBoundAndUpAtItsFirstSuccessfulCheck(t *testin
 			synctest.Test(t, func(t *testing.T) {
 				const interval, threshold = 2 * time.Second, 3
 				w := &world{}
-				s, err := dependency.NewSet(dependency.Dependency{Name: "pg", Check: w.check, Interval: interval, FailureThreshold: threshold})
+				s, err := dependency.NewSet(&dependency.Dependency{Name: "pg", Check: w.check, Interval: interval, FailureThreshold: threshold})
 				require.NoError(t, err)
 				running(t, s)
 				advance(interval + interval/3) // break between two checks
@@ -109,8 +109,8 @@ func TestStatesAndErrNameEachDependencyDownWithSinceAndTheLastError(t *testing.T
 		made := time.Now()
 		pg, mq := &world{}, &world{}
 		s, err := dependency.NewSet(
-			dependency.Dependency{Name: "pg", Check: pg.check, FailureThreshold: 1},
-			dependency.Dependency{Name: "mq", Check: mq.check, FailureThreshold: 1},
+			&dependency.Dependency{Name: "pg", Check: pg.check, FailureThreshold: 1},
+			&dependency.Dependency{Name: "mq", Check: mq.check, FailureThreshold: 1},
 		)
 		require.NoError(t, err)
 		running(t, s)
@@ -148,7 +148,7 @@ func TestStatesAndErrNameEachDependencyDownWithSinceAndTheLastError(t *testing.T
 func TestBlameTakesADependencyDownAtOnceUntilItsNextSuccessfulCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &world{}
-		s, err := dependency.NewSet(dependency.Dependency{Name: "pg", Check: w.check})
+		s, err := dependency.NewSet(&dependency.Dependency{Name: "pg", Check: w.check})
 		require.NoError(t, err)
 		running(t, s)
 		synctest.Wait()
@@ -179,8 +179,8 @@ func TestWatchTellsTheFirstDependencyDownAndTheLastBackUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		pg, mq := &world{}, &world{}
 		s, err := dependency.NewSet(
-			dependency.Dependency{Name: "pg", Check: pg.check},
-			dependency.Dependency{Name: "mq", Check: mq.check},
+			&dependency.Dependency{Name: "pg", Check: pg.check},
+			&dependency.Dependency{Name: "mq", Check: mq.check},
 		)
 		require.NoError(t, err)
 		down, changed := s.Watch()
@@ -224,11 +224,11 @@ func TestACheckThatPanicsOrOutlastsItsIntervalFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int64
 		s, err := dependency.NewSet(
-			dependency.Dependency{Name: "panics", FailureThreshold: 2, Check: func(context.Context) error {
+			&dependency.Dependency{Name: "panics", FailureThreshold: 2, Check: func(context.Context) error {
 				calls.Add(1)
 				panic("boom")
 			}},
-			dependency.Dependency{Name: "slow", FailureThreshold: 1, Check: func(ctx context.Context) error {
+			&dependency.Dependency{Name: "slow", FailureThreshold: 1, Check: func(ctx context.Context) error {
 				<-ctx.Done()
 				return ctx.Err()
 			}},
@@ -251,7 +251,8 @@ func TestACheckThatPanicsOrOutlastsItsIntervalFails(t *testing.T) {
 // down and runs until its context ends.
 func TestBadInputIsRefusedAndTheZeroSetWorks(t *testing.T) {
 	ok := func(context.Context) error { return nil }
-	for name, deps := range map[string][]dependency.Dependency{
+	shared := &dependency.Dependency{Name: "pg", Check: ok}
+	for name, deps := range map[string][]*dependency.Dependency{
 		"no name":        {{Check: ok}},
 		"no check":       {{Name: "pg"}},
 		"duplicate":      {{Name: "pg", Check: ok}, {Name: "pg", Check: ok}},
@@ -260,6 +261,8 @@ func TestBadInputIsRefusedAndTheZeroSetWorks(t *testing.T) {
 		"neg interval":   {{Name: "pg", Check: ok, Interval: -1}},
 		"neg threshold":  {{Name: "pg", Check: ok, FailureThreshold: -1}},
 		"second invalid": {{Name: "pg", Check: ok}, {Name: "mq"}},
+		"nil":            {nil},
+		"given twice":    {shared, shared},
 	} {
 		_, err := dependency.NewSet(deps...)
 		require.ErrorIs(t, err, dependency.ErrInvalid, name)

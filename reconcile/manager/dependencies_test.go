@@ -37,7 +37,7 @@ func (d *database) check(context.Context) error {
 func TestADependencyDownMakesTheManagerUnreadyNamingItButNeverUnhealthy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		db := &database{}
-		mopts := manager.Options{Dependencies: []dependency.Dependency{{Name: "postgres", Check: db.check, Interval: time.Second}}}
+		mopts := manager.Options{Dependencies: []*dependency.Dependency{{Name: "postgres", Check: db.check, Interval: time.Second}}}
 		s := servePipe(t, mopts, manager.ServerOptions{Tokens: []string{debugToken}}, nil)
 		synctest.Wait()
 		withToken := []string{"Authorization", "Bearer " + debugToken}
@@ -84,7 +84,7 @@ func TestAControllersDependencyDownMakesTheManagerUnready(t *testing.T) {
 		db := &database{}
 		c, err := reconcile.New(store.NewMemory[int](), reconcile.ReconcilerFunc[int](func(context.Context, reconcile.Request[int]) (reconcile.Result, error) {
 			return reconcile.Result{}, nil
-		}), reconcile.Options[int]{Name: "roles", Dependencies: []dependency.Dependency{{Name: "postgres", Check: db.check}}})
+		}), reconcile.Options[int]{Name: "roles", Dependencies: []*dependency.Dependency{{Name: "postgres", Check: db.check}}})
 		require.NoError(t, err)
 		s := servePipe(t, manager.Options{}, manager.ServerOptions{}, nil, c)
 		synctest.Wait()
@@ -104,7 +104,7 @@ func TestAControllersDependencyDownMakesTheManagerUnready(t *testing.T) {
 // A bad dependency makes New fail with ErrInvalid; without dependencies
 // the manager has none to report.
 func TestABadManagerDependencyIsErrInvalid(t *testing.T) {
-	_, err := manager.New(manager.Options{Dependencies: []dependency.Dependency{{Name: "postgres"}}})
+	_, err := manager.New(manager.Options{Dependencies: []*dependency.Dependency{{Name: "postgres"}}})
 	require.ErrorIs(t, err, manager.ErrInvalid)
 	m, err := manager.New(manager.Options{})
 	require.NoError(t, err)

@@ -24,6 +24,12 @@
 //     since when and its latest error; it is never unhealthy for it. A
 //     controller's own dependency down makes it unready through the
 //     controller's Ready.
+//   - A *dependency.Dependency given to the manager and to its
+//     controllers is one check per Interval and one state for them all:
+//     the manager and every controller are unready for it from the same
+//     instant. Add refuses (ErrInvalid) a runnable that depends on another
+//     Dependency of the same name as one the manager or an added runnable
+//     has.
 //   - With Options.Server, the HTTP server (probes, and what Handle mounts)
 //     starts first and shuts down gracefully within the shutdown timeout:
 //     requests in flight finish, handlers' shutdown hooks run

@@ -93,8 +93,10 @@ type Options struct {
 	// "dependencies: " and the dependency's name, since when and latest
 	// error), never unhealthy. A controller's own dependencies
 	// (reconcile.Options.Dependencies) make it unready already, and so the
-	// manager.
-	Dependencies []dependency.Dependency
+	// manager. Give the controllers the same *dependency.Dependency: one
+	// check then serves the manager and them all, and they see it down at
+	// the same instant (Add refuses another of the same name).
+	Dependencies []*dependency.Dependency
 	// Server, if set, makes Run serve HTTP on one address for the whole
 	// process: /healthz and /readyz, and whatever is mounted with Handle
 	// (a store API, a debug page, metrics). It starts before the other
@@ -113,6 +115,9 @@ type Manager struct {
 	shutdownTimeout time.Duration
 	elector         *lock.Elector
 	deps            *dependency.Set // nil without Options.Dependencies
+	// shared holds each dependency of the manager and of its runnables by
+	// name, with who gave it first (see Add); guarded by mu.
+	shared map[string]sharedDependency
 
 	mu        sync.Mutex
 	runnables []*managed
@@ -184,14 +189,18 @@ func New(opts Options) (*Manager, error) {
 			return nil, fmt.Errorf("manager: Dependencies: %w", err)
 		}
 		m.deps = deps
+		m.shareDependencies("the manager", opts.Dependencies)
 		m.runnables = append(m.runnables, &managed{runnable: dependencies{deps}, name: "dependencies"})
 	}
 	return m, nil
 }
 
 // Add registers r to be run by Run. It fails with ErrInvalid for a nil
-// runnable (a nil interface, function or pointer) or one whose name another
-// runnable has, and with ErrStarted once Run has started.
+// runnable (a nil interface, function or pointer), one whose name another
+// runnable has, or one that depends (DependsOn, as a reconcile.Controller
+// does) on a *dependency.Dependency other than the one of the same name
+// the manager or another runnable has; and with ErrStarted once Run has
+// started.
 func (m *Manager) Add(r Runnable) error {
 	if nilness.Is(r) {
 		return fmt.Errorf("%w: nil runnable", ErrInvalid)
@@ -209,6 +218,9 @@ func (m *Manager) Add(r Runnable) error {
 		if other.name == name {
 			return fmt.Errorf("%w: duplicate runnable name %q", ErrInvalid, name)
 		}
+	}
+	if err := m.dependsOn(name, r); err != nil {
+		return err
 	}
 	lo, ok := r.(LeaderOnly)
 	m.runnables = append(m.runnables, &managed{runnable: r, name: name, leaderOnly: ok && lo.NeedsLeaderElection()})
