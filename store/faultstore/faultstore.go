@@ -50,6 +50,7 @@ var (
 	_ store.Store[int]   = (*Store[int])(nil)
 	_ store.Encoded[int] = (*Store[int])(nil)
 	_ store.Identifier   = (*Store[int])(nil)
+	_ store.Checker      = (*Store[int])(nil)
 )
 
 // New returns a Store over inner, up, injecting what o says. A nil inner,
@@ -236,6 +237,18 @@ func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%w: %w: faultstore: the wrapped store %T has no identity", store.ErrInvalid, errors.ErrUnsupported, s.inner)
 	}
 	return id.Identity(ctx)
+}
+
+// Check checks key's revision and the guards in the wrapped store without
+// writing (store.Checker; atomically if the wrapped store is a
+// store.Checker), through the faults as the read it is: the call OpGet of
+// key.
+func (s *Store[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	ctx, _, err := s.enter(ctx, Call{Op: OpGet, Key: key})
+	if err != nil {
+		return err
+	}
+	return store.Check(ctx, s.inner, key, revision, guards...)
 }
 
 // Create writes through the faults.

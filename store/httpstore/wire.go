@@ -23,6 +23,7 @@ const (
 	pathProgress = "/v1/progress"
 	pathStatus   = "/v1/status"
 	pathIdentity = "/v1/identity"
+	pathCheck    = "/v1/check"
 )
 
 // Query parameter names.

@@ -92,6 +92,8 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[json.RawMessa
 		{"AnObjectEncodesToOneTextWhateverItsMemberOrder", memberOrder},
 		{"IdentityIsStableAndNotEmpty", identityIsStable},
 		{"BadValuesAreInvalidAndWriteNothing", badValues},
+		{"AWriteThatChangesNothingIsNotStored", writeChangingNothing},
+		{"AWriteThatChangesNothingStillChecksRevisionAndGuards", changingNothingStillChecks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := newStore(t)
