@@ -85,7 +85,9 @@ func New[T any](inner store.Store[T], o Options) (*Store[T], error) {
 func (s *Store[T]) Inner() store.Store[T] { return s.inner }
 
 // Writes returns the number of writes made through s that the wrapped
-// store applied (lost responses included).
+// store applied (lost responses included). An Update answered with the
+// revision it was given changed nothing (the API-server layer's answer to
+// a write that would store what is stored) and is not counted.
 func (s *Store[T]) Writes() int64 { return s.writes.Load() }
 
 // Codec returns the wrapped store's codec if it says which
@@ -268,6 +270,9 @@ func (s *Store[T]) Update(ctx context.Context, key string, v T, rev int64, guard
 		return store.Object[T]{}, err
 	}
 	obj, err := s.inner.Update(ctx, key, v, rev, guards...)
+	if err == nil && obj.Revision == rev {
+		s.writes.Add(-1) // nothing written: respond counts it back
+	}
 	return s.respond(d, OpUpdate, obj, 0, err)
 }
 
