@@ -92,7 +92,7 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 			return Object[T]{}, stop(err)
 		}
 		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
-			return unchangedRound(ctx, s, cur, cfg.guards)
+			return unchangedRound(ctx, s, key, cur, cfg.guards)
 		}
 		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
 		if errors.Is(err, ErrNotFound) {
@@ -136,7 +136,7 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 			return obj, err
 		}
 		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
-			return unchangedRound(ctx, s, cur, cfg.guards)
+			return unchangedRound(ctx, s, key, cur, cfg.guards)
 		}
 		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
 		if errors.Is(err, ErrNotFound) {
@@ -150,8 +150,8 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 // Unchanged): it checks, without writing, that cur is still current and
 // every guard holds (Check), and returns cur. A key deleted meanwhile is a
 // lost race, retried as a conflict.
-func unchangedRound[T any](ctx context.Context, s Store[T], cur Object[T], guards []Guard) (Object[T], error) {
-	err := Check(ctx, s, cur.Key, cur.Revision, guards...)
+func unchangedRound[T any](ctx context.Context, s Store[T], key string, cur Object[T], guards []Guard) (Object[T], error) {
+	err := Check(ctx, s, key, cur.Revision, guards...)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
