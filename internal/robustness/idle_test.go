@@ -62,9 +62,9 @@ func (r reconciled) Reconciled(string, reconcile.Outcome, time.Duration) {
 	default: // nobody counting
 	}
 }
-func (reconciled) Converged(string, time.Duration)                       {}
-func (reconciled) WriteRejected(string)                                  {}
-func (reconciled) KeyRefused(string)                                     {}
+func (reconciled) Converged(string, time.Duration) {}
+func (reconciled) WriteRejected(string)            {}
+func (reconciled) KeyRefused(string)               {}
 
 // familyStores are the stores the idle test runs over, each with the
 // API-server layer: in process over memory, bolt and an embedded etcd
