@@ -29,6 +29,8 @@ type fenced[T any] struct {
 	lk Lock
 }
 
+var _ store.Checker = (*fenced[int])(nil)
+
 func (f *fenced[T]) guards(guards []store.Guard) ([]store.Guard, error) {
 	if err := f.lk.Context().Err(); err != nil {
 		return nil, fmt.Errorf("%w: the term of token %d is over", store.ErrGuardFailed, f.lk.Token())
@@ -50,6 +52,17 @@ func (f *fenced[T]) Update(ctx context.Context, key string, value T, revision in
 		return store.Object[T]{}, err
 	}
 	return f.Store.Update(ctx, key, value, revision, g...)
+}
+
+// Check checks with lk's guard added (store.Checker), so that a write
+// that changes nothing (store.Modify's) is still refused once another
+// term has begun.
+func (f *fenced[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	g, err := f.guards(guards)
+	if err != nil {
+		return err
+	}
+	return store.Check(ctx, f.Store, key, revision, g...)
 }
 
 func (f *fenced[T]) Delete(ctx context.Context, key string, revision int64, guards ...store.Guard) (int64, error) {

@@ -89,3 +89,36 @@ func TestNewLeaseRefusesANilPointerStoreAndAcquireStopsOnInvalidInput(t *testing
 	_, err = l.Acquire(context.Background())
 	require.ErrorIs(t, err, store.ErrInvalid, "Acquire must not retry invalid input forever")
 }
+
+func TestAFencedWriteThatChangesNothingIsStillRejectedOnceTheTermIsDeposed(t *testing.T) {
+	ctx := context.Background()
+	raw := store.NewMemory[[]byte]()
+	leases := store.NewView[lock.Record](raw, store.JSON[lock.Record]{})
+	data := store.NewView[string](raw, store.JSON[string]{})
+	a, err := lock.NewLease(leases, "leader", lock.LeaseOptions{Holder: "a"})
+	require.NoError(t, err)
+	lk, err := a.Acquire(ctx)
+	require.NoError(t, err)
+	fs, err := lock.Fenced[string](data, lk)
+	require.NoError(t, err)
+	obj, err := fs.Create(ctx, "config", "v1")
+	require.NoError(t, err)
+	same := func(cur string) (string, error) { return cur, nil }
+	got, err := store.Modify(ctx, fs, "config", same)
+	require.NoError(t, err, "the current term's write that changes nothing")
+	require.Equal(t, obj.Revision, got.Revision, "a write that changes nothing is not stored")
+
+	rec, err := leases.Get(ctx, "leader")
+	require.NoError(t, err)
+	_, err = leases.Delete(ctx, "leader", rec.Revision)
+	require.NoError(t, err)
+	_, err = leases.Create(ctx, "leader", lock.Record{Holder: "b"})
+	require.NoError(t, err)
+	_, err = store.Modify(ctx, fs, "config", same)
+	require.ErrorIs(t, err, store.ErrGuardFailed, "a deposed term's write that changes nothing")
+	require.ErrorIs(t, store.Check(ctx, fs, "config", obj.Revision), store.ErrGuardFailed, "a deposed term's check")
+
+	require.NoError(t, lk.Release(ctx))
+	_, err = store.Modify(ctx, fs, "config", same)
+	require.ErrorIs(t, err, store.ErrGuardFailed, "a write that changes nothing, once the term is over")
+}

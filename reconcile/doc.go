@@ -78,7 +78,12 @@
 // carries the term's guard, so a deposed leader's late writes fail with
 // store.ErrGuardFailed; the echo of its own write neither wakes the key nor
 // cancels its backoff; and the next reconcile of the key never sees an
-// object older than one the controller wrote.
+// object older than one the controller wrote. A write that would change
+// nothing (store.Modify, store.CreateOrUpdate, the API-server layer's
+// writes, resource.WriteStatus) is not stored and makes no event, yet its
+// check carries the term's guard too (store.Checker): a controller that
+// finds nothing to change goes idle, and a deposed one still fails.
+// reconciletest's Env.CheckIdle proves a controller goes idle.
 //
 // # Observability
 //

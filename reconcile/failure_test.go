@@ -68,7 +68,7 @@ func TestCompactedWatchRelistsExactlyTheChangedKeys(t *testing.T) {
 		del(t, mem, "k2")
 		put(t, mem, "new", &item{Want: 7})
 		for range 10 { // churn beyond the retained history
-			put(t, mem, "k5", &item{Want: 5})
+			rewrite(t, mem, "k5")
 		}
 		put(t, mem, "k6", &item{Want: 66})
 		rev, _ := mem.Revision(context.Background())
@@ -295,10 +295,12 @@ func TestSetWorkersWhileRunningSetsHowManyKeysRunAtOnce(t *testing.T) {
 		c, err := New(s, rec, Options[*item]{Name: "test", Workers: 1})
 		require.NoError(t, err)
 		stop := start(t, c)
-		burst := func() int64 {
+		round := 0
+		burst := func() int64 { // a change of every key, each round
 			var rev int64
+			round++
 			for i := range 8 {
-				rev = put(t, s, fmt.Sprint("k", i), &item{Want: int(rev)})
+				rev = put(t, s, fmt.Sprint("k", i), &item{Want: 100*round + i})
 			}
 			return rev
 		}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"slices"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -76,6 +77,12 @@ func (g guardedWriter[T]) Replace(ctx context.Context, key string, value T, revi
 
 func (g guardedWriter[T]) UpdateStatus(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	return g.writer.UpdateStatus(ctx, key, value, revision, append(guards, g.guards...)...)
+}
+
+// Check checks with the claim's guards added (store.Checker): a write that
+// changes nothing is still refused once the key is no longer owned.
+func (g guardedWriter[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	return g.writer.Check(ctx, key, revision, append(slices.Clip(guards), g.guards...)...)
 }
 
 func (g guardedWriter[T]) DeleteWith(ctx context.Context, key string, revision int64, p apistore.Propagation, guards ...store.Guard) (int64, bool, error) {

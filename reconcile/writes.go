@@ -49,6 +49,8 @@ var (
 	_ apistore.StatusWriter[int]  = (*writer[int])(nil)
 	_ apistore.Replacer[int]      = (*writer[int])(nil)
 	_ apistore.PropagatingDeleter = (*writer[int])(nil)
+	_ store.Checker               = (*writer[int])(nil)
+	_ store.Checker               = guardedWriter[int]{}
 )
 
 // newWriter returns the writer of a run of c, fenced by term if not nil.
@@ -65,6 +67,18 @@ func (w *writer[T]) fence(guards []store.Guard) ([]store.Guard, error) {
 		return nil, fmt.Errorf("%w: the term of token %d is over", store.ErrGuardFailed, w.term.Token())
 	}
 	return append(slices.Clip(guards), w.term.Guard()), nil
+}
+
+// Check checks key's revision and the guards, with the term's guard added
+// (store.Checker), and writes nothing: a write that would change nothing
+// (store.Modify's, the API-server layer's) is still refused once the term
+// is over. It records nothing, as nothing is written.
+func (w *writer[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	g, err := w.fence(guards)
+	if err != nil {
+		return w.count(err)
+	}
+	return w.count(store.Check(ctx, w.Store, key, revision, g...))
 }
 
 func (w *writer[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {

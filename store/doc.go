@@ -92,6 +92,14 @@
 //     value or context) is an error matching ErrInvalid, never a panic.
 //   - Modify and CreateOrUpdate retry a lost race against the newer value,
 //     so callers do not write the compare-and-swap loop themselves.
+//   - A Modify or CreateOrUpdate whose result would change nothing the
+//     store keeps (Unchanged) is not stored: it returns the object as it
+//     is, at its revision, makes no watch event, and still checks the
+//     revision it read and its guards (Check: a race is retried, a failed
+//     guard is ErrGuardFailed). Check, and Checker's Check that every
+//     backend implements, check a write's conditions atomically without
+//     writing. Update itself always writes, the same value included: a
+//     lease's renewal relies on a rewrite taking a new revision.
 //
 // Errors are values to test with errors.Is; backends wrap them with
 // detail. ErrInvalid matches the ErrInvalid of every converge package.

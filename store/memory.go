@@ -266,11 +266,7 @@ func (m *Memory[T]) precheck(guards []Guard) error {
 			}
 		}
 		if have != g.Revision {
-			what := "revision"
-			if g.Created {
-				what = "create revision"
-			}
-			return fmt.Errorf("%w: %s of %q is %d, want %d", ErrGuardFailed, what, g.Key, have, g.Revision)
+			return guardFailed(g, have)
 		}
 	}
 	return nil

@@ -47,6 +47,15 @@ type modifyConfig struct {
 // conditioned on the revision it read, retrying the whole round when another
 // writer got there first. It returns the object as written.
 //
+// A result that would change nothing the store keeps (Unchanged: equal to
+// the value read, or, on a store that keeps values encoded, encoding to the
+// same bytes) is not written: Modify returns the object read, at its
+// revision, and makes no watch event. Its conditions are still checked
+// (Check): if the key was written or deleted since the read, the round is
+// retried as for a conflict; a failed guard is ErrGuardFailed. So a caller
+// that asks for what is already there writes nothing, and a controller
+// doing so goes idle.
+//
 // mutate may be called several times, once per round; it must not change cur
 // in place (the in-memory store shares it) but return a new value. It is
 // always called with the latest value read.
@@ -63,7 +72,7 @@ type modifyConfig struct {
 //   - any other store error (ErrInvalid, ErrGuardFailed, ErrUnavailable...) is
 //     returned at once.
 //
-// ModifyOptions.Guards are passed to every Update. A nil ctx, store or
+// ModifyOptions.Guards are passed to every Update and Check. A nil ctx, store or
 // mutate, or invalid options, are refused with an error matching ErrInvalid.
 func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur T) (T, error), opts ...ModifyOptions) (Object[T], error) {
 	cfg, err := newModifyConfig(opts)
@@ -82,6 +91,9 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 		if err != nil {
 			return Object[T]{}, stop(err)
 		}
+		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
+			return unchangedRound(ctx, s, key, cur, cfg.guards)
+		}
 		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
 		if errors.Is(err, ErrNotFound) {
 			return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
@@ -95,7 +107,9 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 // true) replaces it, conditioned on the revision read. A round that loses a
 // race (ErrExists on create, ErrConflict or ErrNotFound on update) is retried
 // like Modify's; every other outcome, invalid input included, is as for
-// Modify.
+// Modify. As with Modify, an update that would change nothing is not
+// written: CreateOrUpdate returns the object read, with its revision,
+// once the key's revision and the guards are checked (Check).
 func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate func(cur T, exists bool) (T, error), opts ...ModifyOptions) (Object[T], error) {
 	cfg, err := newModifyConfig(opts)
 	if err == nil {
@@ -121,12 +135,30 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 			}
 			return obj, err
 		}
+		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
+			return unchangedRound(ctx, s, key, cur, cfg.guards)
+		}
 		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
 		if errors.Is(err, ErrNotFound) {
 			return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
 		}
 		return obj, err
 	})
+}
+
+// unchangedRound ends a round whose write would change nothing (see
+// Unchanged): it checks, without writing, that cur is still current and
+// every guard holds (Check), and returns cur. A key deleted meanwhile is a
+// lost race, retried as a conflict.
+func unchangedRound[T any](ctx context.Context, s Store[T], key string, cur Object[T], guards []Guard) (Object[T], error) {
+	err := Check(ctx, s, key, cur.Revision, guards...)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
+	case err != nil:
+		return Object[T]{}, err
+	}
+	return cur, nil
 }
 
 // newModifyConfig checks the options (at most one, nothing negative) and

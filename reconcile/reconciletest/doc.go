@@ -1,6 +1,8 @@
 // Package reconciletest tests reconcilers: it runs controllers inside a
-// testing/synctest bubble until they are idle, checks that a converged
-// system stays still when every key is reconciled again (idempotency),
+// testing/synctest bubble until they are idle, checks that converged
+// controllers go idle and stay so (CheckIdle: no reconcile, no write,
+// none of them waking itself for ever), and that a converged system
+// stays still when every key is reconciled again (idempotency),
 // injects store faults (through store/faultstore, whose writes Wrap counts),
 // and detects a key reconciled by two workers at once.
 //

@@ -121,6 +121,7 @@ func (e *Env) Stop(c Controller) {
 		e.t.Fatalf("controller %s is not running in this Env", c.Name())
 		return
 	}
+	e.metrics.release()
 	r.cancel()
 	if err := <-r.done; err != nil {
 		e.t.Errorf("controller %s: Run returned %v", c.Name(), err)
@@ -128,6 +129,7 @@ func (e *Env) Stop(c Controller) {
 }
 
 func (e *Env) stopAll() {
+	e.metrics.release()
 	e.mu.Lock()
 	rs := e.controllers
 	e.controllers = nil
@@ -171,6 +173,9 @@ func (e *Env) Converge(horizon time.Duration) Counts {
 			delta := now.sub(e.reported)
 			e.reported = now
 			return delta
+		}
+		if n := e.metrics.overBudget(); n > 0 {
+			e.t.Fatalf("controllers did not go idle within %d reconciles: a reconcile that changes nothing must make no event that wakes a key again", n)
 		}
 		if time.Now().After(deadline) {
 			e.t.Fatalf("controllers did not converge within %v of fake time", 1000*horizon)
@@ -252,6 +257,7 @@ func (e *Env) CheckIdempotent(horizon time.Duration, world func() any) {
 // Metrics counts reconciles for Env; pass it in reconcile.Options.Metrics.
 type Metrics struct {
 	reconciles, errors, panics, conflicts atomic.Int64
+	budget                                budget
 }
 
 var _ reconcile.Metrics = (*Metrics)(nil)
@@ -259,7 +265,7 @@ var _ reconcile.Metrics = (*Metrics)(nil)
 // Reconciled counts a reconcile, and whether it failed (terminal failures
 // and panics included), panicked or conflicted.
 func (m *Metrics) Reconciled(_ string, o reconcile.Outcome, _ time.Duration) {
-	m.reconciles.Add(1)
+	m.budget.spend(m.reconciles.Add(1))
 	if o.Failed() {
 		m.errors.Add(1)
 	}

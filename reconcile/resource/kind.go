@@ -48,7 +48,7 @@ func (Kind[Spec, Status]) SameSpec(a, b *Resource[Spec, Status]) (bool, error) {
 	if a == nil || b == nil {
 		return false, fmt.Errorf("%w: nil resource", store.ErrInvalid)
 	}
-	same, cmpErr := equalValues(a.Spec, b.Spec)
+	same, cmpErr := store.Equal(a.Spec, b.Spec)
 	if same {
 		return true, nil
 	}

@@ -1,16 +1,11 @@
 package resource
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -110,7 +105,7 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 			if cur.Value == nil {
 				return object{}, fmt.Errorf("%w: PutSpec: %q holds a nil value", store.ErrInvalid, key)
 			}
-			same, err := unchanged(s, cur.Value, cur.Value.withSpec(spec))
+			same, err := store.Unchanged(s, cur.Value, cur.Value.withSpec(spec))
 			if err != nil {
 				return object{}, err
 			}
@@ -128,7 +123,7 @@ func PutSpec[Spec, Status any](ctx context.Context, s store.Store[*Resource[Spec
 				return nil, fmt.Errorf("%w: PutSpec: %q holds a nil value", store.ErrInvalid, key)
 			}
 			next := cur.withSpec(spec)
-			same, err := unchanged(s, cur, next)
+			same, err := store.Unchanged(s, cur, next)
 			if err != nil {
 				return nil, err
 			}
@@ -203,7 +198,7 @@ func WriteStatus[Spec, Status any](ctx context.Context, s store.Store[*Resource[
 	next.Status = status
 	next.ObservedGeneration = cur.Generation
 	next.Conditions = merged
-	same, err := unchanged(s, cur, next)
+	same, err := store.Unchanged(s, cur, next)
 	if err != nil {
 		return object{}, fmt.Errorf("WriteStatus: %q: %w", obj.Key, err)
 	}
@@ -228,76 +223,4 @@ func (r *Resource[Spec, Status]) withSpec(spec Spec) *Resource[Spec, Status] {
 	next := r.clone()
 	next.Spec = spec
 	return next
-}
-
-// unchanged reports whether writing next over cur, a value read from s,
-// would leave s holding what it holds, so that the write can be skipped.
-//
-// Values equal by equalValues are unchanged everywhere. A store that keeps
-// values encoded may not keep a Go value exactly (JSON reads a number held
-// in an interface back as a float64), so a value that differs from what was
-// written may still be what the store holds: there, values are also
-// unchanged when their encodings are the same bytes. That is judged with
-// the store's codec if it says which (store.Encoded, as a store.View does);
-// with store.JSON for a store that does not (JSON is what the bbolt and etcd
-// stores use unless told otherwise); and not at all for a *store.Memory,
-// which keeps Go values as they are.
-//
-// With the store's codec, a next that the codec refuses returns its error
-// (matching store.ErrInvalid), since the write would fail the same way.
-// Because a codec's encoding survives a round trip (see store.Codec), a
-// value written once is then unchanged against what reads back, and a
-// caller that writes only when unchanged is false writes once, not for
-// ever.
-func unchanged[Spec, Status any](s store.Store[*Resource[Spec, Status]], cur, next *Resource[Spec, Status]) (bool, error) {
-	type value = *Resource[Spec, Status]
-	same, cmpErr := equalValues(cur, next)
-	if same {
-		return true, nil
-	}
-	switch s := s.(type) {
-	case *store.Memory[value]:
-		return false, cmpErr
-	case store.Encoded[value]:
-		codec := s.Codec()
-		if codec == nil {
-			return false, cmpErr
-		}
-		nextBytes, err := codec.Marshal(next)
-		if err != nil {
-			return false, err
-		}
-		// A stored value that no longer encodes (written by an older
-		// version, say) is replaced by one that does.
-		curBytes, err := codec.Marshal(cur)
-		return err == nil && bytes.Equal(curBytes, nextBytes), nil
-	default:
-		// The store may keep values some other way: a value JSON cannot
-		// keep is judged by equalValues alone, and the store's own write
-		// decides whether it is valid.
-		codec := store.JSON[value]{}
-		nextBytes, err := codec.Marshal(next)
-		if err != nil {
-			return false, cmpErr
-		}
-		curBytes, err := codec.Marshal(cur)
-		if err != nil {
-			return false, cmpErr
-		}
-		return bytes.Equal(curBytes, nextBytes), nil
-	}
-}
-
-// equalValues compares resources with go-cmp, reading unexported fields,
-// treating nil and empty slices and maps as equal (as a JSON round trip may
-// turn one into the other) and a NaN as equal to a NaN (else a status
-// holding one would never be found unchanged). A value go-cmp cannot compare
-// is reported as an error matching store.ErrInvalid rather than a panic.
-func equalValues[V any](a, b V) (equal bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: cannot compare values of type %s: %v", store.ErrInvalid, reflect.TypeFor[V](), p)
-		}
-	}()
-	return cmp.Equal(a, b, cmpopts.EquateEmpty(), cmpopts.EquateNaNs(), cmp.Exporter(func(reflect.Type) bool { return true })), nil
 }

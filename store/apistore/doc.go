@@ -66,6 +66,15 @@
 //   - Recreation: an object deleted and created again has a new create
 //     revision, and a write made at a revision of the first (an old
 //     cleanup's) fails with store.ErrConflict and leaves it alone.
+//   - Writes that change nothing: an Update, Replace or UpdateStatus that
+//     would store what is stored (spec, status and metadata alike, as the
+//     wrapped store keeps them: see store.Unchanged) is not stored. It
+//     returns the object as stored, at its revision, makes no watch
+//     event, and still checks the revision given and the guards, without
+//     writing (store.Check, atomic on every backend of this module): a
+//     stale revision is store.ErrConflict, a failed guard
+//     store.ErrGuardFailed. A controller that finds nothing to change
+//     therefore goes idle.
 //   - Bad input: a value that is not of the Kind (for JSONKind: not a JSON
 //     object, or metadata that does not decode as Meta) fails with
 //     store.ErrInvalid and writes nothing.

@@ -117,12 +117,25 @@ func (m *model) update(key string, revision int64, spec int, finalizers []string
 			return outcome{flag: true}
 		}
 	}
+	next := *o
 	if spec != o.spec {
-		o.gen++
+		next.gen++
 	}
-	o.spec, o.finalizers = spec, finalizers
-	m.write(o)
+	next.spec, next.finalizers = spec, finalizers
+	m.store(o, next)
 	return outcome{}
+}
+
+// store replaces o with next at the next revision, unless next holds what
+// o holds (spec, status and metadata): a write that changes nothing is
+// not stored.
+func (m *model) store(o *modelObject, next modelObject) {
+	if next.spec == o.spec && next.status == o.status && next.gen == o.gen &&
+		slices.Equal(next.finalizers, o.finalizers) && next.mark == o.mark {
+		return
+	}
+	*o = next
+	m.write(o)
 }
 
 func (m *model) updateStatus(key string, revision int64, status int) outcome {
@@ -130,8 +143,9 @@ func (m *model) updateStatus(key string, revision int64, status int) outcome {
 	if !ok {
 		return out
 	}
-	o.status = status
-	m.write(o)
+	next := *o
+	next.status = status
+	m.store(o, next)
 	return outcome{}
 }
 

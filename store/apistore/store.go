@@ -44,6 +44,7 @@ var (
 	_ StatusWriter[int]  = (*Store[int])(nil)
 	_ Replacer[int]      = (*Store[int])(nil)
 	_ PropagatingDeleter = (*Store[int])(nil)
+	_ store.Checker      = (*Store[int])(nil)
 )
 
 // StatusWriter is implemented by a store that writes an object's status

@@ -21,6 +21,13 @@ import (
 // then returns the object as the write left it (no finalizer), with the
 // revision of the delete; Replace says which happened.
 //
+// A write that would store what is stored (spec, status and metadata
+// alike; store.Unchanged judges by what the wrapped store keeps) is not
+// stored: Update returns the object as stored, at revision, having checked
+// without writing that revision is still current and the guards hold
+// (store.Check), so it still fails with store.ErrConflict or
+// store.ErrGuardFailed, and makes no watch event.
+//
 // A value whose metadata the Kind cannot read, or a stored one, fails with
 // store.ErrInvalid. Guards pass through to the wrapped store's write, so a
 // deposed leader cannot remove a finalizer.
@@ -62,8 +69,22 @@ func (s *Store[T]) Replace(ctx context.Context, key string, value T, revision in
 		}
 		return store.Object[T]{Key: key, Value: v, Revision: rev, CreateRevision: cur.CreateRevision}, true, nil
 	}
-	obj, err = s.inner.Update(ctx, key, v, revision, guards...)
+	obj, err = s.write(ctx, cur, v, guards)
 	return obj, false, err
+}
+
+// write stores v over cur, the object read at the revision the caller
+// gave, unless that would change nothing the wrapped store keeps
+// (store.Unchanged): then it writes nothing, checks that cur is still
+// current and the guards hold (store.Check), and returns cur.
+func (s *Store[T]) write(ctx context.Context, cur store.Object[T], v T, guards []store.Guard) (store.Object[T], error) {
+	if same, err := store.Unchanged(s.inner, cur.Value, v); err == nil && same {
+		if err := store.Check(ctx, s.inner, cur.Key, cur.Revision, guards...); err != nil {
+			return store.Object[T]{}, err
+		}
+		return cur, nil
+	}
+	return s.inner.Update(ctx, cur.Key, v, cur.Revision, guards...)
 }
 
 // specWrite returns what a spec write of value (whose metadata is m) over
@@ -107,7 +128,9 @@ func added(before, after []string) (string, bool) {
 // store.ErrNotFound). It is allowed on a marked object: a controller
 // records its cleanup's progress there. A value whose metadata the Kind
 // cannot read fails with store.ErrInvalid, as for every write. Guards pass
-// through to the wrapped store's write.
+// through to the wrapped store's write. A status write that would change
+// nothing is not stored, as for Update: it returns the object as stored
+// once the revision and the guards are checked.
 func (s *Store[T]) UpdateStatus(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	if err := s.checkWrite(ctx, key, &value, revision, guards); err != nil {
 		return store.Object[T]{}, err
@@ -123,5 +146,15 @@ func (s *Store[T]) UpdateStatus(ctx context.Context, key string, value T, revisi
 	if err != nil {
 		return store.Object[T]{}, fmt.Errorf("%w: apistore: %w", store.ErrInvalid, err)
 	}
-	return s.inner.Update(ctx, key, v, revision, guards...)
+	return s.write(ctx, cur, v, guards)
+}
+
+// Check checks key's revision and the guards in the wrapped store, without
+// writing (store.Checker; atomically if the wrapped store is a
+// store.Checker, as every backend of this module is).
+func (s *Store[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return store.Check(ctx, s.inner, key, revision, guards...)
 }

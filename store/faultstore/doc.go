@@ -39,7 +39,8 @@
 //     watcher does; the Store implements store.Encoded, reporting the
 //     wrapped store's codec (store.JSON for a store that does not say),
 //     and store.Identifier, reporting the wrapped store's identity through
-//     the faults (OpIdentity).
+//     the faults (OpIdentity), and store.Checker, checking through the
+//     faults as a read of the key (OpGet).
 //   - Time is read only through the Sleep function the caller gives (by
 //     default a timer of package time, which is the fake clock inside a
 //     testing/synctest bubble): no fault takes real time in such a bubble.

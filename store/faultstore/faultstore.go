@@ -50,6 +50,7 @@ var (
 	_ store.Store[int]   = (*Store[int])(nil)
 	_ store.Encoded[int] = (*Store[int])(nil)
 	_ store.Identifier   = (*Store[int])(nil)
+	_ store.Checker      = (*Store[int])(nil)
 )
 
 // New returns a Store over inner, up, injecting what o says. A nil inner,
@@ -84,7 +85,9 @@ func New[T any](inner store.Store[T], o Options) (*Store[T], error) {
 func (s *Store[T]) Inner() store.Store[T] { return s.inner }
 
 // Writes returns the number of writes made through s that the wrapped
-// store applied (lost responses included).
+// store applied (lost responses included). An Update answered with the
+// revision it was given changed nothing (the API-server layer's answer to
+// a write that would store what is stored) and is not counted.
 func (s *Store[T]) Writes() int64 { return s.writes.Load() }
 
 // Codec returns the wrapped store's codec if it says which
@@ -238,6 +241,18 @@ func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	return id.Identity(ctx)
 }
 
+// Check checks key's revision and the guards in the wrapped store without
+// writing (store.Checker; atomically if the wrapped store is a
+// store.Checker), through the faults as the read it is: the call OpGet of
+// key.
+func (s *Store[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	ctx, _, err := s.enter(ctx, Call{Op: OpGet, Key: key})
+	if err != nil {
+		return err
+	}
+	return store.Check(ctx, s.inner, key, revision, guards...)
+}
+
 // Create writes through the faults.
 func (s *Store[T]) Create(ctx context.Context, key string, v T, guards ...store.Guard) (store.Object[T], error) {
 	ctx, d, err := s.enter(ctx, Call{Op: OpCreate, Key: key})
@@ -255,6 +270,9 @@ func (s *Store[T]) Update(ctx context.Context, key string, v T, rev int64, guard
 		return store.Object[T]{}, err
 	}
 	obj, err := s.inner.Update(ctx, key, v, rev, guards...)
+	if err == nil && obj.Revision == rev {
+		s.writes.Add(-1) // nothing written: respond counts it back
+	}
 	return s.respond(d, OpUpdate, obj, 0, err)
 }
 

@@ -372,6 +372,27 @@ func (c *Client[T]) put(ctx context.Context, path, key string, value T, revision
 	return obj, deleted, nil
 }
 
+var _ store.Checker = (*Client[int])(nil)
+
+// Check asks the server whether key is still at revision and every guard
+// holds, and writes nothing (store.Checker): atomically if the served store
+// is a store.Checker, as every store of this module is. It needs a token
+// that may write, as the write it stands for would.
+func (c *Client[T]) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	q, err := writeQuery(key, revision, true, guards)
+	if err != nil {
+		return err
+	}
+	var body revisionBody
+	if err := c.call(ctx, http.MethodPost, pathCheck, q, nil, false, &body); err != nil {
+		return err
+	}
+	if body.Revision != revision {
+		return protocolErrorf("%s: checked revision %d, the server answered for %d", pathCheck, revision, body.Revision)
+	}
+	return nil
+}
+
 // Delete removes key if its revision is still revision, else returns
 // store.ErrConflict (or store.ErrNotFound). An error matching
 // store.ErrUnavailable means the answer was lost: the key may have been

@@ -71,6 +71,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 		pathStatus:   {http.MethodPost, true, (*Handler[T]).status},
 		pathIdentity: {http.MethodGet, false, (*Handler[T]).identity},
 		pathApply:    {http.MethodPost, true, (*Handler[T]).apply},
+		pathCheck:    {http.MethodPost, true, (*Handler[T]).check},
 	}
 	return h, nil
 }
@@ -84,7 +85,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
-		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/apply, /v1/delete, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
+		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/apply, /v1/delete, /v1/check, /v1/watch, /v1/progress)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if err := h.guard.Check(r); err != nil {
@@ -352,6 +353,21 @@ func (h *Handler[T]) update(w http.ResponseWriter, r *http.Request) error {
 	}
 	wo.Deleted = deleted
 	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
+}
+
+// check serves Check (store.Checker): the key's revision and the guards,
+// checked by the served store without writing, atomically if it is a
+// store.Checker (see store.Check). The answer is the revision checked.
+func (h *Handler[T]) check(w http.ResponseWriter, r *http.Request) error {
+	a, err := h.parseWrite(w, r, true, false)
+	if err != nil {
+		return err
+	}
+	if err := store.Check(r.Context(), h.s, a.key, a.revision, a.guards...); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, revisionBody{Revision: a.revision})
+	return nil
 }
 
 // delete serves Delete and DeleteWith (see deleteWith).

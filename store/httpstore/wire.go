@@ -24,6 +24,7 @@ const (
 	pathStatus   = "/v1/status"
 	pathIdentity = "/v1/identity"
 	pathApply    = "/v1/apply"
+	pathCheck    = "/v1/check"
 )
 
 // Query parameter names.

@@ -67,11 +67,13 @@ func (e *env) assertStarts(starts, stops int) {
 	assert.Equal(e.t, stops, gotStops, "pods stopped")
 }
 
-// assertStill reconciles every key again and checks that nothing changes:
-// no store write, no pod started or stopped.
+// assertStill checks that the controller is idle once converged
+// (reconciletest's CheckIdle): nothing is reconciled or written while
+// nothing changes, and reconciling every key again changes nothing, no
+// store write, no pod started or stopped.
 func (e *env) assertStill() {
 	e.t.Helper()
-	e.CheckIdempotent(horizon, e.pods.snapshot)
+	e.CheckIdle(horizon, e.pods.snapshot)
 }
 
 func (e *env) get() *controller.ReplicaSet {

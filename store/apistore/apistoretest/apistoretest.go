@@ -104,6 +104,8 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[json.RawMessa
 		{"AnApplyThatLosesARaceIsRetriedOverTheLatestRevision", applyRetriesAConflict},
 		{"AnApplyOfABadDocumentIsInvalidAndWritesNothing", applyRefusesBadDocuments},
 		{"ApplyKeepsWhatControllersSetUnderRandomWritesOfBoth", applyKeepsWhatControllersSet},
+		{"AWriteThatChangesNothingIsNotStored", writeChangingNothing},
+		{"AWriteThatChangesNothingStillChecksRevisionAndGuards", changingNothingStillChecks},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := newStore(t)

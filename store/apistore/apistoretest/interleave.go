@@ -24,6 +24,7 @@ type interleaver struct {
 var (
 	_ store.Identifier               = (*interleaver)(nil)
 	_ store.Encoded[json.RawMessage] = (*interleaver)(nil)
+	_ store.Checker                  = (*interleaver)(nil)
 )
 
 // afterGet makes fn run once, right after the next Get of key returns from
@@ -59,6 +60,11 @@ func (s *interleaver) Identity(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("%w: %w: apistoretest: the store %T has no identity", store.ErrInvalid, errors.ErrUnsupported, s.Store)
 	}
 	return id.Identity(ctx)
+}
+
+// Check checks in the store (store.Checker): atomically if it can.
+func (s *interleaver) Check(ctx context.Context, key string, revision int64, guards ...store.Guard) error {
+	return store.Check(ctx, s.Store, key, revision, guards...)
 }
 
 // Codec returns the store's codec if it says which (store.Encoded), else
