@@ -72,6 +72,7 @@ var forgedWrites = []struct{ target, body string }{
 	{"/v1/delete?key=seed&revision=1&propagation=background", ``},
 	{"/v1/status?key=seed&revision=1", `{"n":2}`},
 	{"/v1/apply?key=seed", `{"n":2}`},
+	{"/v1/check?key=seed&revision=1", ``},
 	{"/v1/progress?watch=x&seq=1", ``},
 }
 
