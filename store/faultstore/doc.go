@@ -5,7 +5,7 @@
 // while open watches stay open, deliver nothing and leave progress requests
 // unanswered, as an etcd member cut off from its peers does).
 //
-// It imports nothing but the standard library, store and the module's
+// It imports nothing but the standard library, store, store/apistore and the module's
 // internal context-aware sleep, and no testing package, so that tests of
 // every package, test helpers such as reconcile/reconciletest, benchmarks
 // and runnable examples share one implementation.
@@ -41,6 +41,15 @@
 //     and store.Identifier, reporting the wrapped store's identity through
 //     the faults (OpIdentity), and store.Checker, checking through the
 //     faults as a read of the key (OpGet).
+//   - The API-server layer's writes pass through as they are: over a
+//     wrapped store that offers them (apistore.StatusWriter, Replacer,
+//     Applier, PropagatingDeleter), UpdateStatus, Replace and Apply go
+//     through the faults as OpUpdate and DeleteWith as OpDelete, so a
+//     status write stays a status write; over one that does not, those
+//     that need the layer fail with errors.ErrUnsupported (and
+//     store.ErrInvalid) before anything is sent, as a served store without
+//     the layer answers, and Replace and a Background DeleteWith are the
+//     plain writes.
 //   - Time is read only through the Sleep function the caller gives (by
 //     default a timer of package time, which is the fake clock inside a
 //     testing/synctest bubble): no fault takes real time in such a bubble.
