@@ -5,9 +5,9 @@
 // while open watches stay open, deliver nothing and leave progress requests
 // unanswered, as an etcd member cut off from its peers does).
 //
-// It imports nothing but the standard library, store, store/apistore and the module's
-// internal context-aware sleep, and no testing package, so that tests of
-// every package, test helpers such as reconcile/reconciletest, benchmarks
+// It imports nothing but the standard library, store, store/apistore and
+// the module's internal context-aware sleep, and no testing package, so
+// that tests of every package, test helpers such as reconcile/reconciletest, benchmarks
 // and runnable examples share one implementation.
 //
 // # What decides a fault
