@@ -6,10 +6,10 @@ import "html/template"
 // context (text, attribute, URL), so keys, errors and names are shown as
 // text, never as markup; and every text the page did not write goes
 // through the display rule (display.go: text, long, attr), so it shows
-// as visible characters, bounded, the whole one click away. Columns of
-// such text (key, logs) have a fixed width and the error's a bounded
-// one, in which long text wraps anywhere, so no value moves the other
-// columns. It has no script.
+// as visible characters, bounded, the whole one click away. The key
+// column has a fixed width, the error, log and trigger columns bounded
+// ones, in which long text wraps anywhere, so that no value pushes the
+// other columns aside. It has no script.
 var page = template.Must(template.New("page").Funcs(displayFuncs).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -26,13 +26,13 @@ h2 { font-size: 1.2em; margin: 1.4em 0 .4em; }
 form { background: #f4f5f7; padding: .6em .8em; border-radius: 6px; margin: .8em 0; }
 form label { margin-right: 1em; }
 table { border-collapse: collapse; width: 100%; margin-top: .4em; }
-th, td { border-bottom: 1px solid #ddd; padding: .25em .5em; text-align: left; vertical-align: top; }
+th, td { border-bottom: 1px solid #ddd; padding: .25em .4em; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; position: sticky; top: 0; }
 td.error { color: #b00020; }
-td.error div { min-width: 18em; max-width: 40em; overflow-wrap: anywhere; }
+td.error div { min-width: 16em; max-width: 40em; overflow-wrap: anywhere; }
 td.key { font-family: ui-monospace, monospace; font-size: 13px; }
-td.key div.key { width: 18em; overflow-wrap: anywhere; }
-td.log div { width: 16em; overflow-wrap: anywhere; }
+td.key div.key { width: 12em; overflow-wrap: anywhere; }
+td.log div { min-width: 10em; max-width: 20em; overflow-wrap: anywhere; }
 td.triggers div { max-width: 12em; overflow-wrap: anywhere; }
 .esc { background: #fff0c2; color: #7a5600; border-radius: 2px; font-family: ui-monospace, monospace; }
 details.cut, details.cut > summary { display: inline; }
