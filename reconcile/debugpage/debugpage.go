@@ -45,10 +45,13 @@
 //
 //   - format=json (or an Accept header preferring application/json): JSON
 //     instead of HTML.
-//   - controller=NAME: that controller only.
+//   - controller=NAME: that controller only; a name the page escapes
+//     is also selected by its escaped form, as the form sends it.
 //   - state=processing|waiting|delayed|idle (repeatable, or comma
 //     separated): keys in those states; idle is a key not queued.
-//   - prefix=P: keys starting with P.
+//   - prefix=P: keys starting with P. (A prefix holding characters the
+//     page escapes shows escaped in the form, as a key does; submitting
+//     the form then asks for the escape's text.)
 //   - sort=key|state|outcome|retries|pending, desc=true: the order
 //     (outcome: the keys that most need a person first — panic, error,
 //     terminal, dependency_down, conflict, then requeue and
