@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store/httpstore"
@@ -32,8 +33,13 @@ type DaemonConfig struct {
 	// Dir holds the dumps (Dir/backups) and the file URLFile.
 	Dir string
 	// Addr is the address of the HTTP server: /healthz, /readyz and the
-	// debug page ("127.0.0.1:0" picks a port; URLFile says which).
+	// debug page ("127.0.0.1:0" picks a port; URLFile says which). It
+	// must be a loopback address unless InsecureNoToken is set: the debug
+	// page has no token.
 	Addr string
+	// InsecureNoToken accepts an Addr that is not loopback, where whoever
+	// reaches it reads the debug page.
+	InsecureNoToken bool
 	// BinDir holds pg_dump and pg_restore; Executable is this program.
 	BinDir, Executable string
 	// Operator's intervals, workers and backoff (see Config).
@@ -54,8 +60,9 @@ const DebugPath = "/debug/converge/"
 // RunDaemon runs the operator until ctx ends: its controllers on the store
 // server's objects, PostgreSQL checked as their dependency, and an HTTP
 // server with the probes and the debug page, which name PostgreSQL while
-// it is down. Its server only reads; bind it to loopback (the default) or
-// a private network: the debug page shows keys and errors.
+// it is down. Its server only reads, without a token: an Addr that is
+// not loopback is refused (an error matching demo.ErrNotLoopback) unless
+// cfg.InsecureNoToken is set, since the debug page shows keys and errors.
 func RunDaemon(ctx context.Context, cfg DaemonConfig) error {
 	d, err := newDaemon(cfg)
 	if err != nil {
@@ -77,6 +84,12 @@ type daemon struct {
 func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := demo.CheckLoopback(cfg.Addr, "-addr", "-insecure-no-token", cfg.InsecureNoToken); err != nil {
+		return nil, err
+	}
+	if cfg.InsecureNoToken {
+		cfg.Logger.Warn("serving the debug page without a token (-insecure-no-token): whoever reaches the address reads it", "addr", cfg.Addr)
 	}
 	stores, closeStores, err := dialStores(cfg.StoreServer, cfg.StoreToken)
 	if err != nil {

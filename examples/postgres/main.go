@@ -87,7 +87,9 @@
 //	-pg-password-file F      PostgreSQL's password, read from F (mode 0600)
 //	-pg-bin DIR              where pg_dump and pg_restore are (default: found)
 //	-dir DIR                 the dumps (DIR/backups) and operator.url (default .postgres-operator)
-//	-addr ADDR               /healthz, /readyz and /debug/converge/ (default 127.0.0.1:7018)
+//	-addr ADDR               /healthz, /readyz and /debug/converge/ (default 127.0.0.1:7018);
+//	                         a loopback address unless -insecure-no-token
+//	-insecure-no-token       serve -addr beyond loopback: the debug page has no token
 //	-drift-interval D        how often the catalog is polled (default 30s)
 //	-prune-interval D        how often the pruners pass (default 10m)
 //	-check-interval D        how often PostgreSQL's health is checked (default 5s)

@@ -52,8 +52,13 @@ type Config struct {
 	CheckpointInterval time.Duration
 	// HTTPAddr, if set, serves the debug page (/debug/converge/), the
 	// Prometheus metrics (/metrics) and the probes on this address while
-	// the demo runs.
+	// the demo runs, without a token: it must be a loopback address
+	// unless InsecureNoToken is set (else Run fails with an error matching
+	// demo.ErrNotLoopback).
 	HTTPAddr string
+	// InsecureNoToken accepts an HTTPAddr that is not loopback, where
+	// whoever reaches it reads the debug page and the metrics.
+	InsecureNoToken bool
 	// OnServing, if set with HTTPAddr, is called with the server's base URL
 	// once it serves, before the scenario starts.
 	OnServing func(base string)
@@ -226,6 +231,11 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 func (cfg Config) withDefaults() (Config, error) {
 	if cfg.Replicas < 1 {
 		return cfg, fmt.Errorf("replicas: %d, want at least 1", cfg.Replicas)
+	}
+	if cfg.HTTPAddr != "" {
+		if err := demo.CheckLoopback(cfg.HTTPAddr, "-http", "-insecure-no-token", cfg.InsecureNoToken); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.Outage <= 0 {
 		cfg.Outage = 2 * time.Second

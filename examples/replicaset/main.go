@@ -26,6 +26,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,7 @@ func main() {
 	replicas := flag.Int("replicas", 3, "number of pods to start with (at least 1); the demo then scales to N+2 and N-1")
 	dir := flag.String("store", "", "directory of the bbolt store file (default: a temporary directory removed at exit)")
 	httpAddr := flag.String("http", "", "serve the debug page (/debug/converge/) and Prometheus metrics (/metrics) on this address while the demo runs, e.g. 127.0.0.1:8080")
+	insecure := flag.Bool("insecure-no-token", false, "serve -http on an address that is not loopback: the debug page and the metrics have no token, and show the replica sets' keys and errors to whoever reaches it")
 	verbose := flag.Bool("v", false, "log the controller at debug level (default: warnings only)")
 	demo.Main("replicaset", description, func(ctx context.Context, exe string) error {
 		if *replicas < 1 {
@@ -63,7 +65,11 @@ func main() {
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-		_, err := Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, Executable: exe, Out: os.Stdout, Logger: logger, HTTPAddr: *httpAddr})
+		_, err := Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, Executable: exe, Out: os.Stdout, Logger: logger,
+			HTTPAddr: *httpAddr, InsecureNoToken: *insecure})
+		if errors.Is(err, demo.ErrNotLoopback) {
+			err = fmt.Errorf("%w: %w", demo.ErrUsage, err)
+		}
 		return err
 	})
 }

@@ -45,10 +45,13 @@
 //
 //   - format=json (or an Accept header preferring application/json): JSON
 //     instead of HTML.
-//   - controller=NAME: that controller only.
+//   - controller=NAME: that controller only; a name the page escapes
+//     is also selected by its escaped form, as the form sends it.
 //   - state=processing|waiting|delayed|idle (repeatable, or comma
 //     separated): keys in those states; idle is a key not queued.
-//   - prefix=P: keys starting with P.
+//   - prefix=P: keys starting with P. (A prefix holding characters the
+//     page escapes shows escaped in the form, as a key does; submitting
+//     the form then asks for the escape's text.)
 //   - sort=key|state|outcome|retries|pending, desc=true: the order
 //     (outcome: the keys that most need a person first — panic, error,
 //     terminal, dependency_down, conflict, then requeue and
@@ -66,7 +69,16 @@
 // The handler only reads: it answers GET and HEAD, and 405 to every other
 // method; it has no endpoint that changes anything. It sets no cookie and
 // serves no script (its Content-Security-Policy forbids them), and every
-// key, error and name is escaped, since they are user data. It does not
+// key, error and name is escaped, since they are user data: no markup,
+// and no control character, bidi or other format character, or byte that
+// is not UTF-8 reaches the HTML as itself; each shows as its visible,
+// marked escape (ESC as \x1b, U+202E as \u202e, the byte FF as \xff),
+// from which the value can be told exactly. A key or name longer than 120
+// characters, an error longer than 600, is cut with the bytes left out
+// counted, the whole (up to 8,192 characters) one click away; the JSON
+// has every value whole. Keys, log attributes and errors wrap within
+// columns of fixed or bounded width, so that no value pushes the other
+// columns off the page. It does not
 // authenticate: mount it behind the server's authentication (the
 // Manager's TLS client certificates, or a wrapping handler).
 //
@@ -183,7 +195,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // view gathers what q shows.
 func (h *Handler) view(q query) view {
 	now := h.now()
-	v := view{Generated: timestamp(now), Query: q, Controllers: []controllerView{}, Names: h.names()}
+	v := view{Generated: timestamp(now), Query: q, Controllers: []controllerView{}, Names: h.names(q)}
 	for _, s := range states {
 		v.StateBoxes = append(v.StateBoxes, choice{Name: s, Checked: slices.Contains(q.States, s)})
 	}
@@ -206,7 +218,7 @@ func (h *Handler) view(q query) view {
 		v.Dependencies = dependenciesOf(h.opts.Dependencies(), now)
 	}
 	for _, c := range h.controllers {
-		if q.Controller == "" || c.Name() == q.Controller {
+		if q.Controller == "" || c.Name() == q.Controller || attr(c.Name()) == q.Controller {
 			v.Controllers = append(v.Controllers, h.controllerOf(c, q, now))
 		}
 	}
@@ -231,12 +243,15 @@ func wantsJSON(r *http.Request) bool {
 	return h < 0 || j < h
 }
 
-// names lists the controllers' names, for the page's controller filter.
-func (h *Handler) names() []string {
-	out := make([]string, 0, len(h.controllers))
+// names lists the controllers' names for the page's controller filter,
+// displayed for an attribute (a name the display rule changes is selected
+// by its displayed form), the one q selects checked.
+func (h *Handler) names(q query) []choice {
+	out := make([]choice, 0, len(h.controllers))
 	for _, c := range h.controllers {
-		if !slices.Contains(out, c.Name()) {
-			out = append(out, c.Name())
+		name := attr(c.Name())
+		if !slices.ContainsFunc(out, func(o choice) bool { return o.Name == name }) {
+			out = append(out, choice{Name: name, Checked: name == q.Controller || c.Name() == q.Controller})
 		}
 	}
 	return out

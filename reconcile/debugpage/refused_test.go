@@ -19,8 +19,8 @@ func (r refusing) Health() reconcile.Health {
 }
 
 // The refused keys of Health show in the JSON as they are and in the
-// HTML quoted, so that an empty key or one holding a NUL can be told
-// apart, and escaped; a controller that refused none shows 0.
+// HTML quoted, so that an empty key shows, escaped, and a NUL in one as
+// its marked escape; a controller that refused none shows 0.
 func TestRefusedKeysShowInJSONAndQuotedAndEscapedInHTML(t *testing.T) {
 	h := debugpage.New(debugpage.Options{}, refusing{fake{"db"}}, fake{"ok"})
 	rec := get(t, h, "/?format=json")
@@ -38,7 +38,7 @@ func TestRefusedKeysShowInJSONAndQuotedAndEscapedInHTML(t *testing.T) {
 	assert.Equal(t, []string{}, p.Controllers[1].RefusedKeys)
 
 	html := get(t, h, "/").Body.String()
-	assert.Contains(t, html, `<span class="refused">refused keys: <b class="bad">5</b> <code>&#34;&#34;</code>`+
-		` <code>&#34;roles/&lt;b&gt;app&lt;/b&gt;&#34;</code> <code>&#34;x\x00y&#34;</code></span>`)
+	assert.Contains(t, html, `<span class="refused">refused keys: <b class="bad">5</b> <code>""</code>`+
+		` <code>"roles/&lt;b&gt;app&lt;/b&gt;"</code> <code>"x<span class="esc">\x00</span>y"</code></span>`)
 	assert.Contains(t, html, `<span class="refused">refused keys: 0</span>`)
 }

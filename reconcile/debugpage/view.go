@@ -23,7 +23,7 @@ type view struct {
 	Query        query            `json:"query"`
 	Controllers  []controllerView `json:"controllers"`
 	// For the template's form (not encoded).
-	Names       []string `json:"-"`
+	Names       []choice `json:"-"`
 	StateBoxes  []choice `json:"-"`
 	SortOptions []choice `json:"-"`
 	JSONLink    string   `json:"-"`
