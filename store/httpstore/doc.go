@@ -104,8 +104,10 @@
 // conditions the error matches, which a client that does not know them
 // may ignore: "deleting" (apistore.ErrDeleting: a create of a key marked
 // for deletion, code exists; a finalizer added to a marked object, code
-// invalid) and "unsupported" (errors.ErrUnsupported, code invalid, status
-// 404: the served store does not do what the route asks). A foreign Host
+// invalid), "rejected" (apistore.ErrRejected, code invalid: a kind's
+// admission refused the object; the message names the fields) and
+// "unsupported" (errors.ErrUnsupported, code invalid, status 404: the
+// served store does not do what the route asks). A foreign Host
 // or a POST from another origin is "forbidden" (403), a POST without the
 // JSON content type "invalid" (415).
 //

@@ -110,6 +110,9 @@ var alsoConditions = []struct {
 	// The object is marked for deletion (with code "exists" for a create,
 	// "invalid" for a finalizer added).
 	{"deleting", apistore.ErrDeleting},
+	// A kind's admission refused the object (with code "invalid"; the
+	// message names the fields at fault).
+	{"rejected", apistore.ErrRejected},
 	// The served store does not do what the route asks (with code
 	// "invalid"): errors.ErrUnsupported.
 	{"unsupported", errors.ErrUnsupported},
