@@ -156,4 +156,3 @@ func dedupe(kw []string) []string {
 	}
 	return out
 }
-
