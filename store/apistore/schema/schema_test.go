@@ -126,3 +126,46 @@ func TestRulesPrintAsTheyParse(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, roleRules, string(out))
 }
+
+// typedRole is a Go type of the roles/ kind, and typedKind its Kind: its
+// spec is Spec, and it has no status.
+type typedRole struct {
+	apistore.Meta `json:"metadata"`
+	Spec          struct {
+		Name  string `json:"name"`
+		Login *bool  `json:"login,omitempty"`
+	} `json:"spec"`
+}
+
+type typedKind struct{}
+
+func (typedKind) Meta(v typedRole) (apistore.Meta, error) { return v.Meta, nil }
+func (typedKind) WithMeta(v typedRole, m apistore.Meta) (typedRole, error) {
+	v.Meta = m
+	return v, nil
+}
+func (typedKind) SameSpec(a, b typedRole) (bool, error) {
+	return a.Spec.Name == b.Spec.Name && (a.Spec.Login == nil) == (b.Spec.Login == nil), nil
+}
+func (typedKind) Merge(spec, _ typedRole) (typedRole, error) { return spec, nil }
+
+// TestTypedValuesAreJudgedAndDefaultedThroughTheirJSON: a layer of Go
+// values with OptionsOf refuses a bad spec naming the field and stores
+// the defaults the JSON rules fill in.
+func TestTypedValuesAreJudgedAndDefaultedThroughTheirJSON(t *testing.T) {
+	r, err := schema.Parse([]byte(roleRules))
+	require.NoError(t, err)
+	s, err := apistore.New[typedRole](store.NewMemory[typedRole](), typedKind{}, schema.OptionsOf[typedRole](r)...)
+	require.NoError(t, err)
+	bad := typedRole{}
+	bad.Spec.Name = "Bad"
+	_, err = s.Create(t.Context(), "roles/r", bad)
+	require.ErrorIs(t, err, apistore.ErrRejected)
+	require.ErrorContains(t, err, "spec.name")
+	good := typedRole{}
+	good.Spec.Name = "good"
+	obj, err := s.Create(t.Context(), "roles/r", good)
+	require.NoError(t, err)
+	require.NotNil(t, obj.Value.Spec.Login, "the default is filled in")
+	require.True(t, *obj.Value.Spec.Login)
+}
