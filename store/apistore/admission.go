@@ -116,7 +116,7 @@ func (s *Store[T]) admitStatus(key string, value T) error {
 	return nil
 }
 
-// RejectedError is the error of a write admission refused: it matches
+// rejectedError is the error of a write admission refused: it matches
 // ErrRejected and store.ErrInvalid, and unwraps to the hook's error.
 type rejectedError struct {
 	key, what string
