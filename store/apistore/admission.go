@@ -137,8 +137,9 @@ func rejected(key, what string, err error) error {
 
 // FieldError is one field of an object that a rule refuses: its path from
 // the object's top ("spec.connectionLimit", "spec.members[2].name",
-// "metadata.finalizers[0]") and the reason. It matches store.ErrInvalid
-// and ErrRejected.
+// "metadata.finalizers[0]") and the reason. It matches store.ErrInvalid;
+// a refusal by a kind's Admission matches ErrRejected as well. A client
+// of a store served with the layer finds it with errors.As too.
 type FieldError struct {
 	Field  string
 	Reason string
@@ -146,10 +147,8 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
-// Is reports whether target is store.ErrInvalid or ErrRejected.
-func (e *FieldError) Is(target error) bool {
-	return target == ErrRejected || errors.Is(target, store.ErrInvalid)
-}
+// Is reports whether target is store.ErrInvalid.
+func (e *FieldError) Is(target error) bool { return errors.Is(target, store.ErrInvalid) }
 
 // FieldErrorf returns a FieldError for field, its reason formatted as
 // fmt.Sprintf does.

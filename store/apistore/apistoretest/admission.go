@@ -103,6 +103,15 @@ func requireRejected(t *testing.T, err error, what, field string) {
 	t.Helper()
 	requireIs(t, err, what, apistore.ErrRejected, store.ErrInvalid)
 	require.Contains(t, err.Error(), field, "%s: the error names the field", what)
+	requireField(t, err, what, field)
+}
+
+// requireField requires errors.As to find a FieldError of field in err.
+func requireField(t *testing.T, err error, what, field string) {
+	t.Helper()
+	var fe *apistore.FieldError
+	require.True(t, errors.As(err, &fe), "%s: errors.As finds the FieldError in %v", what, err)
+	require.Equal(t, field, fe.Field, "%s: the FieldError's field", what)
 }
 
 func badSpecRefused(t *testing.T, s *subject) {
@@ -214,6 +223,8 @@ func badMetadataRefused(t *testing.T, s *subject) {
 		_, err := s.layer.Create(ctx, "new", v)
 		requireIs(t, err, "Create with "+name, store.ErrInvalid)
 		require.Contains(t, err.Error(), c.field, "Create with %s: the error names the field", name)
+		requireField(t, err, "Create with "+name, c.field)
+		require.NotErrorIs(t, err, apistore.ErrRejected, "metadata is the layer's, not a kind's admission")
 		for op, write := range writes(ctx, s, "a", v, obj.Revision) {
 			if op == "Delete" || op == "DeleteWith" {
 				continue
