@@ -149,18 +149,22 @@ func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 
 // openStore returns the store of the jobs, the one to serve (nil: none)
 // and what closes them: the bbolt file of cfg.Dir, with the API-server
-// layer over it, served as it is; or, with cfg.StoreServer, a client of
+// layer over it (admitting jobs by kinds.json), served as it is; or, with cfg.StoreServer, a client of
 // that server (storeserver.go), served not at all.
 func openStore(cfg DaemonConfig) (s, served store.Store[*Job], closeStore func() error, err error) {
 	if cfg.StoreServer != "" {
 		c, closeClient, err := storeServerClient(cfg)
 		return c, nil, closeClient, err
 	}
+	opts, err := admission()
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	db, err := boltstore.Open[*Job](filepath.Join(cfg.Dir, "jobs.db"), boltstore.WithLockTimeout(5*time.Second))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	layer, err := apistore.New(db, resource.Kind[Spec, Status]{})
+	layer, err := apistore.New(db, resource.Kind[Spec, Status]{}, opts...)
 	if err != nil {
 		return nil, nil, nil, errors.Join(err, db.Close())
 	}

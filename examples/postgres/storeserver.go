@@ -18,10 +18,11 @@ import (
 )
 
 // storeServer is the store the demo and the tests run the operator on: a
-// store served over HTTP with the API-server layer, on loopback, behind a
-// token, as the convergestore command serves one, so that the operator's
-// processes come and go while the desired state stays, and convergectl
-// (or any httpstore client) edits it meanwhile.
+// store served over HTTP with the API-server layer and the kinds' rules of
+// kinds.json, on loopback, behind a token, as the convergestore command
+// serves one, so that the operator's processes come and go while the
+// desired state stays, and convergectl (or any httpstore client) edits it
+// meanwhile.
 type storeServer struct {
 	// URL is the store's base URL; TokenFile holds its token (mode 0600).
 	URL, TokenFile string
@@ -36,8 +37,12 @@ type storeServer struct {
 // startStoreServer serves a new, empty store (its own identity) and
 // writes its token into dir.
 func startStoreServer(dir string) (*storeServer, error) {
+	opts, err := admission()
+	if err != nil {
+		return nil, err
+	}
 	mem := store.NewMemory[json.RawMessage]()
-	layer, err := apistore.New[json.RawMessage](mem, apistore.JSONKind{})
+	layer, err := apistore.New[json.RawMessage](mem, apistore.JSONKind{}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,9 @@ var _ Applier[int] = (*Store[int])(nil)
 // created or deleted in between) is retried against the latest revision,
 // as store.CreateOrUpdate does, whose bound on attempts it keeps. Guards
 // pass through to every write. A doc whose metadata the Kind cannot read,
-// or a stored value's, fails with store.ErrInvalid and writes nothing.
+// or a stored value's, fails with store.ErrInvalid and writes nothing; so
+// does a value the key's Admission refuses (ErrRejected), which runs on
+// the value the apply would store, as for Create and Update.
 func (s *Store[T]) Apply(ctx context.Context, key string, doc T, guards ...store.Guard) (store.Object[T], error) {
 	if err := s.checkWrite(ctx, key, &doc, 0, guards); err != nil {
 		return store.Object[T]{}, err
@@ -62,6 +64,8 @@ func (s *Store[T]) Apply(ctx context.Context, key string, doc T, guards ...store
 	if _, err := s.meta(doc); err != nil {
 		return store.Object[T]{}, err
 	}
+	// CreateOrUpdate writes through s: Create and Update run the key's
+	// admission on the value that would be stored.
 	return store.CreateOrUpdate(ctx, s, key, func(cur T, exists bool) (T, error) {
 		if !exists {
 			return created(s.kind, doc)
@@ -80,20 +84,23 @@ func (s *Store[T]) Apply(ctx context.Context, key string, doc T, guards ...store
 //
 // A finalizer added to a cur marked for deletion fails with an error
 // matching ErrDeleting and store.ErrInvalid; metadata the Kind cannot
-// read, or that the layer refuses (an empty finalizer name, an owner
-// without a key or UID), fails with store.ErrInvalid.
+// read, or that the layer refuses (a finalizer or owner cur lacks that
+// checkMeta refuses: see ValidateFinalizer), fails with store.ErrInvalid.
 func Applied[T any](kind Kind[T], doc, cur T) (T, error) {
 	var zero T
 	if kind == nil {
 		return zero, fmt.Errorf("%w: apistore: nil kind", store.ErrInvalid)
 	}
-	dm, err := readMeta(kind, doc)
+	dm, err := kind.Meta(doc)
 	if err != nil {
-		return zero, err
+		return zero, fmt.Errorf("%w: apistore: metadata: %w", store.ErrInvalid, err)
 	}
 	stored, err := kind.Meta(cur)
 	if err != nil {
 		return zero, fmt.Errorf("%w: apistore: the stored value: %w", store.ErrInvalid, err)
+	}
+	if err := checkMeta(dm, stored); err != nil {
+		return zero, err
 	}
 	if f, ok := added(stored.Finalizers, dm.Finalizers); ok && stored.Deleting() {
 		return zero, fmt.Errorf("%w: %w: apistore: finalizer %q added by an apply to an object being deleted", ErrDeleting, store.ErrInvalid, f)
@@ -113,15 +120,6 @@ func Applied[T any](kind Kind[T], doc, cur T) (T, error) {
 		return zero, fmt.Errorf("%w: apistore: %w", store.ErrInvalid, err)
 	}
 	return v, nil
-}
-
-// readMeta returns v's metadata as the Kind reads it, checked (checkMeta).
-func readMeta[T any](kind Kind[T], v T) (Meta, error) {
-	m, err := kind.Meta(v)
-	if err != nil {
-		return Meta{}, fmt.Errorf("%w: apistore: metadata: %w", store.ErrInvalid, err)
-	}
-	return m, checkMeta(m)
 }
 
 // specSource returns the value whose spec an apply of doc over cur keeps:

@@ -15,13 +15,15 @@ import (
 // A key that exists fails with store.ErrExists; if it is marked for
 // deletion (its finalizers have yet to run), the error matches ErrDeleting
 // as well, so that a client can tell "wait until it is gone" from "it is
-// there". A value whose metadata the Kind cannot read fails with
-// store.ErrInvalid. Guards pass through to the wrapped store's write.
+// there". A value whose metadata the Kind cannot read, or the layer
+// refuses (see ValidateFinalizer), fails with store.ErrInvalid; one the
+// key's Admission refuses, with ErrRejected (see Admission): nothing is
+// stored. Guards pass through to the wrapped store's write.
 func (s *Store[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {
 	if err := s.checkWrite(ctx, key, &value, 0, guards); err != nil {
 		return store.Object[T]{}, err
 	}
-	m, err := s.meta(value)
+	value, m, err := s.admitCreate(key, value)
 	if err != nil {
 		return store.Object[T]{}, err
 	}

@@ -13,6 +13,13 @@
 //
 //	layer, err := apistore.New(inner, apistore.JSONKind{})
 //
+// A kind may declare its defaulting and validation, which the layer runs
+// where objects are written (WithAdmission; for JSON objects, the
+// declarative rules of store/apistore/schema):
+//
+//	layer, err := apistore.New(inner, apistore.JSONKind{},
+//		apistore.WithAdmission("roles/", apistore.Admission[json.RawMessage]{Validate: validRole}))
+//
 // The layer's Store is a store.Store[T], so everything written for stores
 // works over it, and it offers the writes of an API server beside:
 // UpdateStatus (StatusWriter), Replace (an Update that says whether it
@@ -63,6 +70,23 @@
 //     marked, and a finalizer an apply adds to it fails with an error
 //     matching ErrDeleting and store.ErrInvalid. An absent object is
 //     created; a lost race is retried over the latest revision.
+//   - Admission: a kind's Admission, registered for a key prefix with
+//     WithAdmission, runs on every write that stores a spec (Create,
+//     Update, Replace, Apply: Default, then Validate, on the value that
+//     would be stored) or a status (UpdateStatus, Create:
+//     ValidateStatus), never on a delete. A refused object fails with an
+//     error matching ErrRejected and store.ErrInvalid whose message names
+//     the field (FieldError), and nothing is stored. A write that leaves
+//     the spec as stored is not judged again, so an object stored before
+//     its rule can still have its finalizers removed and be deleted.
+//   - Metadata: the layer refuses, with store.ErrInvalid and the field
+//     named (metadata.finalizers[i], metadata.owners[i]), a finalizer that
+//     is not a qualified name (ValidateFinalizer: "name" or "prefix/name",
+//     at most 63 characters after a DNS subdomain of at most 253) or is
+//     listed twice, and an owner whose key is not a valid key, whose UID
+//     is below 1, or whose key is listed twice. What the stored object
+//     already lists is not judged again: bad metadata stored before these
+//     rules can be kept, removed, and its object deleted.
 //   - Recreation: an object deleted and created again has a new create
 //     revision, and a write made at a revision of the first (an old
 //     cleanup's) fails with store.ErrConflict and leaves it alone.

@@ -36,6 +36,7 @@ var ErrDeleting = errors.New("apistore: being deleted")
 type Store[T any] struct {
 	inner store.Store[T]
 	kind  Kind[T]
+	opts  options[T]
 }
 
 var (
@@ -75,16 +76,23 @@ type PropagatingDeleter interface {
 	DeleteWith(ctx context.Context, key string, revision int64, p Propagation, guards ...store.Guard) (rev int64, marked bool, err error)
 }
 
-// New returns the layer over s for values of kind. A nil s or kind (or a
-// nil pointer as either) fails with an error matching store.ErrInvalid.
-func New[T any](s store.Store[T], kind Kind[T]) (*Store[T], error) {
+// New returns the layer over s for values of kind, with the options given
+// (WithAdmission). A nil s or kind (or a nil pointer as either) fails with
+// an error matching store.ErrInvalid.
+func New[T any](s store.Store[T], kind Kind[T], opts ...Option[T]) (*Store[T], error) {
 	switch {
 	case nilness.Is(s):
 		return nil, fmt.Errorf("%w: apistore: nil store", store.ErrInvalid)
 	case nilness.Is(kind):
 		return nil, fmt.Errorf("%w: apistore: nil kind", store.ErrInvalid)
 	}
-	return &Store[T]{inner: s, kind: kind}, nil
+	l := &Store[T]{inner: s, kind: kind}
+	for _, o := range opts {
+		if o != nil {
+			o(&l.opts)
+		}
+	}
+	return l, nil
 }
 
 // check refuses a Store not made by New and a nil context.
@@ -156,14 +164,12 @@ func (s *Store[T]) Identity(ctx context.Context) (string, error) {
 	return id.Identity(ctx)
 }
 
-// meta returns v's metadata as the Kind reads it, checked (checkMeta).
+// meta returns v's metadata as the Kind reads it, unchecked: a write
+// checks it against the stored object's (checkMeta).
 func (s *Store[T]) meta(v T) (Meta, error) {
 	m, err := s.kind.Meta(v)
 	if err != nil {
 		return Meta{}, fmt.Errorf("%w: apistore: metadata: %w", store.ErrInvalid, err)
-	}
-	if err := checkMeta(m); err != nil {
-		return Meta{}, err
 	}
 	return m, nil
 }
@@ -185,29 +191,6 @@ func (s *Store[T]) current(ctx context.Context, key string, revision int64) (sto
 		return cur, Meta{}, fmt.Errorf("%w: apistore: the stored value of %q: %w", store.ErrInvalid, key, err)
 	}
 	return cur, m, nil
-}
-
-// checkMeta refuses metadata the layer cannot keep its rules with: an empty
-// finalizer name, both garbage-collector finalizers, an owner whose key is
-// not a valid key or whose UID is not a revision.
-func checkMeta(m Meta) error {
-	for _, f := range m.Finalizers {
-		if f == "" {
-			return fmt.Errorf("%w: apistore: empty finalizer name", store.ErrInvalid)
-		}
-	}
-	if err := checkGCFinalizers(m.Finalizers); err != nil {
-		return err
-	}
-	for _, o := range m.Owners {
-		if err := store.ValidateKey(o.Key); err != nil {
-			return fmt.Errorf("apistore: owner: %w", err)
-		}
-		if o.UID < 1 {
-			return fmt.Errorf("%w: apistore: owner %q with UID %d, want its create revision", store.ErrInvalid, o.Key, o.UID)
-		}
-	}
-	return nil
 }
 
 // checkWrite refuses, before anything is read, what the wrapped store's

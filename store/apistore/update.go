@@ -29,8 +29,11 @@ import (
 // store.ErrGuardFailed, and makes no watch event.
 //
 // A value whose metadata the Kind cannot read, or a stored one, fails with
-// store.ErrInvalid. Guards pass through to the wrapped store's write, so a
-// deposed leader cannot remove a finalizer.
+// store.ErrInvalid, as does a finalizer or owner the layer refuses and the
+// stored object lacks (see ValidateFinalizer); a spec that differs from
+// the stored one and that the key's Admission refuses fails with
+// ErrRejected (see Admission). Guards pass through to the wrapped store's
+// write, so a deposed leader cannot remove a finalizer.
 func (s *Store[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	obj, _, err := s.Replace(ctx, key, value, revision, guards...)
 	return obj, err
@@ -45,11 +48,14 @@ func (s *Store[T]) Replace(ctx context.Context, key string, value T, revision in
 	if err := s.checkWrite(ctx, key, &value, revision, guards); err != nil {
 		return obj, false, err
 	}
-	m, err := s.meta(value)
-	if err != nil {
+	if _, err := s.meta(value); err != nil {
 		return obj, false, err
 	}
 	cur, stored, err := s.current(ctx, key, revision)
+	if err != nil {
+		return obj, false, err
+	}
+	value, m, err := s.admitUpdate(key, value, cur.Value, stored)
 	if err != nil {
 		return obj, false, err
 	}
@@ -127,24 +133,32 @@ func added(before, after []string) (string, bool) {
 // object's revision is still revision (else store.ErrConflict, or
 // store.ErrNotFound). It is allowed on a marked object: a controller
 // records its cleanup's progress there. A value whose metadata the Kind
-// cannot read fails with store.ErrInvalid, as for every write. Guards pass
-// through to the wrapped store's write. A status write that would change
-// nothing is not stored, as for Update: it returns the object as stored
-// once the revision and the guards are checked.
+// cannot read fails with store.ErrInvalid, as for every write; a status
+// the key's Admission.ValidateStatus refuses, with ErrRejected. Guards
+// pass through to the wrapped store's write. A status write that would
+// change nothing is not stored, as for Update: it returns the object as
+// stored once the revision and the guards are checked.
 func (s *Store[T]) UpdateStatus(ctx context.Context, key string, value T, revision int64, guards ...store.Guard) (store.Object[T], error) {
 	if err := s.checkWrite(ctx, key, &value, revision, guards); err != nil {
 		return store.Object[T]{}, err
 	}
-	if _, err := s.meta(value); err != nil {
+	m, err := s.meta(value)
+	if err != nil {
 		return store.Object[T]{}, err
 	}
-	cur, _, err := s.current(ctx, key, revision)
+	cur, stored, err := s.current(ctx, key, revision)
 	if err != nil {
+		return store.Object[T]{}, err
+	}
+	if err := checkMeta(m, stored); err != nil {
 		return store.Object[T]{}, err
 	}
 	v, err := s.kind.Merge(cur.Value, value)
 	if err != nil {
 		return store.Object[T]{}, fmt.Errorf("%w: apistore: %w", store.ErrInvalid, err)
+	}
+	if err := s.admitStatus(key, v); err != nil {
+		return store.Object[T]{}, err
 	}
 	return s.write(ctx, cur, v, guards)
 }

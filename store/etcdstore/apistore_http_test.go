@@ -26,7 +26,7 @@ func TestAPIStoreConformanceOverHTTP(t *testing.T) {
 			t.Fatalf("New: %v", err)
 		}
 		return s
-	}, apistoretest.Options{Serve: func(t *testing.T, raw store.Store[json.RawMessage]) apistoretest.Layer {
-		return httpstoretest.ServeLayer(t, raw, apistore.JSONKind{}, httpstoretest.Options{})
+	}, apistoretest.Options{Serve: func(t *testing.T, raw store.Store[json.RawMessage], layer []apistore.Option[json.RawMessage]) apistoretest.Layer {
+		return httpstoretest.ServeLayer(t, raw, apistore.JSONKind{}, httpstoretest.Options{}, layer...)
 	}})
 }

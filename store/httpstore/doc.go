@@ -98,15 +98,19 @@
 // A guard is "mod:REVISION:KEY" (the key's last write is REVISION, 0 for
 // absent) or "create:REVISION:KEY" (its creation). A value is the codec's
 // encoding (store.JSON by default). An error is
-// {"error":{"code","message"[,"also":[...]]}} with code one of invalid,
-// not_found, exists, conflict, guard_failed, compacted, lagging,
-// unavailable, unauthorized, forbidden, too_many_watches, internal;
+// {"error":{"code","message"[,"also":[...]][,"fields":[...]]}} with code
+// one of invalid, not_found, exists, conflict, guard_failed, compacted,
+// lagging, unavailable, unauthorized, forbidden, too_many_watches, internal;
 // clients decide by the code, not the status. "also" names further
 // conditions the error matches, which a client that does not know them
 // may ignore: "deleting" (apistore.ErrDeleting: a create of a key marked
 // for deletion, code exists; a finalizer added to a marked object, code
-// invalid) and "unsupported" (errors.ErrUnsupported, code invalid, status
-// 404: the served store does not do what the route asks). A foreign Host
+// invalid), "rejected" (apistore.ErrRejected, code invalid: a kind's
+// admission refused the object; the message names the fields) and
+// "unsupported" (errors.ErrUnsupported, code invalid, status 404: the
+// served store does not do what the route asks). "fields" lists, for code
+// invalid, the fields a rule refused ({"field","reason"}, at most 20),
+// which the client returns as apistore.FieldErrors. A foreign Host
 // or a POST from another origin is "forbidden" (403), a POST without the
 // JSON content type "invalid" (415).
 //

@@ -110,6 +110,9 @@ var alsoConditions = []struct {
 	// The object is marked for deletion (with code "exists" for a create,
 	// "invalid" for a finalizer added).
 	{"deleting", apistore.ErrDeleting},
+	// A kind's admission refused the object (with code "invalid"; the
+	// message names the fields at fault).
+	{"rejected", apistore.ErrRejected},
 	// The served store does not do what the route asks (with code
 	// "invalid"): errors.ErrUnsupported.
 	{"unsupported", errors.ErrUnsupported},
@@ -125,7 +128,34 @@ func wireErrorOf(err error) wireError {
 			we.Also = append(we.Also, c.name)
 		}
 	}
+	if code == codeInvalid {
+		we.Fields = fieldsOf(err, nil)
+	}
 	return we
+}
+
+// maxWireFields bounds the field errors an error carries on the wire.
+const maxWireFields = 20
+
+// fieldsOf appends to fields the apistore.FieldErrors in err's tree, up to
+// maxWireFields.
+func fieldsOf(err error, fields []wireField) []wireField {
+	if fe, ok := err.(*apistore.FieldError); ok && len(fields) < maxWireFields {
+		return append(fields, wireField{Field: fe.Field, Reason: fe.Reason})
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if inner := u.Unwrap(); inner != nil {
+			fields = fieldsOf(inner, fields)
+		}
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if inner != nil {
+				fields = fieldsOf(inner, fields)
+			}
+		}
+	}
+	return fields
 }
 
 // remoteError is an error the server reported: its message is the server's,
@@ -152,6 +182,11 @@ func (we wireError) decode() error {
 			if c.name == name {
 				re.errs = append(re.errs, c.err)
 			}
+		}
+	}
+	if we.Code == codeInvalid {
+		for _, f := range we.Fields[:min(len(we.Fields), maxWireFields)] {
+			re.errs = append(re.errs, &apistore.FieldError{Field: f.Field, Reason: f.Reason})
 		}
 	}
 	return re

@@ -12,8 +12,8 @@ import (
 
 // serveLayer is apistoretest's Serve over HTTP: the layer over raw,
 // served by a handler on an httptest server, and its client.
-func serveLayer(t *testing.T, raw store.Store[json.RawMessage]) apistoretest.Layer {
-	return httpstoretest.ServeLayer(t, raw, apistore.JSONKind{}, httpstoretest.Options{})
+func serveLayer(t *testing.T, raw store.Store[json.RawMessage], layer []apistore.Option[json.RawMessage]) apistoretest.Layer {
+	return httpstoretest.ServeLayer(t, raw, apistore.JSONKind{}, httpstoretest.Options{}, layer...)
 }
 
 // TestTheAPIServerLayerKeepsEveryClauseOverHTTPOverMemory runs the layer's

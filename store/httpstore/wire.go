@@ -60,6 +60,15 @@ type wireError struct {
 	Code    string   `json:"code"`
 	Message string   `json:"message"`
 	Also    []string `json:"also,omitempty"`
+	// Fields are the fields a rule refused (apistore.FieldError), at
+	// most maxWireFields, for errors.As on the client.
+	Fields []wireField `json:"fields,omitempty"`
+}
+
+// wireField is an apistore.FieldError on the wire.
+type wireField struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
 }
 
 type errorBody struct {

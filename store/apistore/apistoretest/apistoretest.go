@@ -11,8 +11,9 @@
 //		})
 //	}
 //
-// Run puts apistore.New(s, apistore.JSONKind{}) over each store s the
-// factory makes; RunWith's Options.Serve puts the layer there some other
+// Run puts apistore.New(s, apistore.JSONKind{}, LayerOptions()...) over
+// each store s the factory makes; RunWith's Options.Serve puts the layer
+// there some other
 // way (a server that applies it, and the client that reaches the server).
 // Either way the suite also writes to s directly, bypassing the layer, as
 // another program writing the same store would, and makes such a write
@@ -50,14 +51,15 @@ var _ Layer = (*apistore.Store[json.RawMessage])(nil)
 // Options adjusts the suite. The zero value tests apistore.Store in
 // process.
 type Options struct {
-	// Serve, if set, puts the layer over raw and returns what its clients
-	// use: for example, a handler that applies the layer with
-	// apistore.JSONKind, served, and its HTTP client. raw is the store
-	// the factory made, wrapped so that the suite can interleave writes
-	// with the layer's: the layer must read and write through raw. Serve
-	// registers its own cleanups with t. Nil means
-	// apistore.New(raw, apistore.JSONKind{}).
-	Serve func(t *testing.T, raw store.Store[json.RawMessage]) Layer
+	// Serve, if set, puts the layer over raw, with the options layer
+	// (LayerOptions: the suite's kind rules), and returns what its
+	// clients use: for example, a handler that applies
+	// apistore.New(raw, apistore.JSONKind{}, layer...), served, and its
+	// HTTP client. raw is the store the factory made, wrapped so that the
+	// suite can interleave writes with the layer's: the layer must read
+	// and write through raw. Serve registers its own cleanups with t. Nil
+	// means apistore.New(raw, apistore.JSONKind{}, layer...).
+	Serve func(t *testing.T, raw store.Store[json.RawMessage], layer []apistore.Option[json.RawMessage]) Layer
 }
 
 // Run runs every clause over stores made by newStore, a fresh empty one
@@ -106,15 +108,21 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[json.RawMessa
 		{"ApplyKeepsWhatControllersSetUnderRandomWritesOfBoth", applyKeepsWhatControllersSet},
 		{"AWriteThatChangesNothingIsNotStored", writeChangingNothing},
 		{"AWriteThatChangesNothingStillChecksRevisionAndGuards", changingNothingStillChecks},
+		{"ABadSpecIsRefusedWithItsFieldNamedAndNothingIsStored", badSpecRefused},
+		{"DefaultsAreFilledBeforeValidationOnEverySpecWrite", defaultsApplied},
+		{"AStatusWriteIsJudgedByTheKindsStatusRule", statusRuleOnStatusWrites},
+		{"ASpecStoredBeforeItsRuleSurvivesWritesThatLeaveItAndItsDeletion", legacySpecKept},
+		{"BadFinalizerNamesDuplicatesAndOwnersAreRefusedAndNothingIsStored", badMetadataRefused},
+		{"BadMetadataStoredBeforeTheRulesCanBeRemovedAndTheObjectDeleted", legacyMetadataRemovable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := newStore(t)
 			hook := &interleaver{Store: raw}
 			var layer Layer
 			if opts.Serve != nil {
-				layer = opts.Serve(t, hook)
+				layer = opts.Serve(t, hook, LayerOptions())
 			} else {
-				s, err := apistore.New[json.RawMessage](hook, apistore.JSONKind{})
+				s, err := apistore.New[json.RawMessage](hook, apistore.JSONKind{}, LayerOptions()...)
 				if err != nil {
 					t.Fatalf("apistore.New: %v", err)
 				}

@@ -27,8 +27,8 @@ func ExampleRun() {
 func ExampleRunWith() {
 	_ = func(t *testing.T, newStore func(*testing.T) store.Store[json.RawMessage]) {
 		apistoretest.RunWith(t, newStore, apistoretest.Options{
-			Serve: func(t *testing.T, raw store.Store[json.RawMessage]) apistoretest.Layer {
-				s, err := apistore.New(raw, apistore.JSONKind{})
+			Serve: func(t *testing.T, raw store.Store[json.RawMessage], layer []apistore.Option[json.RawMessage]) apistoretest.Layer {
+				s, err := apistore.New(raw, apistore.JSONKind{}, layer...)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -69,13 +69,14 @@ func Serve[T any](t testing.TB, s store.Store[T], opts Options) Served[T] {
 }
 
 // ServeLayer serves the API-server layer over raw, apistore.New(raw,
-// kind), as Serve serves a store, and returns a client of it: the client
-// offers the layer's writes (apistore.StatusWriter, Replacer,
-// PropagatingDeleter) and raw's identity, applied by the server. Backend
-// is the layer. A nil raw or kind fails t.
-func ServeLayer[T any](t testing.TB, raw store.Store[T], kind apistore.Kind[T], opts Options) Served[T] {
+// kind, layerOpts...), as Serve serves a store, and returns a client of
+// it: the client offers the layer's writes (apistore.StatusWriter,
+// Replacer, PropagatingDeleter) and raw's identity, applied by the
+// server, admission included. Backend is the layer. A nil raw or kind
+// fails t.
+func ServeLayer[T any](t testing.TB, raw store.Store[T], kind apistore.Kind[T], opts Options, layerOpts ...apistore.Option[T]) Served[T] {
 	t.Helper()
-	layer, err := apistore.New(raw, kind)
+	layer, err := apistore.New(raw, kind, layerOpts...)
 	if err != nil {
 		t.Fatalf("apistore.New: %v", err)
 	}

@@ -44,6 +44,10 @@
 //	                     literals and localhost (repeatable)
 //	-lock-timeout D      how long to wait for a store file another process
 //	                     holds (default 5s)
+//	-kinds F             the kinds' rules, per key prefix (JSON, see
+//	                     store/apistore/schema): a write that breaks its
+//	                     kind's rule is refused naming the field, and
+//	                     nothing is stored; defaults are filled in
 //	-heartbeat D         how often watch streams carry a heartbeat (default
 //	                     httpstore.DefaultHeartbeat, 5s)
 //	-snapshot-dir S      save snapshots of the store into S (see Snapshots)

@@ -40,6 +40,8 @@ type config struct {
 	snapshotDir              string
 	snapshotEvery            time.Duration
 	snapshotKeep             int
+	// kinds is the file of the kinds' rules (store/apistore/schema).
+	kinds string
 }
 
 // listFlag is a flag that may be given several times; each value is kept.
@@ -70,6 +72,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve without any token: every program that can reach the address may read and write (logged as a warning)")
 	fs.Var(&cfg.allowHosts, "allow-host", "a host `name` clients reach the server by, besides IP literals and localhost (repeatable; \"*\" gives up the defence against DNS rebinding)")
 	fs.DurationVar(&cfg.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait for the store file while another process holds it")
+	fs.StringVar(&cfg.kinds, "kinds", "", "a JSON `file` of kind rules per key prefix (store/apistore/schema): writes that break them are refused naming the field, defaults are filled in")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", httpstore.DefaultHeartbeat, "how often a watch stream carries a heartbeat; clients judge a stream dead after two silent heartbeats")
 	registerSnapshotFlags(fs, cfg)
 	return fs

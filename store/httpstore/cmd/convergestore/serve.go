@@ -17,6 +17,7 @@ import (
 
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/apistore/schema"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/httpstore"
 )
@@ -38,6 +39,10 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
+	admission, err := loadKinds(cfg.kinds)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
 		return err
 	}
@@ -52,7 +57,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	layer, err := apistore.New[json.RawMessage](s, kind)
+	layer, err := apistore.New[json.RawMessage](s, kind, admission...)
 	if err != nil {
 		return err
 	}
@@ -200,4 +205,26 @@ func (cfg *config) tlsConfig() (*tls.Config, error) {
 	}
 	tc.ClientAuth = tls.RequireAndVerifyClientCert
 	return tc, nil
+}
+
+// loadKinds reads the kind rules of the file named (none if ""), for the
+// layer's admission.
+func loadKinds(name string) ([]apistore.Option[json.RawMessage], error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("-kinds: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, schema.MaxRulesSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("-kinds: %w", err)
+	}
+	rules, err := schema.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("-kinds %s: %w", name, err)
+	}
+	return rules.Options(), nil
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/apistore/schema"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTheStoreServerRefusesABadSpecNamingTheFieldBeforeAnyReconcile: the
+// demo's store server admits by kinds.json, so a bad spec written by any
+// client is refused with the field named and nothing is stored.
+func TestTheStoreServerRefusesABadSpecNamingTheFieldBeforeAnyReconcile(t *testing.T) {
+	srv, err := startStoreServer(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	stores, closeStores, err := srv.stores()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = closeStores() })
+	ctx := t.Context()
+
+	_, err = stores.Roles.Create(ctx, "roles/app", &Role{Spec: RoleSpec{ConnectionLimit: intp(-5)}})
+	require.ErrorIs(t, err, apistore.ErrRejected)
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, "spec.connectionLimit")
+	_, err = stores.Databases.Create(ctx, "databases/app", &Database{Spec: DatabaseSpec{Reclaim: "keep"}})
+	require.ErrorContains(t, err, "spec.reclaim")
+	_, err = srv.mem.Get(ctx, "roles/app")
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing is stored")
+
+	obj, err := stores.Roles.Create(ctx, "roles/app", &Role{Spec: RoleSpec{Login: true, ConnectionLimit: intp(-1)}})
+	require.NoError(t, err)
+	bad := *obj.Value
+	bad.Spec.InRoles = []string{"Admins"}
+	_, err = stores.Roles.Update(ctx, "roles/app", &bad, obj.Revision)
+	require.ErrorContains(t, err, "spec.inRoles[0]")
+	got, err := stores.Roles.Get(ctx, "roles/app")
+	require.NoError(t, err)
+	require.Equal(t, obj.Revision, got.Revision, "a refused update writes nothing")
+}
+
+// TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse: for every spec of
+// the table, kinds.json refuses it exactly when the operator's own check
+// does (for what a schema can say), so the rules written once agree with
+// the reconciler's.
+func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
+	r, err := schema.Parse(kindRules)
+	require.NoError(t, err)
+	judge := func(prefix string, spec any) error {
+		raw, err := json.Marshal(map[string]any{"spec": spec})
+		require.NoError(t, err)
+		for _, k := range r.Kinds {
+			if k.Prefix == prefix {
+				return k.Admission().Validate(raw)
+			}
+		}
+		t.Fatalf("no rules for %s", prefix)
+		return nil
+	}
+	roles := []RoleSpec{{}, {Login: true}, {ConnectionLimit: intp(-1)}, {ConnectionLimit: intp(-2)}, {ConnectionLimit: intp(7)},
+		{InRoles: []string{"admins", "readers"}}, {InRoles: []string{"Admins"}}, {InRoles: []string{"x'y"}}, {InRoles: []string{""}}}
+	for _, spec := range roles {
+		require.Equal(t, validateRole("app", spec) == nil, judge(RolePrefix, spec) == nil, "%+v", spec)
+	}
+	databases := []DatabaseSpec{{}, {Owner: "app"}, {Owner: "App"}, {Reclaim: Retain}, {Reclaim: Delete}, {Reclaim: "keep"},
+		{Extensions: []string{"uuid-ossp", "pgcrypto"}}, {Extensions: []string{"x'y"}}, {Extensions: []string{""}}}
+	for _, spec := range databases {
+		require.Equal(t, spec.validate() == nil, judge(DatabasePrefix, spec) == nil, "%+v", spec)
+	}
+	for _, spec := range []BackupScheduleSpec{{Database: "app", Schedule: "@daily"}, {Database: "App", Schedule: "@daily"},
+		{Database: "app", Schedule: "@daily", KeepFailed: -1}, {Database: "app", Schedule: "@daily", KeepSucceeded: -1}} {
+		_, _, checkErr := parseSchedule(SchedulePrefix+"nightly", spec)
+		require.Equal(t, checkErr == nil, judge(SchedulePrefix, spec) == nil, "%+v", spec)
+	}
+	for _, spec := range []BackupSpec{{Database: "app"}, {Database: "App"}, {Database: ""}} {
+		require.Equal(t, checkNames("database", spec.Database) == nil, judge(BackupPrefix, spec) == nil, "%+v", spec)
+	}
+	var fe *apistore.FieldError
+	require.True(t, errors.As(judge(RolePrefix, map[string]any{"conectionLimit": 1}), &fe), "a misspelt field is refused")
+	require.Equal(t, "spec.conectionLimit", fe.Field)
+}
