@@ -194,7 +194,8 @@ func (g *graphs) closeCycle() {
 	if top == key || snap[top].meta.HasFinalizer(apistore.OrphanFinalizer) {
 		return
 	}
-	refs := append(slices.Clone(snap[top].meta.Owners), apistore.Owner{Key: key, UID: snap[key].uid, Block: true})
+	refs := slices.DeleteFunc(slices.Clone(snap[top].meta.Owners), func(r apistore.Owner) bool { return r.Key == key })
+	refs = append(refs, apistore.Owner{Key: key, UID: snap[key].uid, Block: true})
 	g.w.(rewirer).setOwners(g.t, top, refs...)
 }
 
