@@ -68,6 +68,11 @@ type Health struct {
 	// not list its store in time and has not caught up with it since), of
 	// which revision and how old, why it was refused, and its writes.
 	Checkpoint checkpoint.Status
+	// History reports the times the controller found its store to be
+	// another history than the one its cache reflected (another
+	// identity, or rolled back below the cache's revision), and re-listed
+	// it whole: how many, why, when, and between which revisions.
+	History History
 	// Ownerless lists the buckets of keys no replica reconciles now, with
 	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
 	// is empty in a healthy deployment except while a crashed replica's
@@ -116,6 +121,7 @@ func (c *Controller[T]) Health() Health {
 	h.Revision = c.cache.currentRevision()
 	h.Workers = c.workers()
 	h.Checkpoint = c.keep.report(c.cache.fromCheckpoint(), now)
+	h.History = c.cache.history()
 	return h
 }
 
@@ -200,9 +206,11 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // dropped by a predicate are not waited for.
 //
 // Across a restore: it first reads the store's identity (store.Identifier,
-// one call). If the store now has another identity than the one the cache
-// reflects (restored from a snapshot, or replaced), rev is taken for a
-// revision of the old store, whatever its value: WaitForRevision returns
+// one call) and its revision (one call). If the store now has another
+// identity than the one the cache reflects (restored from a snapshot, or
+// replaced), or the same one at a revision below the cache's (rolled back
+// to an older copy: another history), rev is taken for a revision of the
+// old store, whatever its value: WaitForRevision returns
 // only once the cache has re-listed the new store and every key that list
 // changed (all of them: see Controller) has had a successful or terminal
 // reconcile. The same holds when the cache moves to a store of another
@@ -215,7 +223,7 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // is one of the new store.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	epoch := c.cache.epochNow()
-	replaced := c.cache.replacedBy(ctx)
+	replaced := c.cache.otherHistoryNow(ctx)
 	for {
 		p, advanced := c.cache.progressNow() // before c.mu: see complete
 		target := rev

@@ -31,9 +31,10 @@ func (in *informer[T]) run(ctx context.Context) {
 			failures = 0
 		}
 		in.setDown(err)
-		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errUnproven) {
-			// The resume point is gone, or means nothing to this store, or
-			// cannot be proven caught up: re-list at once.
+		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errRewound) || errors.Is(err, errUnproven) {
+			// The resume point is gone, or means nothing to this store (of
+			// another identity, or rolled back below it), or cannot be
+			// proven caught up: re-list at once.
 			in.mu.Lock()
 			in.listed = false
 			in.mu.Unlock()
@@ -128,6 +129,9 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			if err := in.sameStore(wctx); err != nil {
 				return proven, err
 			}
+			if err := in.notBehind(wctx); err != nil {
+				return proven, err
+			}
 		case <-tick.C:
 			if err := hb.beat(wctx); err != nil {
 				return proven, err
@@ -140,15 +144,19 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 }
 
 // resumePoint returns the revision to watch after: the cache's, once the
-// store is known to be the one the cache reflects, or a new list's (listed
-// set).
+// store is known to be the one the cache reflects (same identity, a
+// revision at or above the cache's), or a new list's (listed set).
 func (in *informer[T]) resumePoint(ctx context.Context) (after int64, listed bool, _ error) {
 	in.mu.RLock()
 	resume, after := in.listed, in.complete
 	in.mu.RUnlock()
 	if resume {
-		// A reconnect: resume only a watch of the store the cache reflects.
-		return after, false, in.sameStore(ctx)
+		// A reconnect: resume only a watch of the store the cache reflects,
+		// and only after a revision the store has reached.
+		if err := in.sameStore(ctx); err != nil {
+			return 0, false, err
+		}
+		return after, false, in.notBehind(ctx)
 	}
 	if err := in.list(ctx); err != nil {
 		return 0, false, err
@@ -248,11 +256,15 @@ func (h *heartbeat[T]) beat(ctx context.Context) error {
 	if h.requester == nil {
 		pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
 		defer cancel()
-		if _, err := h.in.store.Revision(pctx); err != nil {
+		rev, err := h.in.store.Revision(pctx)
+		if err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 			}
 			return fmt.Errorf("probe: %w", err)
+		}
+		if err := h.in.rewound(rev); err != nil {
+			return err
 		}
 		h.probed = true
 		h.in.served()
