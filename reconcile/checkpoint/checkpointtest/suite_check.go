@@ -84,8 +84,12 @@ func eventually(ctx context.Context, t *testing.T, what string, cond func() bool
 func (r *run) waitRefused(ctx context.Context, t *testing.T) {
 	t.Helper()
 	eventually(ctx, t, "Health never says why the checkpoint was refused", func() bool {
-		return r.ctl.Health().Checkpoint.Refused != ""
+		h := r.ctl.Health().Checkpoint
+		return h.Refused != "" || h.Active
 	})
+	if r.ctl.Health().Checkpoint.Active {
+		t.Fatalf("a checkpoint to be refused (%v) was used", r.tc.refusal)
+	}
 	if got := r.ctl.Health().Checkpoint.Refused; !strings.Contains(got, r.tc.refusal.Error()) {
 		t.Errorf("Health.Checkpoint.Refused = %q, want it to name %q", got, r.tc.refusal)
 	}
@@ -129,7 +133,7 @@ func (r *run) check(ctx context.Context, t *testing.T) {
 		}
 	}
 	r.checkHealth(t)
-	if r.cp != nil {
+	if r.cp != nil && !t.Failed() {
 		r.waitCheckpoint(ctx, t, objs, rev)
 	}
 }
