@@ -56,30 +56,29 @@ type History struct {
 // the store may never give the same meaning.
 var errRewound = errors.New("the store's revision is below the one the cache reflects: another history")
 
-// rewound records that the store answered revision rev, and returns
-// errRewound if it is below the revision the cache reflects (the next list
-// then begins another history).
-func (in *informer[T]) rewound(rev int64) error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if rev >= in.complete {
-		return nil
-	}
-	in.hist.rewound = true
-	return fmt.Errorf("%w (store at %d, cache at %d)", errRewound, rev, in.complete)
-}
-
-// notBehind checks, before a watch is resumed after revision after, that
-// the store has reached it: a watch after a revision the store has not
-// reached answers nothing on most backends, or answers progress at that
-// revision, and the cache would count as caught up with a store that
-// holds another history.
-func (in *informer[T]) notBehind(ctx context.Context) error {
+// behind reads the store's revision and returns errRewound if it is below
+// the revision the cache reflected before the read: a store of the same
+// history has reached every revision the cache holds, and a revision read
+// first could be overtaken by events the cache applies meanwhile. The next
+// list then begins another history, unless the cache has re-listed a
+// lower revision meanwhile (that list began it).
+func (in *informer[T]) behind(ctx context.Context) error {
+	in.mu.RLock()
+	seen := in.complete
+	in.mu.RUnlock()
 	rev, err := in.store.Revision(ctx)
 	if err != nil {
 		return fmt.Errorf("revision: %w", err)
 	}
-	return in.rewound(rev)
+	if rev >= seen {
+		return nil
+	}
+	in.mu.Lock()
+	if in.complete >= seen {
+		in.hist.rewound = true
+	}
+	in.mu.Unlock()
+	return fmt.Errorf("%w (store at %d, cache at %d)", errRewound, rev, seen)
 }
 
 // otherHistoryNow reports whether the store, read now, is another history
@@ -91,8 +90,7 @@ func (in *informer[T]) otherHistoryNow(ctx context.Context) bool {
 	if in.replacedBy(ctx) {
 		return true
 	}
-	rev, err := in.store.Revision(ctx)
-	if err != nil || in.rewound(rev) == nil {
+	if !errors.Is(in.behind(ctx), errRewound) {
 		return false
 	}
 	select {

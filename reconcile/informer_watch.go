@@ -129,7 +129,7 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			if err := in.sameStore(wctx); err != nil {
 				return proven, err
 			}
-			if err := in.notBehind(wctx); err != nil {
+			if err := in.behind(wctx); err != nil {
 				return proven, err
 			}
 		case <-tick.C:
@@ -156,7 +156,7 @@ func (in *informer[T]) resumePoint(ctx context.Context) (after int64, listed boo
 		if err := in.sameStore(ctx); err != nil {
 			return 0, false, err
 		}
-		return after, false, in.notBehind(ctx)
+		return after, false, in.behind(ctx)
 	}
 	if err := in.list(ctx); err != nil {
 		return 0, false, err
@@ -221,6 +221,7 @@ type heartbeat[T any] struct {
 	requester store.ProgressRequester
 	asked     bool // a progress request is unanswered
 	heardAny  bool // something arrived since the last beat
+	answered  bool // a progress report arrived since the last beat
 	probed    bool // a revision probe succeeded (no requester)
 }
 
@@ -246,25 +247,26 @@ func (h *heartbeat[T]) heard(batch []store.Event[T]) {
 	h.heardAny = true
 	for i := range batch {
 		if batch[i].Type == store.Progress {
-			h.asked = false
+			h.asked, h.answered = false, true
 		}
 	}
 }
 
-// beat runs once per heartbeat.
+// beat runs once per heartbeat. Without a requester, and with one after a
+// progress report, it reads the store's revision, bounded by the
+// heartbeat: below the cache's, the store was rolled back
+// behind the open watch (etcd's client resumes a watch across a restart of
+// its member), which would wait, silent, for revisions the store has not
+// reached, or answer progress at the revision it was resumed after.
 func (h *heartbeat[T]) beat(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
+	defer cancel()
 	if h.requester == nil {
-		pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
-		defer cancel()
-		rev, err := h.in.store.Revision(pctx)
-		if err != nil {
+		if err := h.in.behind(pctx); err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 			}
 			return fmt.Errorf("probe: %w", err)
-		}
-		if err := h.in.rewound(rev); err != nil {
-			return err
 		}
 		h.probed = true
 		h.in.served()
@@ -274,6 +276,14 @@ func (h *heartbeat[T]) beat(ctx context.Context) error {
 	h.heardAny = false
 	if h.asked && !heard {
 		return fmt.Errorf("%w: %w: no progress report within %v", store.ErrUnavailable, errSilent, h.in.heartbeat)
+	}
+	if h.answered {
+		// The store answers: its revision comes back at once. Whether it
+		// serves is for the progress reports to tell.
+		h.answered = false
+		if err := h.in.behind(pctx); errors.Is(err, errRewound) {
+			return err
+		}
 	}
 	return h.ask(ctx)
 }
