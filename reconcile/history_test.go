@@ -12,6 +12,14 @@ import (
 // re-listed whole, Health.History saying so), rolled forward, emptied,
 // replaced by another identity; and a checkpoint seen in the future or
 // past its maximum age is refused (checkpointtest.Run, on store.Memory).
+// Its watches either end when the store stops (as bolt's, or over HTTP),
+// or stay open, silent, and resume on the restored store after the
+// revision they had reached (as etcd's client's).
 func TestFromACheckpointTheStoreIsReconciledAsItIsOnceItServes(t *testing.T) {
-	checkpointtest.Run(t, checkpointtest.NewMemoryBackend, checkpointtest.Options{Bubble: true})
+	for _, resume := range []bool{false, true} {
+		t.Run(map[bool]string{false: "WatchesEnd", true: "WatchesResume"}[resume], func(t *testing.T) {
+			checkpointtest.Run(t, func(t *testing.T) checkpointtest.Backend { return checkpointtest.NewMemoryBackend(t, resume) },
+				checkpointtest.Options{Bubble: true})
+		})
+	}
 }

@@ -13,9 +13,11 @@ import (
 // the history of the store copied, replayed write by write (so its objects
 // have the same revisions), served under that store's identity, as its
 // file would be, restored from a copy. StartFresh serves a new store.Memory
-// under its own identity.
-func NewMemoryBackend(t *testing.T) Backend {
+// under its own identity. With resume, the watches outlive Stop and the
+// restore, as etcd's client's do (Switch.SetResume).
+func NewMemoryBackend(t *testing.T, resume bool) Backend {
 	b := &memoryBackend{}
+	b.sw.SetResume(resume)
 	b.cur = b.open(t)
 	b.sw.Serve(b.cur, "")
 	id, err := b.cur.Identity(t.Context())

@@ -138,6 +138,13 @@ func (r *run) do(t *testing.T, b Backend) {
 		r.startController(ctx, t)
 	}
 	r.sc.serve(ctx, t, b, copies)
+	if r.tc.listed && r.sc.history != "" {
+		// Found by the controller itself (its watch may have stayed
+		// open), not by the WaitForRevision below.
+		eventually(ctx, t, "the controller never found its store to be another history", func() bool {
+			return r.ctl.Health().History.Changes > 0
+		})
+	}
 	if err := r.ctl.WaitForSync(ctx); err != nil {
 		t.Fatalf("WaitForSync once the store serves: %v (health %+v)", err, r.ctl.Health())
 	}

@@ -28,6 +28,8 @@ type Switch[T any] struct {
 	cur      store.Store[T]
 	identity string
 	stopped  chan struct{} // closed when cur stops being served
+	served   chan struct{} // closed at the next Serve
+	resume   bool          // see SetResume
 }
 
 var (
@@ -43,6 +45,31 @@ func (w *Switch[T]) Serve(s store.Store[T], identity string) {
 	defer w.mu.Unlock()
 	w.stopLocked()
 	w.cur, w.identity, w.stopped = s, identity, make(chan struct{})
+	if w.served != nil {
+		close(w.served)
+		w.served = nil
+	}
+}
+
+// SetResume makes the watches begun from now on outlive Stop and Serve, as
+// etcd's client's watches outlive a restart of their member: while the
+// switch is stopped such a watch is silent (its progress requests go
+// unanswered), and once a store is served it resumes on that store after
+// the last revision it delivered, whatever that store holds.
+func (w *Switch[T]) SetResume(resume bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.resume = resume
+}
+
+// nextServe returns a channel closed at the next Serve.
+func (w *Switch[T]) nextServe() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.served == nil {
+		w.served = make(chan struct{})
+	}
+	return w.served
 }
 
 // Stop makes the switch serve nothing, ending the watches of the store it
@@ -137,12 +164,19 @@ func (w *Switch[T]) Identity(ctx context.Context) (string, error) {
 }
 
 // Watch watches the served store until the switch stops serving it: the
-// watch then ends with an error matching store.ErrUnavailable. It is a
-// store.ProgressRequester if the served store's watch is.
+// watch then ends with an error matching store.ErrUnavailable (see
+// SetResume for watches that outlive it). It is a store.ProgressRequester
+// if the served store's watch is.
 func (w *Switch[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
 	s, _, stopped, err := w.serving()
 	if err != nil {
 		return nil, err
+	}
+	w.mu.Lock()
+	resume := w.resume
+	w.mu.Unlock()
+	if resume {
+		return w.resumingWatch(ctx, s, stopped, prefix, after)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	inner, err := s.Watch(wctx, prefix, after)
