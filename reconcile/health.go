@@ -220,7 +220,9 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // above the old one's: store's doc, # Snapshots and restores), so that a
 // caller who learns of the restore after the controller did is not told
 // its keys are reconciled before they are. A rev at or above the list's
-// is one of the new store.
+// is one of the new store: after a rollback under the same identity,
+// whose revisions do not continue above the old ones, a revision of the
+// old history above the list's is waited for as one of the new.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	epoch := c.cache.epochNow()
 	replaced := c.cache.otherHistoryNow(ctx)

@@ -8,11 +8,13 @@ import "github.com/converge-go/converge/queue"
 // held, so the cache re-lists it whole, every key reported, and the
 // ledger's revisions start again from it.
 
-// historyLogs is what the controller logs when its store is another
-// history, by reason.
-var historyLogs = map[HistoryReason]string{
-	AnotherIdentity: "the store has another identity (restored or replaced); re-listed it whole",
-	RolledBack:      "the store is at a revision below the cache's (rolled back to an older copy); re-listed it whole as another history",
+// logMessage is what the controller logs when its store is another
+// history for reason r.
+func (r HistoryReason) logMessage() string {
+	if r == RolledBack {
+		return "the store is at a revision below the cache's (rolled back to an older copy); re-listed it whole as another history"
+	}
+	return "the store has another identity (restored or replaced); re-listed it whole"
 }
 
 // storeReplaced is the cache's onReplaced: the store is another history
@@ -33,5 +35,5 @@ func (c *Controller[T]) storeReplaced(install func(), why HistoryReason) {
 		q.AddWith(key, queue.AddOptions{Tags: trigListed})
 	}
 	h := c.cache.history()
-	c.opts.Logger.Warn(historyLogs[why], "reason", string(why), "from", h.From, "to", h.To, "pending", len(pending))
+	c.opts.Logger.Warn(why.logMessage(), "reason", string(why), "from", h.From, "to", h.To, "pending", len(pending))
 }
