@@ -40,6 +40,13 @@
 //     store's) and every key it lacks as deleted; a WaitForRevision of a
 //     revision of the old store returns only once that re-list and its
 //     reconciles are done, whether it began before the re-list or after.
+//   - A store of the same identity at a revision below the cache's
+//     (restored from an older copy of its file or data, or older than the
+//     checkpoint the controller started from) is another history too: the
+//     cache never resumes a watch after a revision the store has not
+//     reached (its revision is read first, and after a progress report of
+//     an open watch), re-lists it whole as above, and Health.History says
+//     so (RolledBack; AnotherIdentity for the case above).
 //   - With Options.Checkpoint, the controller keeps its desired state in a
 //     local checkpoint, written in the background, every change of a
 //     revision or none. Started while its store cannot be listed within
@@ -47,9 +54,10 @@
 //     says so in Health.Checkpoint; meanwhile a key the checkpoint lacks
 //     is never reconciled as deleted (AwaitingStore) until the store serves.
 //     When it does, the cache resumes after the checkpoint's revision (or
-//     re-lists) and wakes exactly the keys changed meanwhile. A damaged,
-//     too old or foreign checkpoint is refused, logged and counted, never
-//     acted on (see reconcile/checkpoint).
+//     re-lists) and wakes exactly the keys changed meanwhile; a store
+//     found below the checkpoint's revision is another history (above).
+//     A damaged, too old, future or foreign checkpoint is refused, logged
+//     and counted, never acted on (see reconcile/checkpoint).
 //   - Ready fails with ErrDegraded while the primary store is reported
 //     degraded and succeeds again once it serves; Healthy does not fail
 //     for it, since a restart would lose the cache the loop heals from.

@@ -70,6 +70,11 @@ type Health struct {
 	// not list its store in time and has not caught up with it since), of
 	// which revision and how old, why it was refused, and its writes.
 	Checkpoint checkpoint.Status
+	// History reports the times the controller found its store to be
+	// another history than the one its cache reflected (another
+	// identity, or rolled back below the cache's revision), and re-listed
+	// it whole: how many, why, when, and between which revisions.
+	History History
 	// Ownerless lists the buckets of keys no replica reconciles now, with
 	// Options.Shard (Sharder.Ownerless): their keys wait for an owner. It
 	// is empty in a healthy deployment except while a crashed replica's
@@ -118,6 +123,7 @@ func (c *Controller[T]) Health() Health {
 	h.Revision = c.cache.currentRevision()
 	h.Workers = c.workers()
 	h.Checkpoint = c.keep.report(c.cache.fromCheckpoint(), now)
+	h.History = c.cache.history()
 	return h
 }
 
@@ -202,9 +208,11 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // dropped by a predicate are not waited for.
 //
 // Across a restore: it first reads the store's identity (store.Identifier,
-// one call). If the store now has another identity than the one the cache
-// reflects (restored from a snapshot, or replaced), rev is taken for a
-// revision of the old store, whatever its value: WaitForRevision returns
+// one call) and its revision (one call). If the store now has another
+// identity than the one the cache reflects (restored from a snapshot, or
+// replaced), or the same one at a revision below the cache's (rolled back
+// to an older copy: another history), rev is taken for a revision of the
+// old store, whatever its value: WaitForRevision returns
 // only once the cache has re-listed the new store and every key that list
 // changed (all of them: see Controller) has had a successful or terminal
 // reconcile. The same holds when the cache moves to a store of another
@@ -214,10 +222,12 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // above the old one's: store's doc, # Snapshots and restores), so that a
 // caller who learns of the restore after the controller did is not told
 // its keys are reconciled before they are. A rev at or above the list's
-// is one of the new store.
+// is one of the new store: after a rollback under the same identity,
+// whose revisions do not continue above the old ones, a revision of the
+// old history above the list's is waited for as one of the new.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
 	epoch := c.cache.epochNow()
-	replaced := c.cache.replacedBy(ctx)
+	replaced := c.cache.otherHistoryNow(ctx)
 	for {
 		p, advanced := c.cache.progressNow() // before c.mu: see complete
 		target := rev

@@ -83,11 +83,14 @@ type informer[T any] struct {
 	// ident is what the cache knows of its store's identity, and recheck
 	// (capacity 1) asks the running watch to check it
 	// (informer_identity.go). onReplaced, if set, is called with the
-	// function that installs the list of a store of another identity, and
-	// must call it (the controller rebases its ledger under its own lock).
+	// function that installs the list of another history (a store of
+	// another identity, or rolled back: history.go) and why, and must call
+	// it (the controller rebases its ledger under its own lock).
 	ident      storeIdentity
 	recheck    chan struct{}
-	onReplaced func(install func())
+	onReplaced func(install func(), why HistoryReason)
+	// hist is what the cache knows of its store's histories (history.go).
+	hist histories
 	// journal, if not nil, keeps what a checkpoint writer needs
 	// (informer_journal.go); recall starts a cache never filled from a
 	// checkpoint (informer_recall.go).
@@ -168,18 +171,19 @@ func (in *informer[T]) relist() <-chan struct{} {
 // replace installs a list of the store, whose identity is id (has false:
 // none known), and reports it: keys new or at another revision are
 // reported as changed, keys absent from the list as removed, the rest not
-// at all. The list of a store of another identity than the cache's begins
-// a new epoch (see storeIdentity): every key is reported, since the new
-// store's revisions say nothing of the old one's, and the cache's
-// revisions start again from the list's. A cache started from a
+// at all. The list of another history (a store of another identity than
+// the cache's, or of the same one below the cache's revision: history.go)
+// begins a new epoch (see storeIdentity): every key is reported, since the
+// store's revisions say nothing of the ones the cache held, and the
+// cache's revisions start again from the list's. A cache started from a
 // checkpoint has then caught up with its store.
 func (in *informer[T]) replace(objs []store.Object[T], rev int64, id string, has bool) {
-	replaced := in.other(id, has)
+	why, replaced := in.anotherHistory(id, has, rev)
 	var changes []change[T]
 	var complete int64
-	install := func() { changes, complete = in.install(objs, rev, id, has, replaced) }
+	install := func() { changes, complete = in.install(objs, rev, id, has, why) }
 	if replaced && in.onReplaced != nil {
-		in.onReplaced(install)
+		in.onReplaced(install, why)
 	} else {
 		install()
 	}
@@ -195,11 +199,16 @@ func (in *informer[T]) replace(objs []store.Object[T], rev int64, id string, has
 	in.freshListed()
 }
 
-// install puts a list in the cache (every key as changed if replaced) and
-// returns the changes to report and the revision they complete.
-func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has, replaced bool) ([]change[T], int64) {
+// install puts a list in the cache (every key as changed if it begins
+// another history, why not "") and returns the changes to report and the
+// revision they complete.
+func (in *informer[T]) install(objs []store.Object[T], rev int64, id string, has bool, why HistoryReason) ([]change[T], int64) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	replaced := why != ""
+	if replaced {
+		in.historyBegun(why, rev)
+	}
 	initial := !in.isSynced()
 	changes := in.changes[:0]
 	cached := len(in.objects)

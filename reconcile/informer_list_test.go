@@ -51,7 +51,7 @@ func TestAListOutOfOrderFillsAnEmptyCacheAsASortedOneWould(t *testing.T) {
 		in := newInformer[*item](nil, "", slog.New(slog.DiscardHandler), time.Second, func([]change[*item]) {})
 		byOwner := newIndex(func(obj store.Object[*item]) []string { return []string{obj.Value.Owner} })
 		in.indexes["owner"] = byOwner
-		got, _ := in.install(objs, 10, "", false, false)
+		got, _ := in.install(objs, 10, "", false, "")
 
 		require.Equal(t, want, got, "seed %d: changes reported", seed)
 		require.Equal(t, model, in.objects, "seed %d: cache", seed)

@@ -31,9 +31,10 @@ func (in *informer[T]) run(ctx context.Context) {
 			failures = 0
 		}
 		in.setDown(err)
-		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errUnproven) {
-			// The resume point is gone, or means nothing to this store, or
-			// cannot be proven caught up: re-list at once.
+		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errRewound) || errors.Is(err, errUnproven) {
+			// The resume point is gone, or means nothing to this store (of
+			// another identity, or rolled back below it), or cannot be
+			// proven caught up: re-list at once.
 			in.mu.Lock()
 			in.listed = false
 			in.mu.Unlock()
@@ -128,6 +129,9 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			if err := in.sameStore(wctx); err != nil {
 				return proven, err
 			}
+			if err := in.behind(wctx); err != nil {
+				return proven, err
+			}
 		case <-tick.C:
 			if err := hb.beat(wctx); err != nil {
 				return proven, err
@@ -140,15 +144,19 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 }
 
 // resumePoint returns the revision to watch after: the cache's, once the
-// store is known to be the one the cache reflects, or a new list's (listed
-// set).
+// store is known to be the one the cache reflects (same identity, a
+// revision at or above the cache's), or a new list's (listed set).
 func (in *informer[T]) resumePoint(ctx context.Context) (after int64, listed bool, _ error) {
 	in.mu.RLock()
 	resume, after := in.listed, in.complete
 	in.mu.RUnlock()
 	if resume {
-		// A reconnect: resume only a watch of the store the cache reflects.
-		return after, false, in.sameStore(ctx)
+		// A reconnect: resume only a watch of the store the cache reflects,
+		// and only after a revision the store has reached.
+		if err := in.sameStore(ctx); err != nil {
+			return 0, false, err
+		}
+		return after, false, in.behind(ctx)
 	}
 	if err := in.list(ctx); err != nil {
 		return 0, false, err
@@ -213,6 +221,7 @@ type heartbeat[T any] struct {
 	requester store.ProgressRequester
 	asked     bool // a progress request is unanswered
 	heardAny  bool // something arrived since the last beat
+	answered  bool // a progress report arrived since the last beat
 	probed    bool // a revision probe succeeded (no requester)
 }
 
@@ -238,17 +247,22 @@ func (h *heartbeat[T]) heard(batch []store.Event[T]) {
 	h.heardAny = true
 	for i := range batch {
 		if batch[i].Type == store.Progress {
-			h.asked = false
+			h.asked, h.answered = false, true
 		}
 	}
 }
 
-// beat runs once per heartbeat.
+// beat runs once per heartbeat. Without a requester, and with one after a
+// progress report, it reads the store's revision, bounded by the
+// heartbeat: below the cache's, the store was rolled back
+// behind the open watch (etcd's client resumes a watch across a restart of
+// its member), which would wait, silent, for revisions the store has not
+// reached, or answer progress at the revision it was resumed after.
 func (h *heartbeat[T]) beat(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
+	defer cancel()
 	if h.requester == nil {
-		pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
-		defer cancel()
-		if _, err := h.in.store.Revision(pctx); err != nil {
+		if err := h.in.behind(pctx); err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 			}
@@ -262,6 +276,14 @@ func (h *heartbeat[T]) beat(ctx context.Context) error {
 	h.heardAny = false
 	if h.asked && !heard {
 		return fmt.Errorf("%w: %w: no progress report within %v", store.ErrUnavailable, errSilent, h.in.heartbeat)
+	}
+	if h.answered {
+		// The store answers: its revision comes back at once. Whether it
+		// serves is for the progress reports to tell.
+		h.answered = false
+		if err := h.in.behind(pctx); errors.Is(err, errRewound) {
+			return err
+		}
 	}
 	return h.ask(ctx)
 }

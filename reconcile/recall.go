@@ -38,7 +38,8 @@ func (c *Controller[T]) recallCheckpoint() bool {
 
 // usableCheckpoint loads the checkpoint and returns it with "", or why it
 // cannot be used: none, damaged (logged and counted), unreadable, of
-// another prefix, older than MaxAge, or of another store, if the store
+// another prefix, older than MaxAge or seen in the future
+// (checkpoint.State.CheckAge), or of another store, if the store
 // answered for its identity (each attempt to list reads it first).
 func (c *Controller[T]) usableCheckpoint() (checkpoint.State[T], string) {
 	opts := c.opts.Checkpoint
@@ -55,8 +56,8 @@ func (c *Controller[T]) usableCheckpoint() (checkpoint.State[T], string) {
 	case st.Prefix != c.opts.Prefix:
 		return st, fmt.Sprintf("of prefix %q, not the controller's %q", st.Prefix, c.opts.Prefix)
 	}
-	if age := time.Since(st.Seen); age > opts.MaxAge {
-		return st, fmt.Sprintf("%v old, past MaxAge %v", age.Round(time.Second), opts.MaxAge)
+	if _, err := st.CheckAge(time.Now(), opts.MaxAge); err != nil {
+		return st, err.Error()
 	}
 	if id := c.cache.answeredIdentity(); id != "" && st.Identity != "" && id != st.Identity {
 		return st, fmt.Sprintf("of another store (identity %s; the store's is %s)", st.Identity, id)

@@ -2,18 +2,28 @@ package reconcile
 
 import "github.com/converge-go/converge/queue"
 
-// A store of another identity (informer_identity.go): the store was
-// restored from a snapshot, or replaced. Its revisions say nothing of the
-// old store's, so the cache re-lists it whole, every key reported, and the
+// Another history (history.go): the store has another identity (restored
+// from a snapshot, or replaced), or the same one below the cache's
+// revision (rolled back). Its revisions say nothing of the ones the cache
+// held, so the cache re-lists it whole, every key reported, and the
 // ledger's revisions start again from it.
 
-// storeReplaced is the cache's onReplaced: the store has another identity
-// than the one the cache reflects (a restore, a replacement). Under c.mu,
+// logMessage is what the controller logs when its store is another
+// history for reason r.
+func (r HistoryReason) logMessage() string {
+	if r == RolledBack {
+		return "the store is at a revision below the cache's (rolled back to an older copy); re-listed it whole as another history"
+	}
+	return "the store has another identity (restored or replaced); re-listed it whole"
+}
+
+// storeReplaced is the cache's onReplaced: the store is another history
+// than the one the cache reflects, for reason why. Under c.mu,
 // so that no reconcile begins in between, the ledger is rebased on the
 // new store and its list installed; then every key with a pending change
 // is queued, since its change is now one of revision 0 (see
 // ledger.storeReplaced) and may be in no list.
-func (c *Controller[T]) storeReplaced(install func()) {
+func (c *Controller[T]) storeReplaced(install func(), why HistoryReason) {
 	c.mu.Lock()
 	c.led.storeReplaced()
 	install()
@@ -24,5 +34,6 @@ func (c *Controller[T]) storeReplaced(install func()) {
 	for _, key := range pending {
 		q.AddWith(key, queue.AddOptions{Tags: trigListed})
 	}
-	c.opts.Logger.Warn("the store has another identity (restored or replaced); re-listed it whole", "pending", len(pending))
+	h := c.cache.history()
+	c.opts.Logger.Warn(why.logMessage(), "reason", string(why), "from", h.From, "to", h.To, "pending", len(pending))
 }

@@ -17,6 +17,13 @@ const (
 	DefaultMaxAge   = 24 * time.Hour
 )
 
+// MaxSkew is how far in the future a checkpoint's Seen may lie and still
+// be used (State.CheckAge): a wall clock stepped back a little after the
+// checkpoint was written. Beyond it, the clock that wrote it or the one
+// that reads it is wrong, the checkpoint's age is unknown, and it is
+// refused.
+const MaxSkew = time.Second
+
 // Errors of the package. Test for them with errors.Is.
 var (
 	// ErrNone: the Store holds no checkpoint (none has been written).
@@ -28,6 +35,12 @@ var (
 	// ErrInvalid matches the errors for bad options and bad batches, and
 	// the ErrInvalid of every converge package.
 	ErrInvalid error = invalid.New("checkpoint")
+	// ErrTooOld: the checkpoint's Seen is older than the maximum age
+	// (Options.MaxAge); it is not used.
+	ErrTooOld = errors.New("checkpoint: past its maximum age")
+	// ErrFuture: the checkpoint's Seen lies more than MaxSkew after now;
+	// its age is unknown and it is not used.
+	ErrFuture = errors.New("checkpoint: seen in the future")
 )
 
 // State is a checkpoint: a controller's desired state at one revision of
@@ -48,6 +61,24 @@ type State[T any] struct {
 	Seen time.Time
 	// Objects are the objects of the view at Revision, in key order.
 	Objects []store.Object[T]
+}
+
+// CheckAge returns the state's age at now (now minus Seen), with an error
+// if it is not to be used: ErrFuture if Seen lies more than MaxSkew after
+// now, ErrTooOld if the age exceeds maxAge. A state exactly maxAge old is
+// used; a zero Seen is too old.
+func (st *State[T]) CheckAge(now time.Time, maxAge time.Duration) (time.Duration, error) {
+	age := now.Sub(st.Seen)
+	switch {
+	case st.Seen.IsZero():
+		return age, fmt.Errorf("%w: never seen", ErrTooOld)
+	case age < -MaxSkew:
+		return age, fmt.Errorf("%w: seen at %v, %v after now (clock skew allowed: %v)",
+			ErrFuture, st.Seen.Round(0), (-age).Round(time.Millisecond), MaxSkew)
+	case age > maxAge:
+		return age, fmt.Errorf("%w: %v old, past MaxAge %v", ErrTooOld, age.Round(time.Second), maxAge)
+	}
+	return age, nil
 }
 
 // Batch is one write of a checkpoint: what changed since the previous
@@ -132,8 +163,9 @@ type Options[T any] struct {
 	// from the checkpoint (default three of the controller's
 	// HeartbeatInterval: 6 seconds by default).
 	StartAfter time.Duration
-	// MaxAge refuses a checkpoint whose Seen is older than this: the
-	// controller then waits for its store (default DefaultMaxAge).
+	// MaxAge refuses a checkpoint whose Seen is older than this, or lies
+	// more than MaxSkew in the future (State.CheckAge): the controller
+	// then waits for its store (default DefaultMaxAge).
 	MaxAge time.Duration
 	// Interval is how often the changes of the cache are written (default
 	// DefaultInterval). A list that changed nothing in the cache is
@@ -168,7 +200,8 @@ type Status struct {
 	Age      time.Duration
 	// Refused says why the checkpoint was not used when the store could
 	// not be listed in time ("" if it was, or if it was not needed): none
-	// written, damaged, older than MaxAge, of another prefix or store.
+	// written, damaged, older than MaxAge or seen in the future, of
+	// another prefix or store.
 	Refused string
 	// Writes counts the checkpoints written, Failures the writes that
 	// failed (the next write is then a whole one), LastError the latest

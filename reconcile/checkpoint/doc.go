@@ -19,9 +19,20 @@
 // At its start the controller lists its store as usual. Only if the
 // store cannot be listed within Options.StartAfter does it load the
 // checkpoint, and it uses it unless it is damaged, of another prefix,
-// older than Options.MaxAge, or of another store (when the store answers
+// older than Options.MaxAge, seen more than MaxSkew in the future (its age
+// unknown: State.CheckAge), or of another store (when the store answers
 // its identity, store.Identifier): then it says why
 // (Status.Refused) and waits for its store as it would without one.
+//
+// A checkpoint is newer than its store when the store, under the same
+// identity, answers a revision below the checkpoint's: its file or data
+// was restored from an older copy. Its revisions then name other writes
+// than the checkpoint's, so the controller takes it for another history
+// (reconcile.RolledBack), as it takes a store of another identity
+// (reconcile.AnotherIdentity): it re-lists the store whole, every key it
+// holds is reconciled from its value and every key the checkpoint held
+// that it lacks as deleted with its last value, the checkpoint is
+// rewritten from the store, and reconcile.Health.History says so.
 //
 // # Guarantees
 //
@@ -43,6 +54,20 @@
 //     exactly the keys changed meanwhile are reconciled, and the
 //     checkpoint is kept current again
 //     (TestTheStoreBackReconcilesExactlyTheKeysChangedMeanwhile).
+//   - A store that serves again below the checkpoint's revision under the
+//     same identity (rolled back to an older copy, to an empty one), or
+//     under another identity, is re-listed whole as another history:
+//     every key it holds is reconciled from its value, every key the
+//     checkpoint held that it lacks as deleted with its last value, later
+//     writes are seen, Health.History names why, and the checkpoint is
+//     rewritten from it; a store rolled forward or emptied is followed from
+//     the checkpoint's revision. checkpointtest.Run holds these cases and
+//     runs on memory, bolt, etcd and bolt over HTTP
+//     (TestFromACheckpointTheStoreIsReconciledAsItIsOnceItServes).
+//   - A checkpoint exactly MaxAge old, or seen up to MaxSkew in the future,
+//     is used; older, or further ahead, it is refused with ErrTooOld or
+//     ErrFuture named in Status.Refused
+//     (TestACheckpointSeenInTheFutureIsRefusedAndOneAtItsMaximumAgeUsed).
 //   - A checkpoint older than MaxAge, of another prefix, or damaged is
 //     refused: the controller waits for its store and says why
 //     (TestACheckpointPastItsMaximumAgeIsRefused,

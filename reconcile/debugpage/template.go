@@ -92,6 +92,9 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 {{- with .Checkpoint}}
 <span class="checkpoint {{.State}}">checkpoint: {{if eq .State "active"}}<b class="bad">active</b>{{else}}<b class="ok">standby</b>{{end}}{{if .Seen}}, revision <span class="checkpoint-revision">{{.Revision}}</span>, age <span class="checkpoint-age">{{.Age}}</span>{{else}}, none written yet{{end}}, writes {{.Writes}}, failures {{if .Failures}}<b class="bad">{{.Failures}}</b>{{else}}0{{end}}, damaged {{if .Damaged}}<b class="bad">{{.Damaged}}</b>{{else}}0{{end}}</span>
 {{- end}}
+{{- with .History}}
+<span class="history">store histories: <b class="bad">{{.Changes}}</b>, latest <b class="bad">{{.Reason}}</b> at {{.At}} (revision {{.From}} to {{.To}})</span>
+{{- end}}
 </div>
 {{- template "down" .Dependencies}}
 {{- template "checkpoint" .Checkpoint}}

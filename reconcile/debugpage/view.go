@@ -61,6 +61,10 @@ type controllerView struct {
 	// Checkpoint is Health.Checkpoint, for a controller with one: while
 	// it is active, the controller reconciles toward it, not its store.
 	Checkpoint *checkpointView `json:"checkpoint,omitempty"`
+	// History is Health.History, once the controller found its store to
+	// be another history (another identity, or rolled back) and re-listed
+	// it whole.
+	History *historyView `json:"history,omitempty"`
 	// Ownerless is Health.Ownerless: the buckets no replica works on.
 	Ownerless []int `json:"ownerless,omitempty"`
 	// Shard is the controller's shard section, if its Sharder has a
@@ -129,7 +133,7 @@ func (h *Handler) controllerOf(c Controller, q query, now time.Time) controllerV
 		Stale: health.Stale, StaleKeys: orEmpty(health.StaleKeys), Ownerless: health.Ownerless, Shard: shardOf(c),
 		Refused: health.Refused, RefusedKeys: orEmpty(health.RefusedKeys),
 		Deleting: health.Deleting, DeletingKeys: orEmpty(health.DeletingKeys),
-		Dependencies: dependenciesOf(health.Dependencies, now), Checkpoint: checkpointOf(health.Checkpoint),
+		Dependencies: dependenciesOf(health.Dependencies, now), Checkpoint: checkpointOf(health.Checkpoint), History: historyOf(health.History),
 		States: map[string]int{}, Matched: page.Matched, Page: q.Page,
 		Pages: max(1, (page.Matched+q.Size-1)/q.Size), Keys: make([]keyView, len(page.Keys)),
 	}

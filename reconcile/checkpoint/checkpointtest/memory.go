@@ -1,6 +1,11 @@
-// Package checkpointtest holds a checkpoint.Store in memory, for the tests
-// of what reports or acts on a controller's checkpoint (its health, its
-// page, its metrics): one state, damage and failing writes set at will.
+// Package checkpointtest holds a checkpoint.Store in memory (Memory), for
+// the tests of what reports or acts on a controller's checkpoint (its
+// health, its page, its metrics): one state, damage and failing writes set
+// at will; and the suite every store backend runs (Run): a controller
+// started from its checkpoint while its store is stopped and restored
+// from a copy, rolled forward, emptied or replaced, with checkpoints seen
+// in the past, near and past their maximum age, or in the future. Switch
+// serves a store that can be stopped and swapped, for Run's backends.
 package checkpointtest
 
 import (
