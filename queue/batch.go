@@ -8,7 +8,8 @@ import (
 // Handout is one key handed out by GetBatch, with what the adds it answers
 // attached to it: their ORed AddOptions.Tags and the latest AddOptions.Hint
 // among them (zero if none had one). It is built in one place, whichever
-// Get hands the key out, and its Key is what Done takes back.
+// of Get and GetBatch hands the key out, and its Key is what Done takes
+// back.
 type Handout[K comparable] struct {
 	Key  K
 	Tags uint32

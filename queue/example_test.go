@@ -164,3 +164,24 @@ func ExampleQueue_AddBatch() {
 	// pods/b
 	// pods/a
 }
+
+// A View reads the queue without changing it: for a debug page, a health
+// check or a metrics exporter.
+func ExampleQueue_View() {
+	q := queue.New(queue.Options[string]{})
+	q.Add("a")
+	q.Add("b")
+	q.AddWith("c", queue.AddOptions{After: time.Hour})
+	key, _ := q.Get(context.Background())
+
+	v := q.View()
+	fmt.Println("ready:", v.Len(), "queued c:", v.Queued("c"), "queued", key+":", v.Queued(key))
+	for _, it := range v.Snapshot() {
+		fmt.Println(it.Key, it.State)
+	}
+	// Output:
+	// ready: 1 queued c: true queued a: false
+	// b waiting
+	// c delayed
+	// a processing
+}
