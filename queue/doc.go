@@ -44,7 +44,8 @@
 //     only once no key is in flight, or its context has ended, even if
 //     ShutDown is called meanwhile.
 //   - Bad input (a nil context) is an error matching ErrInvalid, never a
-//     panic; the zero Queue is ready to use.
+//     panic; the zero Queue is ready to use, and the zero View reads an
+//     empty queue.
 //
 // Batches: AddBatch adds many keys under one acquisition of the lock, each
 // exactly as AddWith would; GetBatch hands out up to N ready keys at once,
@@ -53,7 +54,7 @@
 // the queue's index.
 //
 // In steady state Add, Get, GetBatch (given its buffer back) and Done
-// allocate nothing, and the memory a burst
+// allocate nothing, nor do View's Len and Queued, and the memory a burst
 // of keys needed is given back once most of it has drained, whatever keys
 // the burst left behind.
 package queue
