@@ -11,15 +11,11 @@ import (
 // during Drain are ignored.
 func (q *Queue[K]) Add(key K) { q.AddWith(key, AddOptions{}) }
 
-// AddAfter makes key ready after delay d (at once if d <= 0). A key that
-// already has an earlier deadline, or is already waiting or dirty, keeps it.
-func (q *Queue[K]) AddAfter(key K, d time.Duration) { q.AddWith(key, AddOptions{After: d}) }
-
-// AddRateLimited adds key after the delay the RateLimiter gives it, which
-// grows with every call until Forget.
-func (q *Queue[K]) AddRateLimited(key K) { q.AddWith(key, AddOptions{RateLimited: true}) }
-
-// AddWith adds key with the given options.
+// AddWith adds key with the given options: as Add does, at a priority
+// (Priority), after a delay (After: a key that already has an earlier
+// deadline, or is already waiting or dirty, keeps it), after the delay the
+// RateLimiter gives it (RateLimited: it grows with every such add until
+// Forget), with tags and a hint for its hand-out (Tags, Hint).
 func (q *Queue[K]) AddWith(key K, o AddOptions) {
 	delay := o.After
 	if o.RateLimited {

@@ -21,8 +21,8 @@ func TestAddBatchAsksTheRateLimiterForItsRateLimitedAdds(t *testing.T) {
 			{Key: "r", Options: AddOptions{RateLimited: true}},
 			{Key: "b", Options: AddOptions{Priority: PriorityHigh}},
 		})
-		require.Equal(t, 1, q.Retries("r"))
-		require.Equal(t, 2, q.Len(), "a and b at once, r delayed")
+		require.Equal(t, 1, q.View().Retries("r"))
+		require.Equal(t, 2, q.View().Len(), "a and b at once, r delayed")
 		for _, want := range []string{"b", "a"} {
 			k, err := q.Get(t.Context())
 			require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestAddBatchWakesAGetForEveryKeyItMakesReady(t *testing.T) {
 					seen[k] = true
 				}
 				require.Len(t, seen, n)
-				require.Zero(t, q.Len())
+				require.Zero(t, q.View().Len())
 				q.ShutDown()
 			})
 		})
@@ -73,13 +73,13 @@ func TestAddBatchOnAZeroQueueAndAfterShutDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var q Queue[string]
 		q.AddBatch([]BatchAdd[string]{{Key: "later", Options: AddOptions{After: time.Second}}, {Key: "now"}})
-		require.Equal(t, 1, q.Len())
+		require.Equal(t, 1, q.View().Len())
 		advance(time.Second)
 		synctest.Wait()
-		require.Equal(t, 2, q.Len())
+		require.Equal(t, 2, q.View().Len())
 		q.AddBatch(nil)
 		q.ShutDown()
 		q.AddBatch([]BatchAdd[string]{{Key: "refused"}})
-		require.False(t, q.Queued("refused"))
+		require.False(t, q.View().Queued("refused"))
 	})
 }

@@ -46,7 +46,42 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		q.Done(k3)
 	})
 	require.Zero(t, allocs)
-	require.Zero(t, q.Len())
+	require.Zero(t, q.View().Len())
+}
+
+// A worker that reads its keys' tags and hint through GetBatch of one key,
+// giving its buffer back each time, allocates nothing in steady state, and
+// neither do View's Len and Queued, which the controller asks on its hot
+// path.
+func TestAGetBatchOfOneAndTheViewAllocateNothingInSteadyState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts are checked in the full run")
+	}
+	q := New(Options[int]{})
+	ctx := context.Background()
+	keys := 256
+	var buf []Handout[int]
+	for i := range keys {
+		q.AddWith(i, AddOptions{Tags: 1, Hint: 1})
+	}
+	for range keys {
+		buf, _ = q.GetBatch(ctx, 1, buf[:0])
+		q.Done(buf[0].Key)
+	}
+	i, queued := 0, 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		i = (i + 1) % keys
+		q.AddWith(i, AddOptions{Tags: 2, Hint: 3})
+		if q.View().Queued(i) {
+			queued++
+		}
+		buf, _ = q.GetBatch(ctx, 1, buf[:0])
+		queued += q.View().Len()
+		q.Done(buf[0].Key)
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, 1001, queued, "every add was queued until its hand-out")
+	require.Zero(t, q.View().Len())
 }
 
 // After a burst drains, the queue's map and heap arrays are rebuilt small,
@@ -99,7 +134,7 @@ func TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone(t *testing.T) {
 			k, err := q.Get(context.Background())
 			require.NoError(t, err)
 			if k%5000 == 1 {
-				q.AddAfter(k, time.Second) // a retry
+				q.AddWith(k, AddOptions{After: time.Second}) // a retry
 			}
 			q.Done(k)
 		}
@@ -113,7 +148,7 @@ func TestMemoryGivenBackAfterBurstWhoseKeysAreNotAllDone(t *testing.T) {
 		advance(time.Second)
 		synctest.Wait()
 		var got []int
-		for q.Len() > 0 {
+		for q.View().Len() > 0 {
 			k, err := q.Get(context.Background())
 			require.NoError(t, err)
 			got = append(got, k)
@@ -194,7 +229,7 @@ func TestGrowPlacesABurstWithoutRehashing(t *testing.T) {
 			q.mu.Unlock()
 		}
 	}
-	require.Equal(t, n+1, q.Len())
+	require.Equal(t, n+1, q.View().Len())
 	for range n + 1 {
 		k, err := q.Get(context.Background())
 		require.NoError(t, err)

@@ -37,7 +37,7 @@ func TestGetBatchHandsOutReadyKeysUpToMaxEachProcessingUntilItsDone(t *testing.T
 	got, err = q.GetBatch(ctx, 10, got[:0])
 	require.NoError(t, err)
 	require.Equal(t, []string{"c", "d"}, keysOf(got))
-	require.Equal(t, 0, q.Len())
+	require.Equal(t, 0, q.View().Len())
 	q.Done("a")
 	got, err = q.GetBatch(ctx, 10, got[:0])
 	require.NoError(t, err)
@@ -45,7 +45,7 @@ func TestGetBatchHandsOutReadyKeysUpToMaxEachProcessingUntilItsDone(t *testing.T
 	for _, k := range []string{"a", "b", "c", "d", "e"} {
 		q.Done(k)
 	}
-	require.Empty(t, q.Processing())
+	require.Empty(t, q.View().Processing())
 }
 
 // GetBatch blocks until a key is ready, then returns what is ready then.

@@ -79,7 +79,7 @@ func BenchmarkAddAfter(b *testing.B) {
 	q := New(Options[int]{})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		q.AddAfter(i%100000, time.Duration(i%1000)*time.Millisecond+time.Hour)
+		q.AddWith(i%100000, AddOptions{After: time.Duration(i%1000)*time.Millisecond + time.Hour})
 	}
 	q.ShutDown()
 }

@@ -19,12 +19,12 @@ func TestEarlierDelayAddedLaterFiresFirstAndLaterDelaysStillFire(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
-		q.AddAfter("first", time.Second)
-		q.AddAfter("second", 50*time.Millisecond)
+		q.AddWith("first", AddOptions{After: time.Second})
+		q.AddWith("second", AddOptions{After: 50 * time.Millisecond})
 		k, at := getAt(t, q)
 		require.Equal(t, "second", k)
 		require.Equal(t, 50*time.Millisecond, at.Sub(start))
-		q.AddAfter("third", 2*time.Second)
+		q.AddWith("third", AddOptions{After: 2 * time.Second})
 		k, at = getAt(t, q)
 		require.Equal(t, "first", k)
 		require.Equal(t, time.Second, at.Sub(start))
@@ -40,12 +40,12 @@ func TestEarlierDelayAddedLaterFiresFirstAndLaterDelaysStillFire(t *testing.T) {
 func TestDelayedKeysComeOutByDeadlineWhateverTheOrderOfAdds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
-		q.AddAfter("first", time.Second)
-		q.AddAfter("second", 500*time.Millisecond)
-		q.AddAfter("third", 250*time.Millisecond)
+		q.AddWith("first", AddOptions{After: time.Second})
+		q.AddWith("second", AddOptions{After: 500 * time.Millisecond})
+		q.AddWith("third", AddOptions{After: 250 * time.Millisecond})
 		advance(2 * time.Second)
 		synctest.Wait()
-		require.Equal(t, 3, q.Len())
+		require.Equal(t, 3, q.View().Len())
 		for _, want := range []string{"third", "second", "first"} {
 			require.Equal(t, want, mustGet(t, q))
 		}
@@ -61,9 +61,9 @@ func TestShutDownReturnsAtOnceWithWorkInFlight(t *testing.T) {
 		q.Add("a")
 		require.Equal(t, "a", mustGet(t, q))
 		q.ShutDown() // returns although "a" is in flight
-		require.True(t, q.ShuttingDown())
+		require.True(t, q.View().ShuttingDown())
 		q.Done("a")
-		require.Empty(t, q.Snapshot())
+		require.Empty(t, q.View().Snapshot())
 	})
 }
 
@@ -82,7 +82,7 @@ func TestAddOfKeyInFlightDuringDrainIsRefused(t *testing.T) {
 		drained := startDrain(ctx, q)
 		synctest.Wait()
 		q.Add("a")
-		require.Zero(t, q.Len())
+		require.Zero(t, q.View().Len())
 		q.Done("a")
 		synctest.Wait()
 		undelivered(t, drained, "Drain with a key in flight")

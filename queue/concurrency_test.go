@@ -96,11 +96,11 @@ func TestConcurrentWorkersNeverShareAKeyAndLoseNoAdd(t *testing.T) {
 				case op < 6:
 					addSeq[k].Add(1)
 					removed[k].Store(false)
-					q.AddAfter(k, time.Duration(r.IntN(100))*time.Microsecond)
+					q.AddWith(k, AddOptions{After: time.Duration(r.IntN(100)) * time.Microsecond})
 				case op < 8:
 					addSeq[k].Add(1)
 					removed[k].Store(false)
-					q.AddRateLimited(k)
+					q.AddWith(k, AddOptions{RateLimited: true})
 				case op < 9:
 					q.Forget(k)
 				default:
@@ -117,7 +117,7 @@ func TestConcurrentWorkersNeverShareAKeyAndLoseNoAdd(t *testing.T) {
 	prod.Wait()
 	// Wait for every delay to come due and the workers to go idle.
 	guard := time.After(30 * time.Second)
-	for s := q.Stats(); s.Ready+s.Delayed+s.Processing > 0; s = q.Stats() {
+	for s := q.View().Stats(); s.Ready+s.Delayed+s.Processing > 0; s = q.View().Stats() {
 		select {
 		case <-guard:
 			t.Fatalf("the queue did not go idle: %+v", s)

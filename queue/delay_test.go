@@ -23,10 +23,10 @@ func TestAddAfterHandsOutAtDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
-		q.AddAfter("b", 2*time.Second)
-		q.AddAfter("a", time.Second)
-		q.AddAfter("now", 0) // no delay: ready at once
-		require.Equal(t, 1, q.Len())
+		q.AddWith("b", AddOptions{After: 2 * time.Second})
+		q.AddWith("a", AddOptions{After: time.Second})
+		q.AddWith("now", AddOptions{After: 0}) // no delay: ready at once
+		require.Equal(t, 1, q.View().Len())
 		k, at := getAt(t, q)
 		require.Equal(t, "now", k)
 		require.Equal(t, start, at)
@@ -44,18 +44,18 @@ func TestRepeatedDelaysKeepEarliestDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
-		q.AddAfter("a", 3*time.Second)
-		q.AddAfter("a", time.Second)    // earlier: moves the deadline
-		q.AddAfter("a", 10*time.Second) // later: ignored
-		q.AddAfter("a", 2*time.Second)  // later: ignored
+		q.AddWith("a", AddOptions{After: 3 * time.Second})
+		q.AddWith("a", AddOptions{After: time.Second})      // earlier: moves the deadline
+		q.AddWith("a", AddOptions{After: 10 * time.Second}) // later: ignored
+		q.AddWith("a", AddOptions{After: 2 * time.Second})  // later: ignored
 		k, at := getAt(t, q)
 		require.Equal(t, "a", k)
 		require.Equal(t, time.Second, at.Sub(start))
 		q.Done("a")
 		// Nothing else is queued: the later delays did not leave copies.
 		advance(time.Minute) // fake time inside the bubble
-		require.Zero(t, q.Len())
-		require.Empty(t, q.Snapshot())
+		require.Zero(t, q.View().Len())
+		require.Empty(t, q.View().Snapshot())
 	})
 }
 
@@ -64,13 +64,13 @@ func TestRepeatedDelaysKeepEarliestDeadline(t *testing.T) {
 func TestAddCancelsTheKeysDelay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
-		q.AddAfter("a", time.Second)
+		q.AddWith("a", AddOptions{After: time.Second})
 		q.Add("a")
 		require.Equal(t, "a", mustGet(t, q))
 		q.Done("a")
 		advance(time.Hour)
-		require.Zero(t, q.Len(), "the cancelled delay still fired")
-		require.Empty(t, q.Snapshot())
+		require.Zero(t, q.View().Len(), "the cancelled delay still fired")
+		require.Empty(t, q.View().Snapshot())
 	})
 }
 
@@ -78,11 +78,11 @@ func TestAddAfterOfWaitingKeyIsNoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("a")
-		q.AddAfter("a", time.Second)
+		q.AddWith("a", AddOptions{After: time.Second})
 		require.Equal(t, "a", mustGet(t, q))
 		q.Done("a")
 		advance(time.Hour)
-		require.Zero(t, q.Len())
+		require.Zero(t, q.View().Len())
 	})
 }
 
@@ -93,13 +93,13 @@ func TestDelayDueWhileProcessingMarksDirtyAndHandsOutAfterDone(t *testing.T) {
 		q := newTestQueue()
 		q.Add("a")
 		require.Equal(t, "a", mustGet(t, q))
-		q.AddAfter("a", time.Second)
-		snap := q.Snapshot()
+		q.AddWith("a", AddOptions{After: time.Second})
+		snap := q.View().Snapshot()
 		require.Equal(t, Processing, snap[0].State)
 		require.False(t, snap[0].Until.IsZero())
 		advance(2 * time.Second)
-		require.Zero(t, q.Len())
-		require.True(t, q.Snapshot()[0].Dirty)
+		require.Zero(t, q.View().Len())
+		require.True(t, q.View().Snapshot()[0].Dirty)
 		q.Done("a")
 		require.Equal(t, "a", mustGet(t, q))
 		q.Done("a")
@@ -114,9 +114,9 @@ func TestDelayNotDueAtDoneHandsTheKeyOutAtItsDeadline(t *testing.T) {
 		start := time.Now()
 		q.Add("a")
 		require.Equal(t, "a", mustGet(t, q))
-		q.AddAfter("a", time.Second)
+		q.AddWith("a", AddOptions{After: time.Second})
 		q.Done("a")
-		require.Equal(t, Delayed, q.Snapshot()[0].State)
+		require.Equal(t, Delayed, q.View().Snapshot()[0].State)
 		k, at := getAt(t, q)
 		require.Equal(t, "a", k)
 		require.Equal(t, time.Second, at.Sub(start))
@@ -129,7 +129,7 @@ func TestDelaysUseNoGoroutinePerKey(t *testing.T) {
 	q := newTestQueue()
 	before := runtime.NumGoroutine()
 	for i := range 10000 {
-		q.AddAfter(string(rune('a'+i%26))+string(rune(i)), time.Hour)
+		q.AddWith(string(rune('a'+i%26))+string(rune(i)), AddOptions{After: time.Hour})
 	}
 	require.LessOrEqual(t, runtime.NumGoroutine(), before)
 	q.mu.Lock()
@@ -148,24 +148,24 @@ func TestRemoveDropsWaitingDelayedAndDirtyKeysButLetsInFlightWorkFinish(t *testi
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		q.Add("waiting")
-		q.AddAfter("delayed", time.Second)
+		q.AddWith("delayed", AddOptions{After: time.Second})
 		q.Add("busy")
 		q.Add("other")
 		// Hand out "busy" (first after "waiting" is removed).
 		q.Remove("waiting")
 		require.Equal(t, "busy", mustGet(t, q))
-		q.Add("busy")                   // dirty
-		q.AddAfter("busy", time.Second) // no-op: already dirty
+		q.Add("busy")                                     // dirty
+		q.AddWith("busy", AddOptions{After: time.Second}) // no-op: already dirty
 		q.Remove("busy")
 		q.Remove("delayed")
 		q.Remove("unknown")
-		require.Equal(t, []string{"other", "busy"}, keysOf(q.Snapshot()))
+		require.Equal(t, []string{"other", "busy"}, keysOf(q.View().Snapshot()))
 		q.Done("busy") // in-flight work finishes normally, and is not requeued
 		advance(time.Hour)
-		require.Equal(t, []string{"other"}, keysOf(q.Snapshot()))
+		require.Equal(t, []string{"other"}, keysOf(q.View().Snapshot()))
 		require.Equal(t, "other", mustGet(t, q))
 		q.Done("other")
-		require.Empty(t, q.Snapshot())
+		require.Empty(t, q.View().Snapshot())
 	})
 }
 
@@ -183,12 +183,12 @@ func TestHugeDelayDoesNotBlockOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newTestQueue()
 		start := time.Now()
-		q.AddAfter("forever", time.Duration(math.MaxInt64))
-		q.AddAfter("soon", 10*time.Millisecond)
+		q.AddWith("forever", AddOptions{After: time.Duration(math.MaxInt64)})
+		q.AddWith("soon", AddOptions{After: 10 * time.Millisecond})
 		k, at := getAt(t, q)
 		require.Equal(t, "soon", k)
 		require.Equal(t, 10*time.Millisecond, at.Sub(start))
-		require.Equal(t, Delayed, q.Snapshot()[0].State)
+		require.Equal(t, Delayed, q.View().Snapshot()[0].State)
 		q.ShutDown()
 	})
 }

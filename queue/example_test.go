@@ -34,7 +34,7 @@ func Example_workerLoop() {
 			break
 		}
 		if err := reconcile(key); err != nil {
-			q.AddRateLimited(key) // retry with backoff
+			q.AddWith(key, queue.AddOptions{RateLimited: true}) // retry with backoff
 		} else {
 			q.Forget(key)
 			handled++
@@ -79,7 +79,7 @@ func Example_priorities() {
 	}
 	q.Add("live-change")
 	q.AddWith("urgent", queue.AddOptions{Priority: queue.PriorityHigh})
-	for q.Len() > 0 {
+	for q.View().Len() > 0 {
 		k, _ := q.Get(context.Background())
 		fmt.Println(k)
 		q.Done(k)
@@ -98,7 +98,7 @@ func Example_drain() {
 	q := queue.New(queue.Options[string]{})
 	q.Add("a")
 	q.Add("b")
-	q.AddAfter("retry-later", time.Hour)
+	q.AddWith("retry-later", queue.AddOptions{After: time.Hour})
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -134,7 +134,7 @@ func ExampleQueue_GetBatch() {
 		fmt.Println("programmed", h.Key)
 		q.Done(h.Key)
 	}
-	fmt.Println("still ready:", q.Len())
+	fmt.Println("still ready:", q.View().Len())
 	// Output:
 	// programmed route-1
 	// programmed route-2
@@ -152,8 +152,8 @@ func ExampleQueue_AddBatch() {
 		{Key: "pods/a"},
 		{Key: "pods/c", Options: queue.AddOptions{After: time.Hour}},
 	})
-	fmt.Println("ready:", q.Len())
-	for q.Len() > 0 {
+	fmt.Println("ready:", q.View().Len())
+	for q.View().Len() > 0 {
 		key, _ := q.Get(context.Background())
 		fmt.Println(key)
 		q.Done(key)
@@ -163,4 +163,25 @@ func ExampleQueue_AddBatch() {
 	// ready: 2
 	// pods/b
 	// pods/a
+}
+
+// A View reads the queue without changing it: for a debug page, a health
+// check or a metrics exporter.
+func ExampleQueue_View() {
+	q := queue.New(queue.Options[string]{})
+	q.Add("a")
+	q.Add("b")
+	q.AddWith("c", queue.AddOptions{After: time.Hour})
+	key, _ := q.Get(context.Background())
+
+	v := q.View()
+	fmt.Println("ready:", v.Len(), "queued c:", v.Queued("c"), "queued", key+":", v.Queued(key))
+	for _, it := range v.Snapshot() {
+		fmt.Println(it.Key, it.State)
+	}
+	// Output:
+	// ready: 1 queued c: true queued a: false
+	// b waiting
+	// c delayed
+	// a processing
 }

@@ -169,7 +169,7 @@ func (m *model) check(t *testing.T, q *Queue[int]) {
 	wantWaiting = append(wantWaiting, m.ready...)
 	slices.SortStableFunc(wantWaiting, func(a, b int) int { return cmp.Compare(m.keys[b].priority, m.keys[a].priority) })
 	var gotWaiting, gotDelayed, gotProcessing []int
-	for _, it := range q.Snapshot() {
+	for _, it := range q.View().Snapshot() {
 		mk, ok := m.keys[it.Key]
 		require.True(t, ok, "queue has key %d, model does not", it.Key)
 		require.Equal(t, mk.dirty, it.Dirty, "dirty mark of key %d", it.Key)
@@ -197,7 +197,7 @@ func (m *model) check(t *testing.T, q *Queue[int]) {
 	require.Equal(t, wantWaiting, gotWaiting, "waiting keys")
 	require.Equal(t, wantDelayed, gotDelayed, "delayed keys")
 	require.ElementsMatch(t, wantProcessing, gotProcessing, "processing keys")
-	require.Equal(t, len(m.ready), q.Len())
+	require.Equal(t, len(m.ready), q.View().Len())
 	m.checkWalks(t, q, wantWaiting, wantDelayed, wantProcessing)
 }
 
@@ -217,7 +217,7 @@ func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, proces
 		want[k] = Processing
 	}
 	got := map[int]State{}
-	q.States(func(h Handout[int], s State) {
+	q.View().States(func(h Handout[int], s State) {
 		k := h.Key
 		_, dup := got[k]
 		require.False(t, dup, "States reports key %d twice", k)
@@ -230,12 +230,12 @@ func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, proces
 	}
 	require.Equal(t, want, got, "Items")
 	var gotProcessing []int
-	for _, it := range q.Processing() {
+	for _, it := range q.View().Processing() {
 		require.Equal(t, Processing, it.State)
 		gotProcessing = append(gotProcessing, it.Key)
 	}
 	require.ElementsMatch(t, processing, gotProcessing, "Processing")
-	st := q.Stats()
+	st := q.View().Stats()
 	require.Equal(t, len(delayed), st.Delayed, "Stats.Delayed")
 	require.Equal(t, len(processing), st.Processing, "Stats.Processing")
 	wantDue := map[int]int{}
@@ -248,7 +248,7 @@ func (m *model) checkWalks(t *testing.T, q *Queue[int], waiting, delayed, proces
 		}
 	}
 	gotDue := map[int]int{}
-	q.DueByPriority(func(p, n int) { gotDue[p] = n })
+	q.View().DueByPriority(func(p, n int) { gotDue[p] = n })
 	require.Equal(t, wantDue, gotDue, "DueByPriority")
 }
 

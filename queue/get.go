@@ -12,25 +12,17 @@ import (
 // ctx's error if ctx ends first (or had already ended), and ErrShutDown once
 // the queue is shut down (see ErrShutDown for a drain). The caller must call
 // Done(key) when finished. A nil ctx is refused with an error matching
-// ErrInvalid.
+// ErrInvalid. GetBatch hands keys out with the tags and hint of their adds.
 func (q *Queue[K]) Get(ctx context.Context) (K, error) {
-	key, _, err := q.GetTagged(ctx)
-	return key, err
+	h, err := q.get(ctx)
+	return h.Key, err
 }
 
-// GetTagged is Get that also returns the ORed AddOptions.Tags of the adds
-// this hand-out answers; they are cleared, so that adds made while the key
-// is processing tag its next hand-out.
-func (q *Queue[K]) GetTagged(ctx context.Context) (K, uint32, error) {
-	h, err := q.GetHandout(ctx)
-	return h.Key, h.Tags, err
-}
-
-// GetHandout is Get that also returns what the adds this hand-out answers
-// attached to the key: their ORed AddOptions.Tags and the latest
-// AddOptions.Hint. Both are cleared, so that adds made while the key is
-// processing attach theirs to its next hand-out.
-func (q *Queue[K]) GetHandout(ctx context.Context) (Handout[K], error) {
+// get is Get that returns the whole hand-out (see Handout): every hand-out,
+// single or batched, starts here. Its tags and hint are cleared in the
+// key's record, so that adds made while the key is processing attach theirs
+// to its next hand-out.
+func (q *Queue[K]) get(ctx context.Context) (Handout[K], error) {
 	var zero Handout[K]
 	if ctx == nil {
 		return zero, fmt.Errorf("%w: Get with a nil context", ErrInvalid)

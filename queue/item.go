@@ -38,7 +38,7 @@ type item[K comparable] struct {
 func (it *item[K]) delayed() bool { return it.delayIdx >= 0 }
 
 // queued reports whether the key will be handed out (again): it is
-// waiting, delayed or dirty, as Queue.Queued says.
+// waiting, delayed or dirty, as View.Queued says.
 func (it *item[K]) queued() bool { return it.waiting || it.delayed() || it.dirty }
 
 // newItem makes the record of key, which hashes to h and has none.

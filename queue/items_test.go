@@ -24,11 +24,11 @@ func TestItemsAndProcessingDescribeWhatSnapshotDoesUnordered(t *testing.T) {
 		require.Equal(t, "busy", key)
 		q.Add("busy") // dirty
 		q.AddWith("waiting", queue.AddOptions{Priority: 3, Tags: 1})
-		q.AddAfter("delayed", time.Minute)
-		q.AddRateLimited("limited")
+		q.AddWith("delayed", queue.AddOptions{After: time.Minute})
+		q.AddWith("limited", queue.AddOptions{RateLimited: true})
 
 		byKey := func(a, b queue.Item[string]) int { return cmp.Compare(a.Key, b.Key) }
-		want := q.Snapshot()
+		want := q.View().Snapshot()
 		for i := range want {
 			want[i].Retries = 0
 		}
@@ -37,7 +37,7 @@ func TestItemsAndProcessingDescribeWhatSnapshotDoesUnordered(t *testing.T) {
 		slices.SortFunc(got, byKey)
 		require.Equal(t, want, got)
 
-		processing := q.Processing()
+		processing := q.View().Processing()
 		require.Len(t, processing, 1)
 		require.Equal(t, "busy", processing[0].Key)
 		require.Equal(t, queue.Processing, processing[0].State)
@@ -60,15 +60,15 @@ func TestStatesAndDescribeAgreeWithItems(t *testing.T) {
 		require.NoError(t, err)
 		q.Done(key) // gone
 		q.AddWith("waiting", queue.AddOptions{Priority: 3, Tags: 1})
-		q.AddAfter("delayed", time.Minute)
-		q.AddRateLimited("limited")
+		q.AddWith("delayed", queue.AddOptions{After: time.Minute})
+		q.AddWith("limited", queue.AddOptions{RateLimited: true})
 
 		want := map[string]queue.Item[string]{}
 		for _, it := range q.Items() {
 			want[it.Key] = it
 		}
 		seen := map[string]queue.State{}
-		q.States(func(h queue.Handout[string], s queue.State) {
+		q.View().States(func(h queue.Handout[string], s queue.State) {
 			key := h.Key
 			require.Equal(t, want[key].Tags, h.Tags, key)
 			_, twice := seen[key]
@@ -78,12 +78,12 @@ func TestStatesAndDescribeAgreeWithItems(t *testing.T) {
 		require.Len(t, seen, len(want))
 		for key, it := range want {
 			require.Equal(t, it.State, seen[key], key)
-			got, ok := q.Describe(key)
+			got, ok := q.View().Describe(key)
 			require.True(t, ok, key)
 			require.Equal(t, it, got)
 		}
 		for _, key := range []string{"done", "never"} {
-			_, ok := q.Describe(key)
+			_, ok := q.View().Describe(key)
 			require.False(t, ok, key)
 		}
 	})

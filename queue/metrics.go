@@ -6,11 +6,11 @@ import "time"
 // queue's lock held: they must be fast and must not call back into the
 // queue. A nil Metrics in Options costs nothing.
 //
-// Unfinished work and the longest-running key are not pushed: Stats
+// Unfinished work and the longest-running key are not pushed: View.Stats
 // computes them on demand, so a metrics exporter reads them at scrape time
 // and the queue runs no ticker goroutine.
 type Metrics interface {
-	// Added counts an accepted add (Add, AddAfter, AddRateLimited, AddWith),
+	// Added counts an accepted add (Add, AddWith, each add of AddBatch),
 	// including one that was deduplicated.
 	Added()
 	// Depth reports the number of ready keys after it changed.
@@ -37,7 +37,8 @@ type Stats struct {
 
 // Stats summarises the queue. It walks the keys in flight under the queue
 // lock, not the others.
-func (q *Queue[K]) Stats() Stats {
+func (v View[K]) Stats() Stats {
+	q := v.queue()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{Ready: q.ready.Len(), Processing: len(q.procs)}

@@ -24,16 +24,17 @@ type DueMetrics interface {
 }
 
 // Probe reads a queue's state on demand, for an exporter that computes
-// gauges at scrape time instead of on every change.
+// gauges at scrape time instead of on every change. A queue's View is its
+// Probe.
 type Probe interface {
-	// Stats is Queue.Stats.
+	// Stats is View.Stats.
 	Stats() Stats
-	// DueByPriority is Queue.DueByPriority.
+	// DueByPriority is View.DueByPriority.
 	DueByPriority(yield func(priority, n int))
 }
 
-// ProbeMetrics is a Metrics that is handed the queue it measures, once,
-// when the queue is created (by New; a zero Queue has no Metrics). A
+// ProbeMetrics is a Metrics that is handed the View of the queue it
+// measures, once, when the queue is created (by New; a zero Queue has no Metrics). A
 // Metrics given to several queues in turn (a controller makes a new queue
 // for each run) is handed each one; the latest is the live one.
 type ProbeMetrics interface {
@@ -46,7 +47,8 @@ type ProbeMetrics interface {
 // Done). It calls yield once per priority that has any, in no particular
 // order, after releasing the queue's lock. It walks the priority levels and
 // the keys in flight, not the waiting keys.
-func (q *Queue[K]) DueByPriority(yield func(priority, n int)) {
+func (v View[K]) DueByPriority(yield func(priority, n int)) {
+	q := v.queue()
 	q.mu.Lock()
 	byPriority := make(map[int]int)
 	for _, l := range q.ready.levels {

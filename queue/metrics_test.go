@@ -48,7 +48,7 @@ func TestMetricsHooksSeeEveryAddRetryDepthLatencyAndWorkDuration(t *testing.T) {
 		k := mustGet(t, q)
 		advance(3 * time.Second)
 		q.Done(k)
-		q.AddRateLimited("c")
+		q.AddWith("c", AddOptions{RateLimited: true})
 		advance(time.Second)
 		synctest.Wait() // let the queue's timer move "c" to ready
 		require.Equal(t, "b", mustGet(t, q))

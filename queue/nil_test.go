@@ -20,23 +20,37 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 			q.Add("a")
 			_, err := q.Get(nilCtx)
 			require.ErrorIs(t, err, ErrInvalid)
-			require.Equal(t, 1, q.Len(), "a refused Get takes nothing")
+			require.Equal(t, 1, q.View().Len(), "a refused Get takes nothing")
 		},
 		"Drain with a nil context": func(t *testing.T) {
 			_, err := newTestQueue().Drain(nilCtx)
 			require.ErrorIs(t, err, ErrInvalid)
 		},
+		"the zero View reads an empty queue": func(t *testing.T) {
+			var v View[string]
+			require.Zero(t, v.Len())
+			require.False(t, v.ShuttingDown())
+			require.False(t, v.Queued("a"))
+			require.Zero(t, v.Retries("a"))
+			require.Zero(t, v.Stats())
+			require.Empty(t, v.Snapshot())
+			require.Empty(t, v.Processing())
+			_, ok := v.Describe("a")
+			require.False(t, ok)
+			v.States(func(Handout[string], State) { t.Fatal("the zero View holds a key") })
+			v.DueByPriority(func(int, int) { t.Fatal("the zero View holds a due key") })
+		},
 		"a zero Queue works as New(Options{}) makes it": func(t *testing.T) {
 			var q Queue[string]
-			require.Zero(t, q.Len())
-			require.Empty(t, q.Snapshot())
-			require.Zero(t, q.Stats())
-			require.Zero(t, q.Retries("a"))
+			require.Zero(t, q.View().Len())
+			require.Empty(t, q.View().Snapshot())
+			require.Zero(t, q.View().Stats())
+			require.Zero(t, q.View().Retries("a"))
 			q.Forget("a")
 			q.Done("a")
 			q.Remove("a")
-			q.AddRateLimited("r")
-			q.AddAfter("d", time.Hour)
+			q.AddWith("r", AddOptions{RateLimited: true})
+			q.AddWith("d", AddOptions{After: time.Hour})
 			q.Add("a")
 			k, err := q.Get(ctx)
 			require.NoError(t, err)
@@ -54,8 +68,8 @@ func TestNilAndZeroInputsAreRefusedOrHarmlessNeverAPanic(t *testing.T) {
 		},
 		"New with nil pointers in Options uses the defaults": func(t *testing.T) {
 			q := New(Options[string]{RateLimiter: (*Exponential[string])(nil), Metrics: (*nopMetrics)(nil)})
-			q.AddRateLimited("a")
-			require.Equal(t, 1, q.Retries("a"))
+			q.AddWith("a", AddOptions{RateLimited: true})
+			require.Equal(t, 1, q.View().Retries("a"))
 			q.Add("b")
 			k, err := q.Get(ctx)
 			require.NoError(t, err)

@@ -18,7 +18,7 @@ func TestHigherPriorityFirstFIFOWithin(t *testing.T) {
 	q.Add("n2")
 	q.AddWith("high2", AddOptions{Priority: PriorityHigh})
 	var got []string
-	for q.Len() > 0 {
+	for q.View().Len() > 0 {
 		got = append(got, mustGet(t, q))
 	}
 	require.Equal(t, []string{"high1", "high2", "n1", "n2", "low1", "low2"}, got)

@@ -38,8 +38,8 @@ const DefaultAgingAfter = 1000
 
 // Options configure a Queue. The zero Options is valid.
 type Options[K comparable] struct {
-	// RateLimiter computes AddRateLimited's delays. Nil means
-	// DefaultRateLimiter.
+	// RateLimiter computes the delays of rate-limited adds
+	// (AddOptions.RateLimited). Nil means DefaultRateLimiter.
 	RateLimiter RateLimiter[K]
 	// Metrics receives the queue's measurements. Nil means none, at no cost.
 	Metrics Metrics
@@ -67,14 +67,14 @@ type AddOptions struct {
 	RateLimited bool
 	// Tags are bits the caller attaches to the add, such as what woke the
 	// key. The tags of adds that coalesce into one hand-out are ORed;
-	// GetTagged hands them out with the key and Snapshot shows those
+	// GetBatch hands them out with the key and View.Snapshot shows those
 	// not yet handed out. The queue gives them no meaning.
 	Tags uint32
 	// Hint is a number the caller keeps with the key until its hand-out,
 	// such as where the caller holds its own record of the key, so that
 	// the consumer can find that record without a lookup. A nonzero Hint
-	// replaces the key's; GetHandout and GetBatch hand the latest out
-	// with the key and clear it. Zero is none. The queue gives it no
+	// replaces the key's; GetBatch hands the latest out with the key and
+	// clears it. Zero is none. The queue gives it no
 	// meaning, and a consumer must check it (a hint may be stale).
 	Hint uint32
 }
@@ -149,7 +149,7 @@ func (q *Queue[K]) setup(opts Options[K]) {
 		q.metrics = opts.Metrics
 		q.due, _ = opts.Metrics.(DueMetrics)
 		if p, ok := opts.Metrics.(ProbeMetrics); ok {
-			p.Attach(q)
+			p.Attach(q.View())
 		}
 	}
 	switch {
@@ -181,16 +181,6 @@ func (q *Queue[K]) rateLimiter() RateLimiter[K] {
 
 // now returns the queue's monotonic clock: nanoseconds since New.
 func (q *Queue[K]) now() int64 { return int64(time.Since(q.epoch)) }
-
-// Queued reports whether key will be handed out (again): it is waiting,
-// delayed, or processing and marked dirty. It is false for a key only
-// processing, and for an unknown key.
-func (q *Queue[K]) Queued(key K) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	it := q.items.get(key)
-	return it != nil && it.queued()
-}
 
 // Remove cancels key's queued work: a waiting or delayed key is dropped and
 // a processing key loses its dirty mark and delay, so it is not handed out
@@ -227,22 +217,3 @@ func (q *Queue[K]) Remove(key K) {
 // Forget resets key's backoff in the RateLimiter; call it when the key was
 // handled successfully.
 func (q *Queue[K]) Forget(key K) { q.rateLimiter().Forget(key) }
-
-// Retries reports key's retries: how many times it has been rate-limited
-// since the last Forget (its RateLimiter's NumRequeues).
-func (q *Queue[K]) Retries(key K) int { return q.rateLimiter().NumRequeues(key) }
-
-// Len reports the number of keys ready to be handed out (not delayed, not
-// processing).
-func (q *Queue[K]) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.ready.Len()
-}
-
-// ShuttingDown reports whether ShutDown or Drain has been called.
-func (q *Queue[K]) ShuttingDown() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.shuttingDown
-}

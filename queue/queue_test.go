@@ -31,7 +31,7 @@ func mustGet(t *testing.T, q *Queue[string]) string {
 // requireEmpty asserts that no key is ready.
 func requireEmpty(t *testing.T, q *Queue[string]) {
 	t.Helper()
-	require.Zero(t, q.Len(), "a key is ready")
+	require.Zero(t, q.View().Len(), "a key is ready")
 }
 
 func TestAddDeduplicatesWaitingKeys(t *testing.T) {
@@ -39,7 +39,7 @@ func TestAddDeduplicatesWaitingKeys(t *testing.T) {
 	q.Add("a")
 	q.Add("b")
 	q.Add("a")
-	require.Equal(t, 2, q.Len())
+	require.Equal(t, 2, q.View().Len())
 	require.Equal(t, "a", mustGet(t, q))
 	require.Equal(t, "b", mustGet(t, q))
 	requireEmpty(t, q)
@@ -52,16 +52,16 @@ func TestAddWhileProcessingMarksDirtyAndRequeuesAfterDone(t *testing.T) {
 	q.Add("a")
 	q.Add("a")
 	requireEmpty(t, q) // never handed to a second worker while processing
-	snap := q.Snapshot()
+	snap := q.View().Snapshot()
 	require.Len(t, snap, 1)
 	require.Equal(t, Processing, snap[0].State)
 	require.True(t, snap[0].Dirty)
 	q.Done("a")
-	require.Equal(t, 1, q.Len())
+	require.Equal(t, 1, q.View().Len())
 	require.Equal(t, "a", mustGet(t, q))
 	q.Done("a")
 	requireEmpty(t, q)
-	require.Empty(t, q.Snapshot())
+	require.Empty(t, q.View().Snapshot())
 }
 
 func TestDoneOfUnknownKeyIsNoop(t *testing.T) {
@@ -69,7 +69,7 @@ func TestDoneOfUnknownKeyIsNoop(t *testing.T) {
 	q.Done("nope")
 	q.Add("a")
 	q.Done("a") // waiting, not processing: nothing happens
-	require.Equal(t, 1, q.Len())
+	require.Equal(t, 1, q.View().Len())
 }
 
 func TestGetBlocksUntilAdd(t *testing.T) {
@@ -108,7 +108,7 @@ func TestGetHonoursContext(t *testing.T) {
 		stop()
 		_, err = q.Get(done)
 		require.ErrorIs(t, err, context.Canceled)
-		require.Equal(t, 1, q.Len())
+		require.Equal(t, 1, q.View().Len())
 	})
 }
 
@@ -149,7 +149,7 @@ func TestAfterShutDownGetFailsAddIsRefusedAndDrainReportsWaitingKeys(t *testing.
 	_, err := q.Get(context.Background())
 	require.ErrorIs(t, err, ErrShutDown)
 	q.Add("b") // refused, no panic
-	require.True(t, q.ShuttingDown())
+	require.True(t, q.View().ShuttingDown())
 	left, err := q.Drain(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, left)
@@ -184,7 +184,7 @@ func TestOneFiringWakesEveryWaitingGetForItsDueKeys(t *testing.T) {
 		const n = 3*wakeAfterUnlock + 1
 		got := blockedGets(q, n)
 		for i := range n {
-			q.AddAfter(fmt.Sprintf("k%02d", i), time.Second)
+			q.AddWith(fmt.Sprintf("k%02d", i), AddOptions{After: time.Second})
 		}
 		advance(time.Second) // the timer fires once for all n keys
 		synctest.Wait()

@@ -20,7 +20,7 @@ type RateLimiter[K comparable] interface {
 	// Forget resets key's state, as after a success.
 	Forget(key K)
 	// NumRequeues reports key's retries: the calls to When since Forget.
-	// It is the count Queue.Retries, Item.Retries and reconcile's
+	// It is the count View.Retries, Item.Retries and reconcile's
 	// Request.Retries report; it keeps client-go's name so that a
 	// client-go workqueue rate limiter is a RateLimiter as it is.
 	NumRequeues(key K) int

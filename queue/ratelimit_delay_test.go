@@ -20,20 +20,20 @@ func TestExponentialDelayTellsTheWaitAfterNRetries(t *testing.T) {
 
 func TestQueuedTellsWhetherAKeyWillBeHandedOutAgain(t *testing.T) {
 	q := New(Options[string]{})
-	require.False(t, q.Queued("a"))
+	require.False(t, q.View().Queued("a"))
 	q.Add("a")
-	require.True(t, q.Queued("a"), "waiting")
+	require.True(t, q.View().Queued("a"), "waiting")
 	k, err := q.Get(t.Context())
 	require.NoError(t, err)
-	require.False(t, q.Queued(k), "processing only")
+	require.False(t, q.View().Queued(k), "processing only")
 	q.Add(k)
-	require.True(t, q.Queued(k), "processing and dirty")
+	require.True(t, q.View().Queued(k), "processing and dirty")
 	q.Done(k)
 	k, _ = q.Get(t.Context())
-	q.AddAfter(k, time.Hour)
-	require.True(t, q.Queued(k), "processing with a delay")
+	q.AddWith(k, AddOptions{After: time.Hour})
+	require.True(t, q.View().Queued(k), "processing with a delay")
 	q.Done(k)
-	require.True(t, q.Queued(k), "delayed")
+	require.True(t, q.View().Queued(k), "delayed")
 	var zero Queue[string]
-	require.False(t, zero.Queued("x"))
+	require.False(t, zero.View().Queued("x"))
 }

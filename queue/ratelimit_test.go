@@ -121,7 +121,7 @@ func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 		start := time.Now()
 		var at []time.Duration
 		for range 3 {
-			q.AddRateLimited("a")
+			q.AddWith("a", AddOptions{RateLimited: true})
 			k, when := getAt(t, q)
 			require.Equal(t, "a", k)
 			at = append(at, when.Sub(start))
@@ -129,10 +129,10 @@ func TestAddRateLimitedBacksOffUntilForget(t *testing.T) {
 			q.Done("a")
 		}
 		require.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, at)
-		require.Equal(t, 3, q.Retries("a"))
+		require.Equal(t, 3, q.View().Retries("a"))
 		q.Forget("a")
-		require.Zero(t, q.Retries("a"))
-		q.AddRateLimited("a")
+		require.Zero(t, q.View().Retries("a"))
+		q.AddWith("a", AddOptions{RateLimited: true})
 		_, when := getAt(t, q)
 		require.Equal(t, time.Second, when.Sub(start))
 	})
@@ -148,7 +148,7 @@ func TestAddWithAfterAndRateLimitedWaitsForTheLongerDelay(t *testing.T) {
 		_, when := getAt(t, q)
 		require.Equal(t, 5*time.Second, when.Sub(start))
 		q.Done("a")
-		require.Equal(t, 1, q.Retries("a"))
+		require.Equal(t, 1, q.View().Retries("a"))
 	})
 }
 

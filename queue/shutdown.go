@@ -7,7 +7,7 @@ import (
 
 // ShutDown stops the queue at once: every blocked Get returns ErrShutDown,
 // later Gets too, and later adds are ignored. Keys still waiting or delayed
-// are not handed out; Drain (or Snapshot) reports them. Keys in flight may
+// are not handed out; Drain (or View.Snapshot) reports them. Keys in flight may
 // still be marked Done. ShutDown is idempotent.
 //
 // ShutDown during a Drain stops the hand-out of ready keys, but the Drain

@@ -69,7 +69,7 @@ func runShutdownInterleaving(t *testing.T, drains, shutDowns int, seed uint64) {
 			for i := range adds {
 				k := fmt.Sprint((p*adds + i) % keys)
 				q.Add(k)
-				if !q.ShuttingDown() {
+				if !q.View().ShuttingDown() {
 					// The add came before shutdown began, so it was
 					// accepted: the key must be handled or reported.
 					mu.Lock()
@@ -135,7 +135,7 @@ func runShutdownInterleaving(t *testing.T, drains, shutDowns int, seed uint64) {
 		})
 	}
 	stoppers.Go(func() {
-		for !q.ShuttingDown() {
+		for !q.View().ShuttingDown() {
 			advance(time.Millisecond)
 		}
 		q.Add("late")
@@ -159,5 +159,5 @@ func runShutdownInterleaving(t *testing.T, drains, shutDowns int, seed uint64) {
 	for k := range added {
 		require.True(t, handled[k] || left[k], "key %s was dropped silently", k)
 	}
-	require.Zero(t, q.Stats().Processing)
+	require.Zero(t, q.View().Stats().Processing)
 }

@@ -109,7 +109,7 @@ func TestDrainFinishesReadyAndInFlightWork(t *testing.T) {
 		require.Nil(t, r.left)
 		wg.Wait()
 		require.ElementsMatch(t, []string{"b", "c", "a"}, handled)
-		require.Empty(t, q.Snapshot())
+		require.Empty(t, q.View().Snapshot())
 	})
 }
 
@@ -121,7 +121,7 @@ func TestDrainReportsWhatItLeftBehindAndWhy(t *testing.T) {
 		q.Add("stuck")
 		require.Equal(t, "stuck", mustGet(t, q))
 		q.Add("ready")
-		q.AddAfter("later", time.Hour)
+		q.AddWith("later", AddOptions{After: time.Hour})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		left, err := q.Drain(ctx) // no worker takes "ready"; "stuck" never finishes
@@ -325,5 +325,5 @@ func TestDrainRefusesNilContext(t *testing.T) {
 	left, err := q.Drain(nil) //nolint:staticcheck // a nil context is the input under test
 	require.ErrorIs(t, err, ErrInvalid)
 	require.Nil(t, left)
-	require.False(t, q.ShuttingDown(), "a refused Drain changes nothing")
+	require.False(t, q.View().ShuttingDown(), "a refused Drain changes nothing")
 }

@@ -30,7 +30,7 @@ func (s State) String() string {
 	return "unknown"
 }
 
-// Item describes one key in a Snapshot.
+// Item describes one key, as View.Snapshot, Describe and Processing list it.
 type Item[K comparable] struct {
 	Key   K
 	State State
@@ -58,7 +58,8 @@ type Item[K comparable] struct {
 // holds the queue's lock while it copies, for O(n log n) in the number of
 // keys, then asks the RateLimiter for each key's retries after
 // releasing it: cheap enough for a debug page, not for a hot path.
-func (q *Queue[K]) Snapshot() []Item[K] {
+func (v View[K]) Snapshot() []Item[K] {
+	q := v.queue()
 	q.mu.Lock()
 	sorted := q.sortedItems()
 	out := make([]Item[K], len(sorted))
@@ -72,18 +73,6 @@ func (q *Queue[K]) Snapshot() []Item[K] {
 	return out
 }
 
-// Items describes every key in the queue as Snapshot does, but in no
-// particular order and without asking the RateLimiter (Retries is zero):
-// one pass under the queue's lock, no sort, for a caller that filters and
-// orders the keys itself (a debug page over many keys).
-func (q *Queue[K]) Items() []Item[K] {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := make([]Item[K], 0, q.items.len())
-	q.each(func(it *item[K], _ State) { out = append(out, q.describe(it)) })
-	return out
-}
-
 // States calls fn with every key in the queue and its state, in no
 // particular order, while it holds the queue's lock: fn must be quick and
 // must not call the queue (nor wait for anything that does). It copies
@@ -91,7 +80,8 @@ func (q *Queue[K]) Items() []Item[K] {
 // page) and then asks Describe for those. Each key comes as its next
 // hand-out would (Handout): with the tags and hint of the adds not yet
 // handed out.
-func (q *Queue[K]) States(fn func(h Handout[K], s State)) {
+func (v View[K]) States(fn func(h Handout[K], s State)) {
+	q := v.queue()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.each(func(it *item[K], s State) { fn(Handout[K]{Key: it.key, Tags: it.tags, Hint: it.hint}, s) })
@@ -114,9 +104,10 @@ func (q *Queue[K]) each(fn func(it *item[K], s State)) {
 	}
 }
 
-// Describe returns key's Item as Items describes it (Retries is zero),
-// and false if key is not in the queue.
-func (q *Queue[K]) Describe(key K) (Item[K], bool) {
+// Describe returns key's Item as Snapshot describes it, but without asking
+// the RateLimiter (Retries is zero), and false if key is not in the queue.
+func (v View[K]) Describe(key K) (Item[K], bool) {
+	q := v.queue()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	it := q.items.get(key)
@@ -129,7 +120,8 @@ func (q *Queue[K]) Describe(key K) (Item[K], bool) {
 // Processing describes the keys handed out and not yet Done, in no
 // particular order (Retries is zero): what a health check of stuck work
 // needs, without copying the rest of the queue.
-func (q *Queue[K]) Processing() []Item[K] {
+func (v View[K]) Processing() []Item[K] {
+	q := v.queue()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := make([]Item[K], len(q.procs))

@@ -21,15 +21,15 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 		advance(time.Second)
 		q.AddWith("w2", AddOptions{Priority: 2})
 		q.Add("w0")
-		q.AddRateLimited("d")
-		q.AddRateLimited("d") // second requeue; keeps the earlier deadline
+		q.AddWith("d", AddOptions{RateLimited: true})
+		q.AddWith("d", AddOptions{RateLimited: true}) // second requeue; keeps the earlier deadline
 		want := []Item[string]{
 			{Key: "w2", State: Waiting, Priority: 2},
 			{Key: "w0", State: Waiting},
 			{Key: "d", State: Delayed, Until: start.Add(2 * time.Second), Retries: 2},
 			{Key: "busy", State: Processing, Dirty: true, Since: start},
 		}
-		got := q.Snapshot()
+		got := q.View().Snapshot()
 		require.Len(t, got, len(want))
 		for i := range want {
 			require.Equal(t, want[i].Key, got[i].Key)
@@ -47,7 +47,7 @@ func TestSnapshotDescribesEveryKey(t *testing.T) {
 
 		advance(time.Second)
 		synctest.Wait() // let the queue's timer move "d" to ready
-		s := q.Stats()
+		s := q.View().Stats()
 		require.Equal(t, Stats{Ready: 3, Processing: 1,
 			UnfinishedWork: 2 * time.Second, LongestRunning: 2 * time.Second}, s)
 	})

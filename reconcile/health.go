@@ -114,7 +114,7 @@ func (c *Controller[T]) Health() Health {
 	if c.circ != nil {
 		h.Dependencies = c.deps.States()
 	}
-	for _, it := range c.q().Processing() {
+	for _, it := range c.q().View().Processing() {
 		if d := now.Sub(it.Since); d > c.opts.StuckAfter {
 			h.Stuck = append(h.Stuck, KeyState{Key: it.Key, State: it.State, Since: it.Since, Priority: it.Priority, Triggers: c.triggerNamesOf(it.Tags)})
 		}

@@ -100,7 +100,7 @@ func (c *Controller[T]) Inspect(q KeyQuery) KeyPage {
 	// Each key is counted once, in the first of three walks that meets it:
 	// the queued keys, the pending ones not queued, the reconciled ones
 	// neither queued nor pending. The walks mark the records they meet.
-	q0.States(func(h queue.Handout[string], st queue.State) {
+	q0.View().States(func(h queue.Handout[string], st queue.State) {
 		key := h.Key
 		if !strings.HasPrefix(key, q.Prefix) {
 			return
@@ -240,7 +240,7 @@ func (w *pageWalk[T]) page(c *Controller[T], q *queue.Queue[string], limitStale 
 		s := &page.Keys[i]
 		s.Key = row.key
 		if row.state != 0 {
-			if it, ok := q.Describe(row.key); ok {
+			if it, ok := q.View().Describe(row.key); ok {
 				s.State, s.Dirty, s.Since, s.Until = it.State, it.Dirty, it.Since, it.Until
 				s.Priority, s.Retries, s.Triggers = it.Priority, c.opts.RateLimiter.NumRequeues(row.key), c.triggerNamesOf(it.Tags)
 			}
@@ -377,7 +377,7 @@ func (h *pageHeap[R]) sorted() []R {
 func (c *Controller[T]) Snapshot() []KeyState {
 	limit := time.Now().Add(-c.opts.StaleAfter)
 	states := map[string]*KeyState{}
-	for _, it := range c.q().Snapshot() {
+	for _, it := range c.q().View().Snapshot() {
 		states[it.Key] = &KeyState{Key: it.Key, State: it.State, Dirty: it.Dirty, Since: it.Since, Until: it.Until,
 			Priority: it.Priority, Retries: it.Retries, Triggers: c.triggerNamesOf(it.Tags)}
 	}

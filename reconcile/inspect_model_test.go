@@ -32,7 +32,7 @@ func TestInspectListsWhatSnapshotListsWhateverTheOverlapOfQueueAndRecords(t *tes
 			case 1:
 				q.Add(key)
 			case 2:
-				q.AddAfter(key, time.Hour)
+				q.AddWith(key, queue.AddOptions{After: time.Hour})
 			}
 			if rng.IntN(2) == 0 {
 				c.led.changed(key, int64(i), c.led.mono(base.Add(time.Duration(rng.IntN(5))*time.Second)))

@@ -41,7 +41,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	q := c.q()
 	c.queueChanges(q, changes, rulings)
 	for _, i := range unwanted {
-		if key := changes[i].key(); !q.Queued(key) {
+		if key := changes[i].key(); !q.View().Queued(key) {
 			// Nothing will hand the key out again; if something will, that
 			// request carries the tombstone and its end lets it go.
 			c.cache.forgetTombstone(key, changes[i].revision())

@@ -131,6 +131,6 @@ func TestRefusedKeysAreRememberedAndLoggedWithinABound(t *testing.T) {
 			logged++
 		}
 		require.Equal(t, maxRememberedRefusals, logged, "each remembered key is logged once, no other")
-		require.Equal(t, 0, c.q().Len(), "a refused key was queued")
+		require.Equal(t, 0, c.q().View().Len(), "a refused key was queued")
 	})
 }

@@ -52,7 +52,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	if again {
 		// The previous run's queue still holds the keys it had not handed
 		// out, retries with their deadlines included: carry them over.
-		carried = c.q().Snapshot()
+		carried = c.q().View().Snapshot()
 		// Act on nothing older than this run: wait for a fresh list.
 		c.queue.Store(c.newQueue())
 		ready = c.cache.relist()

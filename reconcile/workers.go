@@ -76,11 +76,14 @@ func (c *Controller[T]) work(ctx context.Context, r *run[T]) {
 // stops, or the circuit opens) or the queue shuts down, and returns Get's
 // error. A key handed out as the circuit opens is given back.
 func (c *Controller[T]) takeKeys(get context.Context, r *run[T], ctxs *contextChunk) error {
+	var one []queue.Handout[string]
 	for {
-		h, err := r.q.GetHandout(get)
+		var err error
+		one, err = r.q.GetBatch(get, 1, one[:0])
 		if err != nil {
 			return err
 		}
+		h := one[0]
 		if c.circ.holds() {
 			giveBack(r.q, h.Key, trigger(h.Tags))
 			return nil
@@ -274,7 +277,7 @@ func (c *Controller[T]) finish(q *queue.Queue[string], e ending) (latency time.D
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := c.led.reconcileEnded(e)
-	if res.gone && !q.Queued(e.key) {
+	if res.gone && !q.View().Queued(e.key) {
 		c.cache.forgetTombstone(e.key, e.revision)
 	}
 	if e.outcome == AwaitingStore && !c.cache.fromCheckpoint() {
@@ -293,7 +296,7 @@ func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.led.dropped(key)
-	if !q.Queued(key) {
+	if !q.View().Queued(key) {
 		c.cache.forgetTombstone(key, math.MaxInt64)
 	}
 }

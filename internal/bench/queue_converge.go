@@ -19,13 +19,17 @@ func newConverge(b Backoff) Queue {
 	})}
 }
 
-func (c convergeQueue) Add(key string)                       { c.q.Add(key) }
-func (c convergeQueue) AddAfter(key string, d time.Duration) { c.q.AddAfter(key, d) }
-func (c convergeQueue) AddRateLimited(key string)            { c.q.AddRateLimited(key) }
-func (c convergeQueue) Forget(key string)                    { c.q.Forget(key) }
-func (c convergeQueue) Done(key string)                      { c.q.Done(key) }
-func (c convergeQueue) Len() int                             { return c.q.Len() }
-func (c convergeQueue) ShutDown()                            { c.q.ShutDown() }
+func (c convergeQueue) Add(key string) { c.q.Add(key) }
+func (c convergeQueue) AddAfter(key string, d time.Duration) {
+	c.q.AddWith(key, queue.AddOptions{After: d})
+}
+func (c convergeQueue) AddRateLimited(key string) {
+	c.q.AddWith(key, queue.AddOptions{RateLimited: true})
+}
+func (c convergeQueue) Forget(key string) { c.q.Forget(key) }
+func (c convergeQueue) Done(key string)   { c.q.Done(key) }
+func (c convergeQueue) Len() int          { return c.q.View().Len() }
+func (c convergeQueue) ShutDown()         { c.q.ShutDown() }
 
 func (c convergeQueue) Get() (string, bool) {
 	key, err := c.q.Get(context.Background())

@@ -194,9 +194,9 @@ func (c *Controller) Depth(int) {}
 
 // Retried implements queue.Metrics. It counts nothing:
 // workqueue_retries_total counts Delayed, every add with a delay, as
-// controller-runtime does (a rate-limited add, a RequeueAfter, an
-// AddAfter, and converge's backoff after a failure, which it adds with a
-// delay rather than through AddRateLimited).
+// controller-runtime does (a rate-limited add, a RequeueAfter, a delayed
+// add, and converge's backoff after a failure, which it adds with a delay
+// rather than as a rate-limited add).
 func (c *Controller) Retried() {}
 
 // QueueLatency implements queue.Metrics: workqueue_queue_duration_seconds.

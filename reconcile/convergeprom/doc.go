@@ -48,14 +48,14 @@
 // counted as controller-runtime's default (priority) workqueue counts
 // them, which is not how converge's queue.Metrics hooks count:
 //   - adds_total counts a key when it becomes due: added ready, its delay
-//     run out (an AddAfter counts when it becomes ready, not at the call),
+//     run out (a delayed add counts when it becomes ready, not at the call),
 //     or added while processing (handed out again after Done). A
 //     deduplicated add does not count (queue.Metrics.Added counts every
 //     add); the adapter counts queue.DueMetrics.Due instead.
 //   - retries_total counts every add with a positive delay: rate-limited
-//     requeues, RequeueAfter, AddAfter, and converge's backoff after a
-//     failure or panic (which converge adds with a delay rather than
-//     through AddRateLimited, so queue.Metrics.Retried misses it); the
+//     requeues, RequeueAfter, delayed adds, and converge's backoff after a
+//     failure or panic (which converge adds with a delay rather than as a
+//     rate-limited add, so queue.Metrics.Retried misses it); the
 //     adapter counts queue.DueMetrics.Delayed instead.
 //   - depth counts due keys by priority, including a key processing and
 //     marked to be handed out again (converge's Depth hook leaves those

@@ -89,7 +89,7 @@ func ExampleController() {
 	q := queue.New(queue.Options[string]{Metrics: ctl})
 	q.Add("a")
 	q.Add("a") // deduplicated
-	q.AddAfter("b", time.Hour)
+	q.AddWith("b", queue.AddOptions{After: time.Hour})
 	key, _ := q.Get(context.Background())
 	q.Add(key) // processing: handed out again after Done
 	ctl.Reconciled("jobs", reconcile.Panicked, 10*time.Millisecond)

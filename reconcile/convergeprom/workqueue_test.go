@@ -29,6 +29,14 @@ type testQueue interface {
 
 type convergeQueue struct{ *queue.Queue[string] }
 
+func (q convergeQueue) AddAfter(key string, d time.Duration) {
+	q.AddWith(key, queue.AddOptions{After: d})
+}
+
+func (q convergeQueue) AddRateLimited(key string) {
+	q.AddWith(key, queue.AddOptions{RateLimited: true})
+}
+
 func (q convergeQueue) get(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
