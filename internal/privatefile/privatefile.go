@@ -97,5 +97,14 @@ func (p *problem) err(path, mode string) error {
 	default:
 		fix = "name another"
 	}
-	return fmt.Errorf("%w: %s %s: %s", ErrUnsafe, path, p.what, fix)
+	return &unsafeError{fmt.Sprintf("%s %s: %s", path, p.what, fix)}
 }
+
+// unsafeError is the error of a place refused: it says which, why and how
+// to fix it, and matches ErrUnsafe without repeating its text, so that
+// callers prefix their own (the flag, "unsafe token file").
+type unsafeError struct{ msg string }
+
+func (e *unsafeError) Error() string { return e.msg }
+
+func (e *unsafeError) Is(target error) bool { return target == ErrUnsafe }
