@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/httpguard"
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -71,7 +72,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(&cfg.tokenFiles, "token-file", "read a read-write bearer token from this `file` (mode 0600, yours; repeatable); without it the token of DIR/token is used, generated the first time")
 	fs.Var(&cfg.readTokenFiles, "read-token-file", "read a read-only bearer token from this `file` (mode 0600, yours; repeatable): it may read and watch, not write")
 	fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve without any token: every program that can reach the address may read and write (logged as a warning)")
-	fs.BoolVar(&cfg.insecurePermissions, "insecure-permissions", false, "use -dir, -snapshot-dir, -recover-from, -restore-from and -tls-key even if another user may change them (or read the key), with a warning; without it such a place is refused")
+	fs.BoolVar(&cfg.insecurePermissions, privatefile.AcceptFlag, false, "use -dir, -snapshot-dir, -recover-from, -restore-from and -tls-key even if another user may change them (or read the key), with a warning; without it such a place is refused")
 	fs.Var(&cfg.allowHosts, "allow-host", "a host `name` clients reach the server by, besides IP literals and localhost (repeatable; \"*\" gives up the defence against DNS rebinding)")
 	fs.DurationVar(&cfg.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait for the store file while another process holds it")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", httpstore.DefaultHeartbeat, "how often a watch stream carries a heartbeat; clients judge a stream dead after two silent heartbeats")

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
 
 	"github.com/converge-go/converge/internal/privatefile"
@@ -23,28 +20,11 @@ import (
 // naming its flag, what is wrong and how to fix it, or, with
 // -insecure-permissions, a warning.
 func checkPlaces(cfg config, log *slog.Logger) error {
-	for _, p := range []struct {
-		flag, path string
-		check      func(string) error
-	}{
-		{"-dir", cfg.dir, privatefile.Dir},
-		{"-snapshot-dir", cfg.snapshotDir, privatefile.Dir},
-		{"-recover-from", cfg.recoverFrom, privatefile.Trusted},
-		{"-restore-from", cfg.restoreFrom, privatefile.Trusted},
-		{"-tls-key", cfg.tlsKey, privatefile.Secret},
-	} {
-		if p.path == "" {
-			continue
-		}
-		err := p.check(p.path)
-		switch {
-		case errors.Is(err, privatefile.ErrUnsafe) && cfg.insecurePermissions:
-			log.Warn("using an unsafe place, as -insecure-permissions allows", "flag", p.flag, "err", err)
-		case errors.Is(err, privatefile.ErrUnsafe):
-			return fmt.Errorf("%s %w (or accept it with -insecure-permissions)", p.flag, err)
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("%s: %w", p.flag, err)
-		}
-	}
-	return nil
+	return privatefile.CheckPlaces(log, cfg.insecurePermissions,
+		privatefile.Place{Flag: "-dir", Path: cfg.dir, Check: privatefile.Dir},
+		privatefile.Place{Flag: "-snapshot-dir", Path: cfg.snapshotDir, Check: privatefile.Dir},
+		privatefile.Place{Flag: "-recover-from", Path: cfg.recoverFrom, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-restore-from", Path: cfg.restoreFrom, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-tls-key", Path: cfg.tlsKey, Check: privatefile.Secret},
+	)
 }
