@@ -11,9 +11,6 @@ import (
 // accepts an unsafe place with a warning instead of refusing it.
 const AcceptFlag = "insecure-permissions"
 
-// AcceptUsage is the usage of AcceptFlag: what is accepted.
-const AcceptUsage = "use a state directory, snapshot place or TLS key another user may change (or read, for the key), with a warning; without it such a place is refused"
-
 // Place is a file or directory a command is told to use by a flag, and
 // the check it needs: Dir, Trusted or Secret.
 type Place struct {

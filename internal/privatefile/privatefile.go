@@ -19,7 +19,10 @@
 //
 // Only the place itself is checked, not the directories above it. A
 // symbolic link is followed, and what it names is checked (tokenfile
-// refuses a link to a token file).
+// refuses a link to a token file). A command checks the places its flags
+// name with CheckPlaces, and accepts an unsafe one, with a warning, only
+// when given AcceptFlag (-insecure-permissions, the same in every
+// command); Dir makes a missing directory with mode 0700.
 package privatefile
 
 import (
