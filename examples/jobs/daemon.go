@@ -46,6 +46,12 @@ type DaemonConfig struct {
 	// reaches Addr may add jobs, and so run commands as this user. It is
 	// logged as a warning; it and Token are exclusive.
 	InsecureNoToken bool
+	// InsecurePermissions uses a Dir another user may change (one of
+	// another user than this process's and root, or writable by group or
+	// others), with a warning; without it such a Dir is refused, since
+	// whoever can change it can change the jobs, and so run commands as
+	// this user (internal/privatefile). A missing Dir is made with mode 0700.
+	InsecurePermissions bool
 	// AllowedHosts are host names, besides IP literals and localhost, that
 	// requests may name in their Host header (the machine's name, when
 	// clients reach the daemon by it); any other is refused, so that no web
@@ -110,6 +116,9 @@ const (
 func RunDaemon(ctx context.Context, cfg DaemonConfig) (err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if err := checkPlaces(cfg); err != nil {
+		return err
 	}
 	runs := filepath.Join(cfg.Dir, "runs")
 	if err := os.MkdirAll(runs, 0o700); err != nil {

@@ -69,6 +69,14 @@
 // every program that reaches the address can then run commands. The token
 // is never printed or logged.
 //
+// Whoever may change the daemon's directory may change its jobs, so the
+// daemon refuses a -dir of another user than its own and root, or one
+// group or others may write, and a -store-key others may read or change
+// (internal/privatefile, the rule of its token file), saying what is
+// wrong and how to fix it (chmod 700 DIR, chmod 600 KEY, chown);
+// -insecure-permissions uses it with a warning. A -dir that does not exist
+// is made with mode 0700.
+//
 // The token guards everything the daemon serves: the store, the debug page
 // and the metrics; the probes answer without it, with their bare status
 // only. Whatever the token, a request whose Host header names a host other
@@ -182,6 +190,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/converge-go/converge/internal/privatefile"
 )
 
 func main() {
@@ -253,6 +263,7 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 		cfg.AllowedHosts = append(cfg.AllowedHosts, name)
 		return nil
 	})
+	fs.BoolVar(&cfg.InsecurePermissions, privatefile.AcceptFlag, false, "use a -dir another user may change, or a -store-key others may read, with a warning; without it such a place is refused")
 	fs.IntVar(&cfg.Workers, "workers", 4, "attempts running at once")
 	fs.DurationVar(&cfg.Grace, "grace", 5*time.Second, "SIGTERM to SIGKILL for a stopped attempt, and the wait for running attempts at shutdown")
 	fs.DurationVar(&cfg.BackoffBase, "backoff", time.Second, "delay after the first failed attempt, doubled after each further one")
@@ -263,6 +274,11 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || cfg.Workers < 1 || cfg.Grace <= 0 || cfg.BackoffBase <= 0 || cfg.BackoffMax < cfg.BackoffBase {
 		return errUsage
 	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if err := sf.apply(&cfg); err != nil {
 		return err
 	}
@@ -273,11 +289,6 @@ func cmdDaemon(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.Token != "" && cfg.InsecureNoToken {
 		return errUsage
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -319,6 +330,9 @@ func (f *storeServerFlags) apply(cfg *DaemonConfig) error {
 			return fmt.Errorf("-store-token-file: %s: no such file", f.tokenFile)
 		}
 		cfg.StoreToken = tok
+	}
+	if err := checkStoreKey(f.key, cfg.InsecurePermissions, cfg.Logger); err != nil {
+		return err
 	}
 	var err error
 	cfg.StoreTLS, err = storeTLS(f.ca, f.cert, f.key)

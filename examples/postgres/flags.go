@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/internal/privatefile"
 )
 
 // errSecretFile marks a file of a secret (a token, a password) that is
-// refused: readable or writable by others, not a regular file, or empty.
+// refused: readable or writable by others, another user's, not a regular
+// file, or empty.
 var errSecretFile = errors.New("postgres: unsafe secret file")
 
 // runOperatorCommand runs "postgres operator [flags]" until SIGINT or
@@ -27,7 +29,7 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	cfg := DaemonConfig{}
 	var tokenFile, passwordFile string
-	var verbose bool
+	var verbose, insecurePermissions bool
 	fl.StringVar(&cfg.StoreServer, "store-server", "", "the store's URL, served with the API-server layer (required)")
 	fl.StringVar(&tokenFile, "store-token-file", "", "the store's bearer token, read from this file (mode 0600)")
 	fl.StringVar(&cfg.DSN, "pg", "", "PostgreSQL's connection string (required); keep the password out of it")
@@ -41,6 +43,7 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 	fl.DurationVar(&cfg.CheckInterval, "check-interval", 5*time.Second, "how often PostgreSQL's health is checked")
 	fl.DurationVar(&cfg.BackoffMax, "backoff-max", 30*time.Second, "the longest backoff of a failing object")
 	fl.IntVar(&cfg.Workers, "workers", 4, "reconciles at once per kind")
+	fl.BoolVar(&insecurePermissions, privatefile.AcceptFlag, false, "use a -dir another user may change, with a warning; without it such a -dir is refused")
 	fl.BoolVar(&verbose, "v", false, "debug logs")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -50,7 +53,12 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 		fl.Usage()
 		return 2
 	}
-	if err := prepareDaemon(&cfg, tokenFile, passwordFile, verbose, stderr); err != nil {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := prepareDaemon(&cfg, tokenFile, passwordFile, insecurePermissions); err != nil {
 		fmt.Fprintf(stderr, "postgres operator: %v\n", err)
 		return 1
 	}
@@ -63,10 +71,16 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 	return 0
 }
 
-// prepareDaemon reads the secret files, finds the PostgreSQL programs and
-// the executable, and makes the logger and the directory.
-func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, verbose bool, stderr io.Writer) error {
-	var err error
+// prepareDaemon makes and checks the directory (internal/privatefile:
+// whoever may change it may change the dumps restores read; accepted with
+// insecurePermissions, with a warning), reads the secret files, and finds
+// the PostgreSQL programs and the executable.
+func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, insecurePermissions bool) error {
+	err := privatefile.CheckPlaces(cfg.Logger, insecurePermissions,
+		privatefile.Place{Flag: "-dir", Path: cfg.Dir, Check: privatefile.Dir})
+	if err != nil {
+		return err
+	}
 	if tokenFile != "" {
 		if cfg.StoreToken, err = readSecretFile(tokenFile); err != nil {
 			return err
@@ -80,30 +94,22 @@ func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, verbose bo
 	if cfg.BinDir, err = cluster.BinDir(cluster.Options{BinDir: cfg.BinDir}); err != nil {
 		return err
 	}
-	if cfg.Executable, err = os.Executable(); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
-		return err
-	}
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
-	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	return nil
+	cfg.Executable, err = os.Executable()
+	return err
 }
 
 // readSecretFile returns the secret in path, one line: a file that others
-// may read or write, or anything but a regular file, is refused with an
-// error matching errSecretFile that never shows what it holds.
+// may read or write, another user's, or anything but a regular file (a
+// symbolic link included) is refused (internal/privatefile's rule of a
+// secret) with an error matching errSecretFile that never shows what it
+// holds.
 func readSecretFile(path string) (string, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", err
 	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("%w: %s must be a regular file that only its owner may read (mode 0600)", errSecretFile, path)
+	if err := privatefile.CheckSecret(path, fi); err != nil {
+		return "", fmt.Errorf("%w: %w", errSecretFile, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -86,7 +86,10 @@
 //	                         password in it: use -pg-password-file, $PGPASSWORD or ~/.pgpass
 //	-pg-password-file F      PostgreSQL's password, read from F (mode 0600)
 //	-pg-bin DIR              where pg_dump and pg_restore are (default: found)
-//	-dir DIR                 the dumps (DIR/backups) and operator.url (default .postgres-operator)
+//	-dir DIR                 the dumps (DIR/backups) and operator.url (default .postgres-operator);
+//	                         made with mode 0700; one of another user, or that group or
+//	                         others may write, is refused (a dump planted there could be
+//	                         restored), unless -insecure-permissions, with a warning
 //	-addr ADDR               /healthz, /readyz and /debug/converge/ (default 127.0.0.1:7018);
 //	                         a loopback address unless -insecure-no-token
 //	-insecure-no-token       serve -addr beyond loopback: the debug page has no token
@@ -95,6 +98,7 @@
 //	-check-interval D        how often PostgreSQL's health is checked (default 5s)
 //	-workers N               reconciles at once per kind (default 4)
 //	-v                       debug logs
+//	-insecure-permissions    use an unsafe -dir, with a warning
 //
 // With a store served by convergestore, convergectl edits the objects
 // (apply reads a resource on standard input):

@@ -13,6 +13,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
@@ -26,9 +27,14 @@ const demoKey = "web"
 type Config struct {
 	// Replicas is the pod count the demo starts with (at least 1).
 	Replicas int
-	// StoreDir holds the bbolt file. Empty: a temporary directory, removed
-	// when the demo ends.
+	// StoreDir holds the bbolt file and the controllers' checkpoint. Empty:
+	// a temporary directory, removed when the demo ends. One another user
+	// may change (of another user than this process's and root, or
+	// writable by group or others) is refused (internal/privatefile),
+	// unless InsecurePermissions; a missing one is made with mode 0700.
 	StoreDir string
+	// InsecurePermissions uses such a StoreDir, with a warning in the log.
+	InsecurePermissions bool
 	// Executable is the binary pods run in pod mode (pods.PodEnv).
 	Executable string
 	// Out receives the narration.
@@ -161,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	if cfg, err = cfg.withDefaults(); err != nil {
 		return rep, err
 	}
-	dir, removeDir, err := storeDir(cfg.StoreDir)
+	dir, removeDir, err := storeDir(cfg)
 	if err != nil {
 		return rep, err
 	}
@@ -255,11 +261,13 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// storeDir returns dir, created if need be, or a temporary directory if
-// dir is empty, and the function that removes it (nothing for dir).
-func storeDir(dir string) (string, func(), error) {
-	if dir != "" {
-		return dir, func() {}, os.MkdirAll(dir, 0o700)
+// storeDir returns cfg.StoreDir, made if need be and checked, or a
+// temporary directory if it is empty, and the function that removes it
+// (nothing for cfg.StoreDir).
+func storeDir(cfg Config) (string, func(), error) {
+	if dir := cfg.StoreDir; dir != "" {
+		return dir, func() {}, privatefile.CheckPlaces(cfg.Logger, cfg.InsecurePermissions,
+			privatefile.Place{Flag: "-store", Path: dir, Check: privatefile.Dir})
 	}
 	tmp, err := os.MkdirTemp("", "converge-replicaset-")
 	if err != nil {

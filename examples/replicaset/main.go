@@ -33,6 +33,7 @@ import (
 	"os"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/internal/privatefile"
 )
 
 const description = `replicaset runs a narrated demo of a reconciliation loop. A controller keeps
@@ -55,6 +56,7 @@ func main() {
 	dir := flag.String("store", "", "directory of the bbolt store file (default: a temporary directory removed at exit)")
 	httpAddr := flag.String("http", "", "serve the debug page (/debug/converge/) and Prometheus metrics (/metrics) on this address while the demo runs, e.g. 127.0.0.1:8080")
 	insecure := flag.Bool("insecure-no-token", false, "serve -http on an address that is not loopback: the debug page and the metrics have no token, and show the replica sets' keys and errors to whoever reaches it")
+	insecurePerms := flag.Bool(privatefile.AcceptFlag, false, "use a -store directory another user may change, with a warning; without it such a directory is refused")
 	verbose := flag.Bool("v", false, "log the controller at debug level (default: warnings only)")
 	demo.Main("replicaset", description, func(ctx context.Context, exe string) error {
 		if *replicas < 1 {
@@ -65,7 +67,7 @@ func main() {
 			level = slog.LevelDebug
 		}
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-		_, err := Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, Executable: exe, Out: os.Stdout, Logger: logger,
+		_, err := Run(ctx, Config{Replicas: *replicas, StoreDir: *dir, InsecurePermissions: *insecurePerms, Executable: exe, Out: os.Stdout, Logger: logger,
 			HTTPAddr: *httpAddr, InsecureNoToken: *insecure})
 		if errors.Is(err, demo.ErrNotLoopback) {
 			err = fmt.Errorf("%w: %w", demo.ErrUsage, err)

@@ -3,8 +3,9 @@
 // convergestore server generate one there when given none, and their
 // clients read it. A file others could read or change, another user's
 // file, a symbolic link, or a file that does not hold exactly one token is
-// refused: a token read from it could have been planted or seen. Tokens
-// never appear in errors.
+// refused (the rule of a secret in internal/privatefile, and no link): a
+// token read from it could have been planted or seen. Tokens never appear
+// in errors.
 package tokenfile
 
 import (
@@ -16,11 +17,13 @@ import (
 	"io/fs"
 
 	"github.com/converge-go/converge/internal/atomicfile"
+	"github.com/converge-go/converge/internal/privatefile"
 )
 
 // ErrUnsafe matches the error of a token file that must not be used:
 // readable or writable by others, owned by another user, not a regular
-// file (a symbolic link included), or not holding one token.
+// file (a symbolic link included), or not holding one token. The error of
+// a file's mode or owner matches privatefile.ErrUnsafe too.
 var ErrUnsafe = errors.New("unsafe token file")
 
 // maxBytes bounds what is read from a token file.
@@ -42,8 +45,8 @@ func Read(path string) (tok string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	if err := private(fi); err != nil {
-		return "", false, fmt.Errorf("%w: %s %w: make it mode 0600 and yours, or remove it", ErrUnsafe, path, err)
+	if err := privatefile.CheckSecret(path, fi); err != nil {
+		return "", false, fmt.Errorf("%w: %w", ErrUnsafe, err)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/store/etcdstore/etcdembed"
 )
 
@@ -35,8 +36,12 @@ type Flags struct {
 	// separated ("" to start an embedded member).
 	Endpoints string
 	// CACert is a PEM file of the CAs that sign the servers' certificates;
-	// Cert and Key a client certificate and its key (both or neither).
+	// Cert and Key a client certificate and its key (both or neither). A
+	// Key others may read or change, or another user's, is refused
+	// (internal/privatefile), unless InsecurePermissions.
 	CACert, Cert, Key string
+	// InsecurePermissions uses such a Key (-insecure-permissions).
+	InsecurePermissions bool
 }
 
 // Register defines -etcd, -etcd-cacert, -etcd-cert and -etcd-key on fs and
@@ -46,7 +51,8 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.Endpoints, "etcd", "", "comma-separated client URLs of an existing etcd cluster (default: start an embedded member)")
 	fs.StringVar(&f.CACert, "etcd-cacert", "", "verify the etcd servers' certificates with this CA bundle (PEM)")
 	fs.StringVar(&f.Cert, "etcd-cert", "", "identify to etcd with this client certificate (PEM; with -etcd-key)")
-	fs.StringVar(&f.Key, "etcd-key", "", "the key of -etcd-cert (PEM)")
+	fs.StringVar(&f.Key, "etcd-key", "", "the key of -etcd-cert (PEM; yours, mode 0600)")
+	fs.BoolVar(&f.InsecurePermissions, privatefile.AcceptFlag, false, "use an -etcd-key others may read or change, or another user's; without it such a key is refused")
 	return f
 }
 
@@ -60,6 +66,9 @@ func (f Flags) Args() []string {
 		if a.value != "" {
 			args = append(args, a.name+"="+a.value)
 		}
+	}
+	if f.InsecurePermissions {
+		args = append(args, "-"+privatefile.AcceptFlag)
 	}
 	return args
 }
@@ -79,7 +88,7 @@ func (f Flags) endpoints() []string {
 // none of the TLS flags is set (then Endpoints are dialled in plain text).
 // It fails with ErrInvalid when a certificate comes without its key or
 // the other way round, and when a file cannot be read or holds no
-// certificate.
+// certificate; with privatefile.ErrUnsafe for an unsafe Key.
 func (f Flags) TLS() (*tls.Config, error) {
 	if f.CACert == "" && f.Cert == "" && f.Key == "" {
 		return nil, nil
@@ -99,6 +108,10 @@ func (f Flags) TLS() (*tls.Config, error) {
 		}
 	}
 	if f.Cert != "" {
+		err := privatefile.CheckPlaces(nil, f.InsecurePermissions, privatefile.Place{Flag: "-etcd-key", Path: f.Key, Check: privatefile.Secret})
+		if err != nil {
+			return nil, err
+		}
 		pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
 		if err != nil {
 			return nil, fmt.Errorf("%w: -etcd-cert/-etcd-key: %w", ErrInvalid, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/etcdflag"
 	"github.com/converge-go/converge/examples/internal/etcdflag/etcdtest"
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/internal/testcerts"
 )
 
@@ -109,6 +111,21 @@ func TestUnusableTLSFlagsAreInvalid(t *testing.T) {
 		_, err := etcdflag.Open(f, t.TempDir())
 		assert.ErrorIs(t, err, etcdflag.ErrInvalid, name)
 	}
+}
+
+// An -etcd-key others may read is refused, naming the fix, before
+// anything is dialled, unless InsecurePermissions.
+func TestAnEtcdKeyOthersMayReadIsRefused(t *testing.T) {
+	certs, err := testcerts.Write(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(certs.ClientKey, 0o644))
+	f := etcdflag.Flags{Endpoints: "127.0.0.1:1", CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey}
+	_, err = f.TLS()
+	require.ErrorIs(t, err, privatefile.ErrUnsafe)
+	require.Contains(t, err.Error(), "-etcd-key "+certs.ClientKey+" has mode 0644")
+	f.InsecurePermissions = true
+	_, err = f.TLS()
+	require.NoError(t, err)
 }
 
 // Args spells the flags as a child process's command line.

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/converge-go/converge/examples/internal/procstat"
+	"github.com/converge-go/converge/internal/privatefile"
 )
 
 // This file is the state directory (SupervisorConfig.StateDir): a record
@@ -60,7 +61,10 @@ type entry struct {
 // reported on Exits when they end, as its own. A record whose process has
 // ended, or whose pid another process now has (its start time differs), is
 // stale: it is dropped and counted (Stats.Stale), and no signal ever goes
-// to that pid. One supervisor at a time keeps a directory (an flock, which
+// to that pid. A state directory another user may change (of another user
+// than this process's and root, or writable by group or others) is refused
+// with an error matching privatefile.ErrUnsafe; a missing one is made with
+// mode 0700. One supervisor at a time keeps a directory (an flock, which
 // a killed process releases): another gets ErrStateDirInUse. With
 // cfg.StateDir empty it is NewSupervisor.
 //
@@ -71,7 +75,8 @@ func OpenSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	if cfg.StateDir == "" {
 		return NewSupervisor(cfg), nil
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+	// Records planted there would be adopted, and their pids signalled.
+	if err := privatefile.Dir(cfg.StateDir); err != nil {
 		return nil, fmt.Errorf("pods: state directory: %w", err)
 	}
 	lock, err := lockDir(cfg.StateDir)

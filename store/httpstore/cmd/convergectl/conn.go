@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/internal/tokenfile"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
@@ -79,6 +81,9 @@ func (f *globalFlags) tlsConfig() (*tls.Config, error) {
 		}
 		return cfg, nil
 	}
+	if err := f.checkKey(); err != nil {
+		return nil, err
+	}
 	cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("-cert, -key: %w", err)
@@ -101,4 +106,16 @@ func (f *globalFlags) explain(err error) error {
 		return fmt.Errorf("%w (%w)", errCertRequired, err)
 	}
 	return err
+}
+
+// checkKey refuses a -key file others may read or change, or another
+// user's, as ssh refuses such a key (internal/privatefile), unless
+// -insecure-permissions, which warns of it instead.
+func (f *globalFlags) checkKey() error {
+	var log *slog.Logger
+	if f.warnings != nil {
+		log = slog.New(slog.NewTextHandler(f.warnings, nil))
+	}
+	return privatefile.CheckPlaces(log, f.insecurePermissions,
+		privatefile.Place{Flag: "-key", Path: f.keyFile, Check: privatefile.Secret})
 }

@@ -38,7 +38,10 @@
 //	               one token (as a store server's DIR/token does); with
 //	               neither, $CONVERGE_TOKEN is read. The token is never printed.
 //	-cacert FILE   PEM certificates to verify an https server with (default: the system's)
-//	-cert FILE, -key FILE   a client certificate and its key, for servers that require one
+//	-cert FILE, -key FILE   a client certificate and its key, for servers that require one;
+//	               a key others may read or change, or another user's, is
+//	               refused, as ssh refuses one (chmod 600 FILE)
+//	-insecure-permissions   use such a key, with a warning
 //	-timeout D     bound on each request (default 30s; 0: no bound; watch is
 //	               bounded only by an interrupt)
 //	-max-value-size N   the largest value put, apply and status read, in bytes

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"flag"
+	"io"
 	"net/url"
 	"os"
 	"sync/atomic"
 	"time"
 
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/store"
 )
 
@@ -19,6 +21,10 @@ type globalFlags struct {
 	caFile, certFile, keyFile string
 	timeout                   time.Duration
 	maxValueSize              int64
+	// insecurePermissions uses a -key others may read, with a warning on
+	// warnings (internal/privatefile).
+	insecurePermissions bool
+	warnings            io.Writer
 
 	// certRequested records that a server asked for a client certificate
 	// that convergectl had none to give (see explain).
@@ -35,6 +41,7 @@ func (f *globalFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.caFile, "cacert", "", "PEM `file` of the certificates that verify an https server (default: the system's)")
 	fs.StringVar(&f.certFile, "cert", "", "PEM `file` of a client certificate (with -key)")
 	fs.StringVar(&f.keyFile, "key", "", "PEM `file` of the client certificate's key (with -cert)")
+	fs.BoolVar(&f.insecurePermissions, privatefile.AcceptFlag, false, "use a -key file others may read or change, or another user's, with a warning; without it such a key is refused")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "bound on each request, 0 for none (watch is bounded only by an interrupt)")
 	fs.Int64Var(&f.maxValueSize, "max-value-size", store.DefaultMaxValueSize, "the largest value put, apply and status read, in `bytes`: the server's default limit; raise it for a server configured with a larger one")
 }

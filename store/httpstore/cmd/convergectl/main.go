@@ -43,6 +43,7 @@ func main() {
 // has been read.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	c.flags.warnings = stderr
 	act, err := c.parse(args)
 	if err != nil {
 		return c.report(err)

@@ -40,6 +40,9 @@
 //	-read-token-file F   a read-only bearer token, read from F (repeatable):
 //	                     it may read and watch; its writes are refused (403)
 //	-insecure-no-token   serve without any token (logged as a warning)
+//	-insecure-permissions
+//	                     use the places below even if another user may
+//	                     change them (logged as a warning; see Places)
 //	-allow-host NAME     a host name clients reach the server by, besides IP
 //	                     literals and localhost (repeatable)
 //	-lock-timeout D      how long to wait for a store file another process
@@ -74,6 +77,22 @@
 // tokens). A Host header naming another host than an IP literal,
 // localhost or an -allow-host name is refused, as is a write from a web
 // page of another origin (see SECURITY.md).
+//
+// # Places
+//
+// Before it reads or writes anything, the server checks the places it is
+// given by internal/privatefile's rule, the one its token files follow:
+// -dir and -snapshot-dir (made with mode 0700 when missing, and their
+// parents with them), and the directory or file of -recover-from and
+// -restore-from, must be of the server's user or root, and not writable
+// by group or others (0755 or stricter); the -tls-key file must be the
+// server's user's and no one else's to read or write (0600 or stricter).
+// A store or a snapshot another user may change could be replaced, and a
+// snapshot planted in a shared -recover-from directory would be the one a
+// recovery restores. Any other place is refused (exit 1) with an error
+// naming the flag, the path, its mode or owner and the fix (chmod 700 DIR,
+// chmod 600 KEY, chown); -insecure-permissions accepts it with a warning
+// instead. Only the place itself is checked, not the directories above it.
 //
 // On start, once it listens, convergestore prints on standard output the
 // URL it serves, the store file and the token file (never a token):
@@ -158,7 +177,8 @@
 // # Exit codes
 //
 //	0  stopped by SIGINT or SIGTERM, or -h
-//	1  an error: an unsafe token file, an address in use, a bad certificate
+//	1  an error: an unsafe token file or place, an address in use, a bad
+//	   certificate
 //	2  a command line that cannot be read: an unknown flag, a malformed
 //	   value (-addr, -allow-host), contradictory or missing flags
 //	3  the store file is damaged (boltstore.ErrCorrupt), and not recovered

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/httpguard"
+	"github.com/converge-go/converge/internal/privatefile"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -42,6 +43,9 @@ type config struct {
 	snapshotKeep             int
 	// kinds is the file of the kinds' rules (store/apistore/schema).
 	kinds string
+	// insecurePermissions accepts places others may change or read
+	// (places.go), with a warning.
+	insecurePermissions bool
 }
 
 // listFlag is a flag that may be given several times; each value is kept.
@@ -62,7 +66,7 @@ func (l *listFlag) Set(v string) error {
 func newFlagSet(cfg *config) *flag.FlagSet {
 	fs := flag.NewFlagSet("convergestore", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&cfg.dir, "dir", "", "the `directory` of the store file (store.db) and of the generated token file (token); created with mode 0700 (required)")
+	fs.StringVar(&cfg.dir, "dir", "", "the `directory` of the store file (store.db) and of the generated token file (token); created with mode 0700 (required); another user's, or one group or others may write, is refused")
 	fs.StringVar(&cfg.addr, "addr", defaultAddr, "the TCP `address` to serve on; port 0 picks a free port, which the announcement names")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "PEM `file` of the server's certificate chain: serve HTTPS (with -tls-key)")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "PEM `file` of the certificate's private key (with -tls-cert)")
@@ -70,6 +74,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(&cfg.tokenFiles, "token-file", "read a read-write bearer token from this `file` (mode 0600, yours; repeatable); without it the token of DIR/token is used, generated the first time")
 	fs.Var(&cfg.readTokenFiles, "read-token-file", "read a read-only bearer token from this `file` (mode 0600, yours; repeatable): it may read and watch, not write")
 	fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve without any token: every program that can reach the address may read and write (logged as a warning)")
+	fs.BoolVar(&cfg.insecurePermissions, privatefile.AcceptFlag, false, "use -dir, -snapshot-dir, -recover-from, -restore-from and -tls-key even if another user may change them (or read the key), with a warning; without it such a place is refused")
 	fs.Var(&cfg.allowHosts, "allow-host", "a host `name` clients reach the server by, besides IP literals and localhost (repeatable; \"*\" gives up the defence against DNS rebinding)")
 	fs.DurationVar(&cfg.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait for the store file while another process holds it")
 	fs.StringVar(&cfg.kinds, "kinds", "", "a JSON `file` of kind rules per key prefix (store/apistore/schema): writes that break them are refused naming the field, defaults are filled in")

@@ -35,15 +35,15 @@ const StorePath = "/store"
 // directory, the one that gets the store's lock is the one that makes the
 // token.
 func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) (err error) {
-	tlsCfg, err := cfg.tlsConfig()
-	if err != nil {
+	if err := checkPlaces(cfg, log); err != nil {
 		return err
 	}
 	admission, err := loadKinds(cfg.kinds)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
+	tlsCfg, err := cfg.tlsConfig()
+	if err != nil {
 		return err
 	}
 	// The Kind the layer serves, and every restore checks values by.

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/converge-go/converge/internal/privatefile"
+)
+
+// This file holds the check of the places the daemon is told to use
+// (internal/privatefile's rule, the one its token file follows): whoever
+// may change the daemon's directory may change its jobs, and so run
+// commands as the daemon's user; whoever may read the key of -store-key
+// may pass for the daemon at the store server. -insecure-permissions
+// accepts such a place, with a warning.
+
+// checkPlaces makes cfg.Dir with mode 0700 if it does not exist, and
+// refuses it if another user may change it, unless
+// cfg.InsecurePermissions.
+func checkPlaces(cfg DaemonConfig) error {
+	return privatefile.CheckPlaces(cfg.Logger, cfg.InsecurePermissions,
+		privatefile.Place{Flag: "-dir", Path: cfg.Dir, Check: privatefile.Dir})
+}
+
+// checkStoreKey refuses a -store-key file others may read or change, or
+// another user's, unless insecure (-insecure-permissions).
+func checkStoreKey(key string, insecure bool, log *slog.Logger) error {
+	return privatefile.CheckPlaces(log, insecure,
+		privatefile.Place{Flag: "-store-key", Path: key, Check: privatefile.Secret})
+}
