@@ -80,7 +80,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job])
 // intent cannot be recorded, nothing is started.
 func (r *Reconciler) start(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
 	job := obj.Value
-	attempt := job.Status.Attempts + 1
+	// Attempts is read from status, which anyone may write: a count
+	// below 0 would buy retries, one past the spec's an overflow.
+	attempt := min(max(job.Status.Attempts, 0), maxRetries+1) + 1
 	if job.Status.RunGeneration != job.Generation {
 		attempt = 1
 	}
@@ -328,6 +330,11 @@ func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], ob
 	}
 	if _, err := resource.WriteStatus(ctx, req.Store, obj, st); err != nil {
 		return reconcile.Result{}, err // the result file stays: the retry records it
+	}
+	if st.RunGeneration != job.Generation && result.RequeueAfter == 0 {
+		// The attempt ran an older generation (or one its status named):
+		// the job's own is due, and no change will wake it.
+		result.Requeue = true
 	}
 	return result, nil
 }
