@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -390,6 +391,17 @@ func (m *hostileModel) checkList() {
 		require.False(m.t, b < 0x20 && b != '\n' || b == 0x7f, "jobs list printed control byte %#x:\n%s", b, out.String())
 	}
 	require.NotContains(m.t, out.String(), "\u202e")
+	// The debug page shows the keys and errors as text, never as markup.
+	req, err := http.NewRequestWithContext(m.t.Context(), http.MethodGet, m.base+DebugPath, nil)
+	require.NoError(m.t, err)
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(m.t, err)
+	defer resp.Body.Close()
+	page, err := io.ReadAll(resp.Body)
+	require.NoError(m.t, err)
+	require.Equal(m.t, http.StatusOK, resp.StatusCode)
+	require.NotContains(m.t, string(page), "<script>alert(1)", "a key written as markup reached the debug page")
 }
 
 // snapshot returns the files of dir with their contents.
