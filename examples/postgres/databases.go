@@ -214,16 +214,17 @@ func readExtensions(ctx context.Context, conn *pgx.Conn) (map[string]string, err
 	return have, err
 }
 
-// createExtension creates extension e with mark as its comment, in one
-// transaction: an extension the operator made always carries its mark.
+// createExtension creates extension e, then gives it mark as its comment.
+// They are two statements, not one transaction, so that a CREATE that ran
+// is never run again: an operator stopped between them leaves the
+// extension unmarked, and so never drops it, as it never drops one it did
+// not make.
 func createExtension(ctx context.Context, conn *pgx.Conn, e, mark string) error {
-	return inTx(ctx, conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "CREATE EXTENSION "+ident(e)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON EXTENSION %s IS %s", ident(e), literal(mark)))
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION "+ident(e)); err != nil {
 		return err
-	})
+	}
+	_, err := conn.Exec(ctx, fmt.Sprintf("COMMENT ON EXTENSION %s IS %s", ident(e), literal(mark)))
+	return err
 }
 
 // databasesFingerprintQuery lists every database but the templates with
