@@ -220,7 +220,7 @@ func waitJobs(ctx context.Context, s store.Store[*Job], names []string, out io.W
 			st := obj.Value.Status
 			if line := string(st.Phase) + ": " + st.Message; st.Phase != "" && line != last[name] {
 				last[name] = line
-				fmt.Fprintf(out, "%s: %s\n", name, line)
+				fmt.Fprintf(out, "%s: %s\n", name, printable(line))
 			}
 			if st.Phase.Final() && st.RunGeneration == obj.Value.Generation {
 				if st.Phase == Failed {
@@ -286,8 +286,8 @@ func cmdList(ctx context.Context, args []string, out io.Writer) error {
 		if r := []rune(command); len(r) > 40 {
 			command = string(r[:39]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", strings.TrimPrefix(o.Key, KeyPrefix), phase,
-			j.Status.Attempts, 1+j.Spec.Retries, exit, command, j.Status.Message)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", printable(strings.TrimPrefix(o.Key, KeyPrefix)), printable(string(phase)),
+			j.Status.Attempts, 1+j.Spec.Retries, exit, printable(command), printable(j.Status.Message))
 	}
 	return tw.Flush()
 }

@@ -86,6 +86,15 @@
 // and reconcile/manager): no page open in a browser on this machine can add a
 // job, even to a daemon started with -insecure-no-token.
 //
+// Whoever holds the token writes a job's status as well as its spec, so the
+// daemon trusts neither where it matters (trust.go): the run ID that names
+// an attempt's files and finds its process is recomputed from the job's key,
+// incarnation, generation and attempt; a pid in status is signalled or
+// adopted only if it leads its process group and carries the run ID; an
+// attempt count below 0 buys no retries; a spec no attempt can run is
+// refused (Failed, "invalid spec: ..."), not retried; jobs list and wait
+// quote what is not printable.
+//
 // # A job's life
 //
 // Spec (Command, Args, Retries, Timeout) is written by users; Status by the

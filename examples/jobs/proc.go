@@ -18,14 +18,12 @@ import (
 // findRun returns the live process whose environment carries runID under
 // runEnv: the attempt's shim, found even if its pid was never recorded.
 func findRun(runID string) (pid int, ticks uint64, ok bool) {
-	want := []byte(runEnv + "=" + runID + "\x00")
 	pids, err := procstat.PIDs()
 	if err != nil {
 		return 0, 0, false
 	}
 	for _, pid := range pids {
-		env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-		if err != nil || !(bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...))) {
+		if !carriesRun(pid, runID) {
 			continue
 		}
 		if p, ok := procstat.Read(pid); ok && !p.Ended() {
@@ -33,6 +31,30 @@ func findRun(runID string) (pid int, ticks uint64, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// carriesRun reports whether the environment of process pid carries runID
+// under runEnv (false for an empty runID, or a process this user cannot
+// read).
+func carriesRun(pid int, runID string) bool {
+	if runID == "" {
+		return false
+	}
+	want := []byte(runEnv + "=" + runID + "\x00")
+	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	return err == nil && (bytes.HasPrefix(env, want) || bytes.Contains(env, append([]byte{0}, want...)))
+}
+
+// isRun reports whether pid, started at ticks, is the live shim of run
+// runID: the leader of its process group, carrying the run ID. A pid and
+// start time read from status are trusted only so: a token holder may
+// write those of any process.
+func isRun(pid int, ticks uint64, runID string) bool {
+	if pid <= 1 {
+		return false
+	}
+	st, ok := procstat.Read(pid)
+	return ok && st.StartTicks == ticks && !st.Ended() && st.Pgrp == pid && carriesRun(pid, runID)
 }
 
 // signalGroup signals the process group led by pid if pid is still the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job])
 	if deleting || err != nil {
 		return reconcile.Result{}, err
 	}
+	obj = withOwnRun(obj)
 	job := obj.Value
 	st := job.Status
 	switch {
@@ -66,9 +66,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job])
 		return reconcile.Result{}, nil
 	}
 	if err := checkSpec(job.Spec); err != nil {
-		st = Status{Phase: Failed, RunGeneration: job.Generation, Message: "invalid spec: " + err.Error()}
-		_, err := resource.WriteStatus(ctx, req.Store, obj, st)
-		return reconcile.Result{}, err
+		return refuse(ctx, req.Store, obj, err)
 	}
 	if st.Phase == Backoff && st.RunGeneration == job.Generation {
 		if wait := time.Until(st.NextAttemptAt); wait > 0 {
@@ -78,24 +76,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request[*Job])
 	return r.start(ctx, req, obj)
 }
 
-// checkSpec refuses a spec no attempt can run.
-func checkSpec(s Spec) error {
-	switch {
-	case s.Command == "":
-		return errors.New("empty command")
-	case s.Retries < 0:
-		return fmt.Errorf("retries %d < 0", s.Retries)
-	case s.Timeout < 0:
-		return fmt.Errorf("timeout %v < 0", time.Duration(s.Timeout))
-	}
-	return nil
-}
-
 // start records the intent of the next attempt, then launches it. If the
 // intent cannot be recorded, nothing is started.
 func (r *Reconciler) start(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
 	job := obj.Value
-	attempt := job.Status.Attempts + 1
+	// Attempts is read from status, which anyone may write: a count
+	// below 0 would buy retries, one past the spec's an overflow.
+	attempt := min(max(job.Status.Attempts, 0), maxRetries+1) + 1
 	if job.Status.RunGeneration != job.Generation {
 		attempt = 1
 	}
@@ -103,7 +90,7 @@ func (r *Reconciler) start(ctx context.Context, req reconcile.Request[*Job], obj
 		Phase:         Starting,
 		Attempts:      attempt,
 		RunGeneration: job.Generation,
-		RunID:         runID(obj, attempt),
+		RunID:         runID(obj.Key, obj.CreateRevision, job.Generation, attempt),
 		ExitCode:      job.Status.ExitCode,
 		Message:       fmt.Sprintf("starting attempt %d of %d", attempt, 1+job.Spec.Retries),
 	}
@@ -114,25 +101,13 @@ func (r *Reconciler) start(ctx context.Context, req reconcile.Request[*Job], obj
 	return r.launch(ctx, req, obj)
 }
 
-// runID names an attempt: unique per key incarnation (CreateRevision),
-// generation and attempt, and safe as a file name.
-func runID(obj store.Object[*Job], attempt int) string {
-	name := strings.Map(func(c rune) rune {
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
-			return c
-		}
-		return '_'
-	}, strings.TrimPrefix(obj.Key, KeyPrefix))
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	return fmt.Sprintf("%s-c%d-g%d-a%d", name, obj.CreateRevision, obj.Value.Generation, attempt)
-}
-
 // launch starts the recorded attempt, records its process, and waits for
 // it. An attempt whose process cannot be started (its argument list too
 // long, the program gone) is a failed attempt that says why.
 func (r *Reconciler) launch(ctx context.Context, req reconcile.Request[*Job], obj store.Object[*Job]) (reconcile.Result, error) {
+	if err := checkSpec(obj.Value.Spec); err != nil {
+		return refuse(ctx, req.Store, obj, err) // a recorded intent, its spec since changed
+	}
 	c, err := r.launcher.launch(obj.Value.Status.RunID, obj.Value.Spec)
 	var notStarted *startError
 	if errors.As(err, &notStarted) {
@@ -221,8 +196,10 @@ func (r *Reconciler) settle(ctx context.Context, req reconcile.Request[*Job], ob
 }
 
 // locate finds the live process of the recorded attempt: a child of this
-// daemon, the recorded process if it is still the same one, or a process
-// carrying the run ID (an earlier daemon started it but did not record it).
+// daemon, the recorded process if it is still the same one and the run's
+// shim (a pid in status is anyone's to write: it is never signalled unless
+// it leads its group and carries the run ID), or a process carrying the
+// run ID (an earlier daemon started it but did not record it).
 func (r *Reconciler) locate(st Status) (int, uint64, bool) {
 	if c := r.launcher.child(st.RunID); c != nil {
 		select {
@@ -232,7 +209,7 @@ func (r *Reconciler) locate(st Status) (int, uint64, bool) {
 			return c.pid, c.ticks, true
 		}
 	}
-	if st.PID != 0 && procstat.Alive(st.PID, st.StartTicks) {
+	if isRun(st.PID, st.StartTicks, st.RunID) {
 		return st.PID, st.StartTicks, true
 	}
 	return findRun(st.RunID)
@@ -354,6 +331,11 @@ func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], ob
 	if _, err := resource.WriteStatus(ctx, req.Store, obj, st); err != nil {
 		return reconcile.Result{}, err // the result file stays: the retry records it
 	}
+	if st.RunGeneration != job.Generation && result.RequeueAfter == 0 {
+		// The attempt ran an older generation (or one its status named):
+		// the job's own is due, and no change will wake it.
+		result.Requeue = true
+	}
 	return result, nil
 }
 
@@ -363,7 +345,7 @@ func (r *Reconciler) finish(ctx context.Context, req reconcile.Request[*Job], ob
 // goes with the job. It is the finalizer's cleanup, run again after a
 // crash, so it treats what is already gone as done.
 func (r *Reconciler) cleanup(ctx context.Context, req reconcile.Request[*Job]) error {
-	job := req.Object.Value
+	job := withOwnRun(req.Object).Value
 	if job == nil || (job.Status.Phase != Starting && job.Status.Phase != Running) {
 		return nil
 	}

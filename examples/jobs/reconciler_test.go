@@ -60,12 +60,16 @@ func newRecoveryEnv(t *testing.T) *recoveryEnv {
 	return e
 }
 
-// job stores job name running task mode, with status st.
+// job stores job name running task mode, with status st; a recorded
+// attempt (Starting, Running) without a RunID gets its own.
 func (e *recoveryEnv) job(name, mode string, retries int, st Status) store.Object[*Job] {
 	e.t.Helper()
 	obj, err := e.s.Create(e.t.Context(), KeyPrefix+name, &Job{Meta: apistore.Meta{Generation: 1}, ObservedGeneration: 1,
 		Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, name, mode}, Retries: retries}})
 	require.NoError(e.t, err)
+	if (st.Phase == Starting || st.Phase == Running) && st.RunID == "" {
+		st.RunID = runID(obj.Key, obj.CreateRevision, st.RunGeneration, st.Attempts)
+	}
 	if st.Phase != "" {
 		v := *obj.Value
 		v.Status = st
@@ -105,11 +109,12 @@ func (e *recoveryEnv) runsOf(name string) int {
 
 func TestIntentRecordedButNeverLaunchedIsLaunchedOnceUnderItsRunID(t *testing.T) {
 	e := newRecoveryEnv(t)
-	obj := e.job("a", "ok", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1, RunID: "a-run"})
+	obj := e.job("a", "ok", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1})
+	recorded := obj.Value.Status.RunID
 	_, obj = e.reconcile(obj.Key)
 	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
 	require.Equal(t, 1, obj.Value.Status.Attempts)
-	require.Equal(t, "a-run", obj.Value.Status.RunID)
+	require.Equal(t, recorded, obj.Value.Status.RunID)
 	require.Equal(t, 1, e.runsOf("a"))
 }
 
@@ -128,10 +133,10 @@ func TestSecondShimOfAClaimedRunRunsNothing(t *testing.T) {
 
 func TestAttemptThatEndedWhileNoDaemonRanIsJudgedByItsResultFile(t *testing.T) {
 	e := newRecoveryEnv(t)
-	files := runFiles{dir: e.runs, id: "c-run"}
+	obj := e.job("c", "ok", 2, Status{Phase: Running, Attempts: 1, RunGeneration: 1, PID: 1 << 22, StartTicks: 1})
+	files := runFiles{dir: e.runs, id: obj.Value.Status.RunID}
 	require.NoError(t, files.takeClaim())
 	require.NoError(t, files.writeResult(runResult{ExitCode: 0, Ended: time.Now()}))
-	obj := e.job("c", "ok", 2, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "c-run", PID: 1 << 22, StartTicks: 1})
 	_, obj = e.reconcile(obj.Key)
 	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
 	require.Equal(t, 1, obj.Value.Status.Attempts)
@@ -143,12 +148,12 @@ func TestAttemptThatEndedWhileNoDaemonRanIsJudgedByItsResultFile(t *testing.T) {
 
 func TestAttemptWhoseProcessVanishedWithoutResultCountsAsFailedAndBacksOff(t *testing.T) {
 	e := newRecoveryEnv(t)
-	require.NoError(t, runFiles{dir: e.runs, id: "d-run"}.takeClaim())
 	// The recorded pid is this test process's, but not its start time:
 	// a reused pid, not the attempt.
 	self, ok := procstat.Read(os.Getpid())
 	require.True(t, ok)
-	obj := e.job("d", "ok", 1, Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "d-run", PID: os.Getpid(), StartTicks: self.StartTicks + 1})
+	obj := e.job("d", "ok", 1, Status{Phase: Running, Attempts: 1, RunGeneration: 1, PID: os.Getpid(), StartTicks: self.StartTicks + 1})
+	require.NoError(t, runFiles{dir: e.runs, id: obj.Value.Status.RunID}.takeClaim())
 	res, obj := e.reconcile(obj.Key)
 	st := obj.Value.Status
 	require.Equal(t, Backoff, st.Phase, st.Message)
@@ -168,10 +173,10 @@ func TestRunningAttemptOfAnotherDaemonIsAdoptedNotStartedAgain(t *testing.T) {
 	e := newRecoveryEnv(t)
 	// An attempt started by "another daemon": a launcher this reconciler
 	// does not know.
+	obj := e.job("e", "sleep", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1})
 	other := newLauncher(e.exe, e.runs, time.Second)
-	c, err := other.launch("e-run", Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "e", "sleep", "300ms"}})
+	c, err := other.launch(obj.Value.Status.RunID, Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "e", "sleep", "300ms"}})
 	require.NoError(t, err)
-	obj := e.job("e", "sleep", 0, Status{Phase: Starting, Attempts: 1, RunGeneration: 1, RunID: "e-run"})
 	_, obj = e.reconcile(obj.Key) // finds it by its run ID, records it, waits
 	require.Equal(t, Succeeded, obj.Value.Status.Phase, obj.Value.Status.Message)
 	require.Equal(t, c.pid, obj.Value.Status.PID)
@@ -251,14 +256,15 @@ func TestDeletingAJobMarksItUntilItsRunningAttemptIsStoppedThenItGoes(t *testing
 // the finalizer: the job is gone and nothing of the attempt is left.
 func TestJobMarkedWhileNoDaemonRanHasItsAdoptedAttemptStoppedThenGoes(t *testing.T) {
 	e := newRecoveryEnv(t)
-	other := newLauncher(e.exe, e.runs, time.Second)
-	c, err := other.launch("n-run", Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "n", "hang"}})
-	require.NoError(t, err)
 	obj, err := e.layer.Create(t.Context(), KeyPrefix+"n", &Job{Meta: apistore.Meta{Finalizers: []string{Finalizer}},
 		Spec: Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "n", "hang"}}})
 	require.NoError(t, err)
+	run := runID(obj.Key, obj.CreateRevision, 1, 1)
+	other := newLauncher(e.exe, e.runs, time.Second)
+	c, err := other.launch(run, Spec{Command: e.exe, Args: []string{taskArg, e.taskLog, "n", "hang"}})
+	require.NoError(t, err)
 	v := *obj.Value
-	v.Status = Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: "n-run", PID: c.pid, StartTicks: c.ticks}
+	v.Status = Status{Phase: Running, Attempts: 1, RunGeneration: 1, RunID: run, PID: c.pid, StartTicks: c.ticks}
 	obj, err = e.layer.UpdateStatus(t.Context(), obj.Key, &v, obj.Revision)
 	require.NoError(t, err)
 	require.NoError(t, poll.Until(t.Context(), time.Minute, 10*time.Millisecond, "the attempt's command running", func() (bool, error) {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"syscall"
 
@@ -67,6 +68,9 @@ type dumpRunner struct {
 func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
 
 func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
+	if err := checkAttemptID(id); err != nil {
+		return intent.Found[DumpResult]{}, err
+	}
 	res, ok, err := readResult(d.runs(), id)
 	if err != nil || ok {
 		d.tell(id, "judging a dump another operator process started, by its result")
@@ -97,6 +101,9 @@ func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResu
 }
 
 func (d *dumpRunner) start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error) {
+	if err := errors.Join(checkAttemptID(id), checkNames("database", database)); err != nil {
+		return intent.Found[DumpResult]{}, err
+	}
 	if err := os.MkdirAll(d.runs(), 0o700); err != nil {
 		return intent.Found[DumpResult]{}, err
 	}
@@ -135,15 +142,69 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 		return errDumpRunning
 	}
 	var errs []error
-	for _, p := range []string{found.Result.File, filepath.Join(d.runs(), rec.ID+".json"), filepath.Join(d.runs(), rec.ID+".claim")} {
+	for _, p := range []string{d.dumpOf(rec.ID, found.Result.File), filepath.Join(".runs", rec.ID+".json"), filepath.Join(".runs", rec.ID+".claim")} {
 		if p == "" {
 			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := removeIn(d.dir, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dumpOf returns the path, relative to the backups' directory, of attempt
+// id's dump named file by its result, if it is where a dump of id goes
+// (DATABASE/ID.dump in that directory), and "" otherwise: a path the
+// operator did not make is never removed.
+func (d *dumpRunner) dumpOf(id, file string) string {
+	if file == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(d.dir, file)
+	if err != nil || !filepath.IsLocal(rel) {
+		return ""
+	}
+	db, name := filepath.Split(rel)
+	if name != id+".dump" || checkNames("database", filepath.Clean(db)) != nil {
+		return ""
+	}
+	return rel
+}
+
+// removeIn removes the file at rel inside dir, never outside it: a
+// symbolic link on the way that leads out is an error (os.Root).
+func removeIn(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Remove(rel)
+}
+
+// checkAttemptID returns an error matching ErrInvalidSpec unless id is
+// spelled as intent.ID spells one (A-Z a-z 0-9 . _ - ~, not "." or ".."):
+// a file name in the runs directory, and one argument.
+func checkAttemptID(id string) error {
+	if !attemptID.MatchString(id) || id == "." || id == ".." {
+		return fmt.Errorf("%w: attempt ID %q is not one the operator makes", ErrInvalidSpec, id)
+	}
+	return nil
+}
+
+var attemptID = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
+
+// ownAttempt returns rec, the dump record in the status of the Backup at
+// key made at createRevision, with its ID recomputed from what names it
+// (intent.ID of the key, the incarnation, the generation and the attempt's
+// number), never taken from the status: whoever holds a token may write
+// the status, and an ID names files the operator removes.
+func ownAttempt(key string, createRevision int64, rec intent.Record[DumpResult]) intent.Record[DumpResult] {
+	if rec.ID != "" {
+		rec.ID = intent.ID(key, createRevision, rec.Generation, rec.Attempt)
+	}
+	return rec
 }
 
 // tell logs, once per attempt, what this process makes of an attempt it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -74,7 +75,11 @@ func (r *databaseReconciler) ensure(ctx context.Context, conn *pgx.Conn, s store
 			return obj, obj.Value.Status, err
 		}
 	}
-	present, err := r.pg.ensureExtensions(ctx, name, spec.Extensions, prev.Extensions)
+	mark, err := r.marks.mark(ctx, DatabaseOwner)
+	if err != nil {
+		return obj, obj.Value.Status, err
+	}
+	present, err := r.pg.ensureExtensions(ctx, name, spec.Extensions, mark.String())
 	st := DatabaseStatus{Exists: true, Owner: owner, Extensions: present, Created: created}
 	return obj, st, err
 }
@@ -153,11 +158,13 @@ func dropDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
 	return err
 }
 
-// ensureExtensions makes database name hold the extensions of want, and
-// drops those of made (made by the operator earlier) that want no longer
-// lists, on a connection of its own to that database. It returns the
-// extensions of want present.
-func (p *pg) ensureExtensions(ctx context.Context, name string, want, made []string) ([]string, error) {
+// ensureExtensions makes database name hold the extensions of want, each
+// it creates marked with mark (COMMENT ON EXTENSION), and drops those
+// that carry mark and that want no longer lists, on a connection of its
+// own to that database. What it drops is what the catalog says it made,
+// never what a status lists: an extension it did not make is never
+// dropped. It returns the extensions of want present.
+func (p *pg) ensureExtensions(ctx context.Context, name string, want []string, mark string) ([]string, error) {
 	cfg := p.pool.Config().ConnConfig.Copy()
 	cfg.Database = name
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -165,31 +172,59 @@ func (p *pg) ensureExtensions(ctx context.Context, name string, want, made []str
 		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	rows, err := conn.Query(ctx, "SELECT extname::text FROM pg_extension")
-	if err != nil {
-		return nil, err
-	}
-	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	have, err := readExtensions(ctx, conn) // name → comment
 	if err != nil {
 		return nil, err
 	}
 	var present []string
 	for _, e := range sortedSet(want) {
-		if !slices.Contains(have, e) {
-			if _, err := conn.Exec(ctx, "CREATE EXTENSION "+ident(e)); err != nil {
+		if _, ok := have[e]; !ok {
+			if err := createExtension(ctx, conn, e, mark); err != nil {
 				return present, err
 			}
 		}
 		present = append(present, e)
 	}
-	for _, e := range made {
-		if !slices.Contains(want, e) && slices.Contains(have, e) {
+	for _, e := range slices.Sorted(maps.Keys(have)) {
+		if have[e] == mark && !slices.Contains(want, e) {
 			if _, err := conn.Exec(ctx, "DROP EXTENSION IF EXISTS "+ident(e)); err != nil {
 				return present, err
 			}
 		}
 	}
 	return present, nil
+}
+
+// extensionsQuery lists a database's extensions with their comments.
+const extensionsQuery = `SELECT extname::text, COALESCE(obj_description(oid, 'pg_extension'), '') FROM pg_extension`
+
+// readExtensions returns the extensions of conn's database with their
+// comments.
+func readExtensions(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
+	rows, err := conn.Query(ctx, extensionsQuery)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]string{}
+	var name, comment string
+	_, err = pgx.ForEachRow(rows, []any{&name, &comment}, func() error {
+		have[name] = comment
+		return nil
+	})
+	return have, err
+}
+
+// createExtension creates extension e, then gives it mark as its comment.
+// They are two statements, not one transaction, so that a CREATE that ran
+// is never run again: an operator stopped between them leaves the
+// extension unmarked, and so never drops it, as it never drops one it did
+// not make.
+func createExtension(ctx context.Context, conn *pgx.Conn, e, mark string) error {
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION "+ident(e)); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, fmt.Sprintf("COMMENT ON EXTENSION %s IS %s", ident(e), literal(mark)))
+	return err
 }
 
 // databasesFingerprintQuery lists every database but the templates with

@@ -64,6 +64,12 @@ func runDump(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: postgres backup-run -id ID -database DB -dir DIR [-bin DIR]")
 		return 2
 	}
+	// The ID and the database name become paths under dir: only those the
+	// operator makes are taken.
+	if err := errors.Join(checkAttemptID(*id), checkNames("database", *database)); err != nil {
+		fmt.Fprintf(stderr, "postgres: backup-run: %v\n", err)
+		return 2
+	}
 	runs := filepath.Join(*dir, ".runs")
 	claim, err := claimAttempt(runs, *id)
 	if errors.Is(err, errClaimed) {

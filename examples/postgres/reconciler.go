@@ -43,7 +43,7 @@ func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*R
 	spec := obj.Value.Spec
 	name, err := nameOf(RolePrefix, req.Key)
 	if err == nil {
-		err = validateRole(name, spec)
+		err = validateRole(name, r.pg.user, spec)
 	}
 	if err != nil {
 		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
@@ -62,6 +62,9 @@ func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*R
 		st = after.status(created)
 		return err
 	})
+	if errors.Is(err, ErrInvalidSpec) {
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
+	}
 	if err != nil {
 		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 	}
@@ -179,7 +182,7 @@ type backupReconciler struct {
 
 func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Backup]) (reconcile.Result, error) {
 	obj, deleting, err := resource.Finalize(ctx, req, BackupFinalizer, func(ctx context.Context) error {
-		return r.dumps.remove(ctx, req.Object.Value.Status.Dump)
+		return r.dumps.remove(ctx, ownAttempt(req.Key, req.Object.CreateRevision, req.Object.Value.Status.Dump))
 	})
 	if deleting || err != nil {
 		return reconcile.Result{}, err
@@ -192,6 +195,11 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 		st := obj.Value.Status.withError(err)
 		st.Phase = BackupFailed
 		return failed(ctx, req.Store, obj, st, "Invalid", reconcile.Terminal(err))
+	}
+	if rec := obj.Value.Status.Dump; rec.ID != "" {
+		v := *obj.Value // shared with the cache: changed in a copy
+		v.Status.Dump = ownAttempt(req.Key, obj.CreateRevision, rec)
+		obj.Value = &v
 	}
 	once := intent.ForResource[BackupSpec](func(st *BackupStatus) *intent.Record[DumpResult] { return &st.Dump })
 	once.Find = r.dumps.find

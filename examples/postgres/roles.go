@@ -41,10 +41,18 @@ func readRole(ctx context.Context, q execer, name string) (roleState, error) {
 // ensureRole makes the role name as spec says, in one transaction: created
 // with comment as its comment if it does not exist, else altered where it
 // differs, and its memberships made exactly spec.InRoles. It returns the
-// role as it left it.
+// role as it left it. A privileged role (refusePrivileged), as the role
+// or among its memberships, is refused with an error matching
+// ErrInvalidSpec before anything is changed.
 func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) (roleState, error) {
 	var after roleState
 	err := inTx(ctx, conn, func(tx pgx.Tx) error {
+		if err := refusePrivileged(ctx, tx, "role", name); err != nil {
+			return err
+		}
+		if err := refusePrivileged(ctx, tx, "role in inRoles", sortedSet(spec.InRoles)...); err != nil {
+			return err
+		}
 		cur, err := readRole(ctx, tx, name)
 		if err != nil {
 			return err
@@ -109,9 +117,17 @@ func sortedSet(names []string) []string {
 	return slices.Compact(out)
 }
 
-// dropRole drops the role name.
+// dropRole drops the role name, unless it is privileged (refusePrivileged):
+// a role made privileged since the operator made it is left as it is.
 func dropRole(ctx context.Context, conn *pgx.Conn, name string) error {
-	_, err := conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident(name))
+	err := refusePrivileged(ctx, conn, "role", name)
+	if errors.Is(err, ErrInvalidSpec) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "DROP ROLE IF EXISTS "+ident(name))
 	return err
 }
 
@@ -121,18 +137,62 @@ func (st roleState) status(created bool) RoleStatus {
 		InRoles: st.inRoles, Created: created}
 }
 
-// validateRole checks a Role's spec.
-func validateRole(name string, spec RoleSpec) error {
-	if spec.ConnectionLimit != nil && *spec.ConnectionLimit < -1 {
-		return fmt.Errorf("%w: connectionLimit %d: want -1 (no limit) or more", ErrInvalidSpec, *spec.ConnectionLimit)
+// validateRole checks a Role's spec for the role name, self being the
+// role the operator connects as: a role it never manages, nor grants.
+func validateRole(name, self string, spec RoleSpec) error {
+	if name == self {
+		return fmt.Errorf("%w: role %s is the operator's own", ErrInvalidSpec, name)
 	}
-	if err := checkNames("role in inRoles", spec.InRoles...); err != nil {
+	if n := spec.ConnectionLimit; n != nil && (*n < -1 || *n > maxConnectionLimit) {
+		return fmt.Errorf("%w: connectionLimit %d: want -1 (no limit) to %d", ErrInvalidSpec, *n, maxConnectionLimit)
+	}
+	if err := checkRoleNames("role in inRoles", spec.InRoles...); err != nil {
 		return err
 	}
 	if slices.Contains(spec.InRoles, name) {
 		return fmt.Errorf("%w: role %s cannot be a member of itself", ErrInvalidSpec, name)
 	}
+	if slices.Contains(spec.InRoles, self) {
+		return fmt.Errorf("%w: role in inRoles %q is the operator's own", ErrInvalidSpec, self)
+	}
 	return nil
+}
+
+// privilegedQuery returns, for the first of the roles named in $1 that is
+// privileged, its name and the privileged role it is or belongs to: a
+// superuser, a role with REPLICATION, BYPASSRLS or CREATEROLE, a
+// predefined role (pg_*), or the operator's own role or one of its groups
+// (whose privileges are the operator's), directly or through any chain of
+// memberships. pg_auth_members is walked by hand: pg_has_role holds every
+// role for a superuser.
+const privilegedQuery = `WITH RECURSIVE
+	mine(oid) AS (SELECT oid FROM pg_roles WHERE rolname = current_user
+		UNION SELECT m.roleid FROM pg_auth_members m JOIN mine ON m.member = mine.oid),
+	up(name, oid) AS (SELECT rolname::text, oid FROM pg_roles WHERE rolname = ANY($1::text[])
+		UNION SELECT up.name, m.roleid FROM pg_auth_members m JOIN up ON m.member = up.oid)
+	SELECT up.name, r.rolname::text FROM up JOIN pg_roles r ON r.oid = up.oid
+	WHERE r.rolsuper OR r.rolreplication OR r.rolbypassrls OR r.rolcreaterole OR r.rolname ~ '^pg_'
+		OR r.oid IN (SELECT oid FROM mine)
+	ORDER BY 1, 2 LIMIT 1`
+
+// refusePrivileged returns an error matching ErrInvalidSpec if one of
+// names is privileged (see privilegedQuery): the operator never alters,
+// grants or drops what holds more than what it makes.
+func refusePrivileged(ctx context.Context, q execer, what string, names ...string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var name, via string
+	err := q.QueryRow(ctx, privilegedQuery, names).Scan(&name, &via)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case name == via:
+		return fmt.Errorf("%w: %s %s is privileged (a superuser, REPLICATION, BYPASSRLS or CREATEROLE role, a predefined role, or the operator's own or one of its groups)", ErrInvalidSpec, what, name)
+	}
+	return fmt.Errorf("%w: %s %s is privileged: it is a member of %s (a superuser, REPLICATION, BYPASSRLS or CREATEROLE role, a predefined role, or the operator's own or one of its groups)", ErrInvalidSpec, what, name, via)
 }
 
 // rolesFingerprintQuery lists every role but the system's with what the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -219,6 +220,25 @@ func checkNames(what string, names ...string) error {
 	return nil
 }
 
+// maxConnectionLimit is the largest connection limit pg_authid can hold
+// (rolconnlimit is an int4): a larger one is not even SQL PostgreSQL reads.
+const maxConnectionLimit = math.MaxInt32
+
+// checkRoleNames returns an error matching ErrInvalidSpec unless every name
+// is an identifier the operator accepts that names no reserved role: a
+// role a spec names as a member, an owner, is never one of the system's.
+func checkRoleNames(what string, names ...string) error {
+	if err := checkNames(what, names...); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if reserved(n) {
+			return fmt.Errorf("%w: %s %q is reserved", ErrInvalidSpec, what, n)
+		}
+	}
+	return nil
+}
+
 // connectionLimit is the spec's limit as pg_authid keeps it.
 func (s RoleSpec) connectionLimit() int {
 	if s.ConnectionLimit == nil {
@@ -241,7 +261,7 @@ func (s DatabaseSpec) validate() error {
 		return fmt.Errorf("%w: reclaim %q: want retain or delete", ErrInvalidSpec, s.Reclaim)
 	}
 	if s.Owner != "" {
-		if err := checkNames("owner", s.Owner); err != nil {
+		if err := checkRoleNames("owner", s.Owner); err != nil {
 			return err
 		}
 	}
