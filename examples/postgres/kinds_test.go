@@ -61,10 +61,10 @@ func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
 		t.Fatalf("no rules for %s", prefix)
 		return nil
 	}
-	roles := []RoleSpec{{}, {Login: true}, {ConnectionLimit: intp(-1)}, {ConnectionLimit: intp(-2)}, {ConnectionLimit: intp(7)},
+	roles := []RoleSpec{{}, {Login: true}, {ConnectionLimit: intp(-1)}, {ConnectionLimit: intp(-2)}, {ConnectionLimit: intp(7)}, {ConnectionLimit: intp(1 << 31)}, {ConnectionLimit: intp(1<<31 - 1)},
 		{InRoles: []string{"admins", "readers"}}, {InRoles: []string{"Admins"}}, {InRoles: []string{"x'y"}}, {InRoles: []string{""}}}
 	for _, spec := range roles {
-		require.Equal(t, validateRole("app", spec) == nil, judge(RolePrefix, spec) == nil, "%+v", spec)
+		require.Equal(t, validateRole("app", "operator", spec) == nil, judge(RolePrefix, spec) == nil, "%+v", spec)
 	}
 	databases := []DatabaseSpec{{}, {Owner: "app"}, {Owner: "App"}, {Reclaim: Retain}, {Reclaim: Delete}, {Reclaim: "keep"},
 		{Extensions: []string{"uuid-ossp", "pgcrypto"}}, {Extensions: []string{"x'y"}}, {Extensions: []string{""}}}
