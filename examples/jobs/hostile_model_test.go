@@ -24,6 +24,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
@@ -61,6 +62,7 @@ type hostileModel struct {
 	names    []string          // the keys of the jobs written
 	forged   map[string]Status // the status last forged, by key
 	forgedAt map[string]int64  // the revision it was written at
+	rejected int               // writes the kind's rules refused at the door
 }
 
 func TestATokenHolderWritingHostileSpecAndStatusChangesNothingOutsideWhatTheDaemonOwns(t *testing.T) {
@@ -95,6 +97,7 @@ func TestATokenHolderWritingHostileSpecAndStatusChangesNothingOutsideWhatTheDaem
 		st.RunID = runID(obj.Key, obj.CreateRevision, st.RunGeneration, st.Attempts)
 		return st
 	})
+	require.NotEmpty(t, m.canaryForged(), "no status naming the canary passed the kind's rules")
 	for _, key := range m.names {
 		m.retry(key, func(obj store.Object[*Job]) error {
 			_, err := m.c.Delete(m.t.Context(), key, obj.Revision)
@@ -253,7 +256,15 @@ func (m *hostileModel) retry(key string, write func(store.Object[*Job]) error) {
 	for range 50 {
 		obj, err := m.c.Get(m.t.Context(), key)
 		require.NoError(m.t, err)
-		if err = write(obj); !errors.Is(err, store.ErrConflict) {
+		err = write(obj)
+		if errors.Is(err, apistore.ErrRejected) {
+			// The kind's rules refuse it at the door, naming the field:
+			// nothing is stored, and the daemon never sees it.
+			require.ErrorContains(m.t, err, fmt.Sprintf("%q", key))
+			m.rejected++
+			return
+		}
+		if !errors.Is(err, store.ErrConflict) {
 			require.NoError(m.t, err)
 			return
 		}
@@ -417,4 +428,16 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		return err
 	}))
 	return files
+}
+
+// canaryForged returns the keys whose last forged status names the
+// canary process.
+func (m *hostileModel) canaryForged() []string {
+	var keys []string
+	for key, st := range m.forged {
+		if st.PID == m.canary {
+			keys = append(keys, key)
+		}
+	}
+	return keys
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // reconcileCounts counts the reconciles of each controller's keys
@@ -134,7 +136,14 @@ func TestAConnectionLimitPostgreSQLCannotHoldIsRefusedNotRetried(t *testing.T) {
 	cfg := e.daemonConfig()
 	cfg.Observe = counts.observe
 	e.startInProcess(cfg)
-	put(t, e.stores.Roles, "roles/huge", RoleSpec{ConnectionLimit: intp(1 << 40)})
+	// The kind's rule refuses it at the door, naming the field...
+	_, err := resource.PutSpec(t.Context(), e.stores.Roles, "roles/huge", RoleSpec{ConnectionLimit: intp(1 << 40)})
+	require.ErrorIs(t, err, apistore.ErrRejected)
+	require.ErrorContains(t, err, "spec.connectionLimit")
+	// ...and one stored before the rule (below the layer) reaches the
+	// operator, which refuses it where it is used.
+	_, err = e.store.mem.Create(t.Context(), "roles/huge", json.RawMessage(`{"metadata":{"generation":1},"spec":{"connectionLimit":1099511627776}}`))
+	require.NoError(t, err)
 	requireTerminal(t, e.stores.Roles, &counts, "roles", cfg, "roles/huge")
 	require.Equal(t, "0", e.query("postgres", "SELECT count(*) FROM pg_roles WHERE rolname = 'huge'"))
 }

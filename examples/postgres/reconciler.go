@@ -117,10 +117,16 @@ func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	}
 	owner := cmp.Or(obj.Value.Spec.Owner, r.pg.user)
 	var st DatabaseStatus
+	cur := obj
 	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
-		obj, st, err = r.ensure(ctx, conn, req.Store, obj, name, owner)
+		var err error
+		cur, st, err = r.ensure(ctx, conn, req.Store, obj, name, owner)
 		return err
 	})
+	if cur.Value == nil { // a status write failed: the object as read stands
+		cur = obj
+	}
+	obj = cur
 	if err != nil {
 		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 	}
