@@ -15,9 +15,9 @@
 //     9007199254740993 and 9007199254740992 are two, whatever float64
 //     makes of them; an exponent of more than 18 digits is refused.
 //
-// Check tests a text against the rule without building anything (it
-// allocates nothing for objects of up to 64 members whose names have no
-// escape); Parse and ParseObject also give its Value, whose Equal compares
+// Check tests a text against the rule without building anything (one
+// allocation, for a text whose objects have up to 64 members, with no
+// escape in their names); Parse and ParseObject also give its Value, whose Equal compares
 // JSON values exactly: objects member by member in any order, arrays in
 // order, strings by their text, numbers as decimals. A text that breaks the
 // rule fails with an *Error, which matches store.ErrInvalid (and every

@@ -76,7 +76,8 @@ type Options struct {
 // Check returns nil if data is one JSON value under the rule, else an
 // *Error. It builds nothing.
 func (o Options) Check(data []byte) error {
-	p := o.parser(data, false)
+	var names [16][]byte
+	p := parser{data: data, lone: o.LoneSurrogates, names: names[:0]}
 	_, err := p.all()
 	return err
 }
