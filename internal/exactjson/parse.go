@@ -98,15 +98,23 @@ func (p *parser) value() (Value, bool) {
 	return Value{}, p.fail(Malformed, "not a JSON value")
 }
 
-// nest enters an array or object.
-func (p *parser) nest() bool {
+// open enters an array or object, reporting whether closing ends it at
+// once (then it has left it too); else leave leaves it.
+func (p *parser) open(closing byte) (empty, ok bool) {
 	if p.depth++; p.depth > MaxDepth {
-		return p.fail(TooDeep, "nested too deep")
+		return false, p.fail(TooDeep, "nested too deep")
 	}
 	p.pos++
 	p.ws()
-	return true
+	if p.pos < len(p.data) && p.data[p.pos] == closing {
+		p.pos++
+		p.leave()
+		return true, true
+	}
+	return false, true
 }
+
+func (p *parser) leave() { p.depth-- }
 
 // object reads an object, appending its members to top if top is not nil.
 func (p *parser) object(top *[]Member) (Value, bool) {
@@ -114,14 +122,10 @@ func (p *parser) object(top *[]Member) (Value, bool) {
 	if p.build {
 		v = Value{Kind: Object, Members: map[string]Value{}}
 	}
-	if !p.nest() {
-		return v, false
+	if empty, ok := p.open('}'); empty || !ok {
+		return v, ok
 	}
-	defer func() { p.depth-- }()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return v, true
-	}
+	defer p.leave()
 	names := nameSet{mark: len(p.names)}
 	defer func() { p.names = p.names[:names.mark] }()
 	for {
@@ -223,14 +227,10 @@ func (p *parser) next(closing byte) (done, ok bool) {
 
 func (p *parser) array() (Value, bool) {
 	v := Value{Kind: Array}
-	if !p.nest() {
-		return v, false
+	if empty, ok := p.open(']'); empty || !ok {
+		return v, ok
 	}
-	defer func() { p.depth-- }()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return v, true
-	}
+	defer p.leave()
 	for {
 		item, ok := p.value()
 		if !ok {
