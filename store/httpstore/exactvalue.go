@@ -53,10 +53,11 @@ func sameValue(body, again []byte) error {
 
 // exact words an error of exactjson for a client, nil as nil.
 func exact(err error) error {
+	if err == nil {
+		return nil
+	}
 	var e *exactjson.Error
 	switch {
-	case err == nil:
-		return nil
 	case !errors.As(err, &e):
 		return fmt.Errorf("%w: the value: %v", store.ErrInvalid, err)
 	case e.Problem == exactjson.Duplicate:
@@ -64,7 +65,7 @@ func exact(err error) error {
 	case e.Problem == exactjson.LoneSurrogate:
 		return fmt.Errorf("%w: the value holds an escaped lone surrogate (\\u%04x), which would be stored as U+FFFD", store.ErrInvalid, e.Unit)
 	}
-	return fmt.Errorf("%w: the value is not well-formed JSON (%v)", store.ErrInvalid, e)
+	return fmt.Errorf("%w: the value: %v", store.ErrInvalid, e)
 }
 
 // compare returns "" if b (from the body) and a (from the encoding) are
