@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/converge-go/converge/internal/exactjson"
 	"github.com/converge-go/converge/store"
 )
 
@@ -46,24 +47,30 @@ var (
 	_ PartialKind[json.RawMessage] = JSONKind{}
 )
 
-// The names of the members JSONKind reads, as parseObject gives them.
-var (
-	metadataName = unitsOf("metadata")
-	specName     = unitsOf("spec")
+// The names of the members JSONKind reads.
+const (
+	metadataName = "metadata"
+	specName     = "spec"
 )
 
-// unitsOf returns the name as parseObject gives an ASCII name: its code
-// units.
-func unitsOf(ascii string) string {
-	p := parser{data: []byte(`"` + ascii + `"`)}
-	s, _ := p.str()
-	return s
+// parseObject parses v under the rule of exact JSON (see
+// internal/exactjson), an escaped lone surrogate accepted as its code
+// unit, since JSONKind keeps values as written.
+func parseObject(v []byte) ([]member, error) {
+	members, err := exactjson.Options{LoneSurrogates: true}.ParseObject(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: apistore: %w", store.ErrInvalid, err)
+	}
+	return members, nil
 }
+
+// member is a member of the top-level object of a value.
+type member = exactjson.Member
 
 // find returns the member called name, or nil.
 func find(members []member, name string) *member {
 	for i := range members {
-		if members[i].name == name {
+		if members[i].Name == name {
 			return &members[i]
 		}
 	}
@@ -80,7 +87,7 @@ func (JSONKind) Meta(v json.RawMessage) (Meta, error) {
 	if md == nil {
 		return Meta{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(md.raw))
+	dec := json.NewDecoder(bytes.NewReader(md.Raw))
 	dec.DisallowUnknownFields()
 	var m Meta
 	if err := dec.Decode(&m); err != nil {
@@ -113,15 +120,15 @@ func (JSONKind) SameSpec(a, b json.RawMessage) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return specOf(am).equal(specOf(bm)), nil
+	return specOf(am).Equal(specOf(bm)), nil
 }
 
 // specOf returns the value of the spec member, null if there is none.
-func specOf(members []member) jsonValue {
+func specOf(members []member) exactjson.Value {
 	if s := find(members, specName); s != nil {
-		return s.value
+		return s.Value
 	}
-	return jsonValue{kind: 'n'}
+	return exactjson.Value{Kind: exactjson.Null}
 }
 
 // Merge returns the metadata and spec of spec with the status members of
@@ -137,7 +144,7 @@ func (JSONKind) Merge(spec, status json.RawMessage) (json.RawMessage, error) {
 	}
 	var md []byte
 	if m := find(sm, metadataName); m != nil {
-		md = m.raw
+		md = m.Raw
 	}
 	return compose(md, find(sm, specName), tm)
 }
@@ -159,7 +166,7 @@ func (JSONKind) WithoutStatus(v json.RawMessage) (json.RawMessage, error) {
 	}
 	var md []byte
 	if m := find(members, metadataName); m != nil {
-		md = m.raw
+		md = m.Raw
 	}
 	return compose(md, find(members, specName), nil)
 }
@@ -169,11 +176,11 @@ func (JSONKind) WithoutStatus(v json.RawMessage) (json.RawMessage, error) {
 func compose(md []byte, spec *member, from []member) (json.RawMessage, error) {
 	var status []member
 	for _, m := range from {
-		if m.name != metadataName && m.name != specName {
+		if m.Name != metadataName && m.Name != specName {
 			status = append(status, m)
 		}
 	}
-	slices.SortFunc(status, func(a, b member) int { return cmp.Compare(a.name, b.name) })
+	slices.SortFunc(status, func(a, b member) int { return cmp.Compare(a.Name, b.Name) })
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	write := func(key, raw []byte) error {
@@ -189,11 +196,11 @@ func compose(md []byte, spec *member, from []member) (json.RawMessage, error) {
 		err = write([]byte(`"metadata"`), md)
 	}
 	if spec != nil && err == nil {
-		err = write([]byte(`"spec"`), spec.raw)
+		err = write([]byte(`"spec"`), spec.Raw)
 	}
 	for _, m := range status {
 		if err == nil {
-			err = write(m.key, m.raw)
+			err = write(m.Key, m.Raw)
 		}
 	}
 	if err != nil {
