@@ -5,7 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )

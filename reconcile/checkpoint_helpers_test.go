@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/stretchr/testify/require"
 )
 

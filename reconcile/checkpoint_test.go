@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/faultstore"
 	"github.com/stretchr/testify/require"
 )

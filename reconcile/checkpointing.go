@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // Keeping the checkpoint current (Options.Checkpoint): while the

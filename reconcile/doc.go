@@ -6,7 +6,7 @@
 // helpers is reconcile/resource, the health of the external systems a
 // reconciler acts on (Options.Dependencies) is reconcile/dependency, the
 // checkpoint of a controller's desired state (Options.Checkpoint) is
-// reconcile/checkpoint, and reconcile/reconciletest drives a reconciler to
+// store/checkpoint, and reconcile/reconciletest drives a reconciler to
 // convergence in tests.
 //
 // # Guarantees
@@ -57,7 +57,7 @@
 //     re-lists) and wakes exactly the keys changed meanwhile; a store
 //     found below the checkpoint's revision is another history (above).
 //     A damaged, too old, future or foreign checkpoint is refused, logged
-//     and counted, never acted on (see reconcile/checkpoint).
+//     and counted, never acted on (see store/checkpoint).
 //   - Ready fails with ErrDegraded while the primary store is reported
 //     degraded and succeeds again once it serves; Healthy does not fail
 //     for it, since a restart would lose the cache the loop heals from.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/dependency"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // ErrNotSynced is returned by Ready until the initial list is in the cache.

@@ -3,7 +3,7 @@ package reconcile_test
 import (
 	"testing"
 
-	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
+	"github.com/converge-go/converge/reconcile/checkpointtest"
 )
 
 // A controller started from its checkpoint while its store is stopped

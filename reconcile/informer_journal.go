@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/mapshrink"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // journal is what the informer keeps for a checkpoint writer

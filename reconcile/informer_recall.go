@@ -3,8 +3,8 @@ package reconcile
 import (
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // The informer's start from a checkpoint (Options.Checkpoint; the

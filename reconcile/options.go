@@ -10,9 +10,9 @@ import (
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // ErrInvalid matches every error New returns for bad options, and bad input
@@ -115,7 +115,7 @@ type Options[T any] struct {
 	// instead of being reconciled as deleted. A checkpoint damaged, older
 	// than Checkpoint.MaxAge, or of another prefix or store is refused:
 	// the controller waits for its store and says why (see
-	// reconcile/checkpoint for what it costs).
+	// store/checkpoint for what it costs).
 	Checkpoint checkpoint.Options[T]
 	// Shard, if set, splits the keys among replicas: this controller
 	// reconciles only the keys the Sharder says it owns, each reconcile's

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // The start from a checkpoint (Options.Checkpoint): a controller whose

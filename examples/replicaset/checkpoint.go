@@ -10,8 +10,8 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/replicaset/controller"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/faultstore"
 )
 

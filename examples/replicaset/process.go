@@ -13,11 +13,11 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // rig starts the demo's controller as a process of its own would run

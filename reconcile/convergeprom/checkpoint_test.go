@@ -12,10 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
-	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
+	"github.com/converge-go/converge/reconcile/checkpointtest"
 	"github.com/converge-go/converge/reconcile/convergeprom"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/faultstore"
 )
 

@@ -1,6 +1,6 @@
 package debugpage
 
-import "github.com/converge-go/converge/reconcile/checkpoint"
+import "github.com/converge-go/converge/store/checkpoint"
 
 // Checkpoint states, as the page and its JSON name them.
 const (

@@ -15,10 +15,10 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/reconcile/shard"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // hostileText is what stored state and errors may hold: a terminal

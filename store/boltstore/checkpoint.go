@@ -7,8 +7,8 @@ import (
 	"os"
 	"sync"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	bolt "go.etcd.io/bbolt"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // buildCheckpointFixture writes a real checkpoint file of a few pages (a

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
+	"github.com/converge-go/converge/reconcile/checkpointtest"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"

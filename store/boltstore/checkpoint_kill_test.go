@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 const (

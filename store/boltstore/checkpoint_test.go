@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/boltstore"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // openCheckpoint opens the checkpoint at path, closed at cleanup.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	bolt "go.etcd.io/bbolt"
 )
 

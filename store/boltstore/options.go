@@ -6,8 +6,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/internal/codecopt"
 	"github.com/converge-go/converge/store/snapshot"
 	bolt "go.etcd.io/bbolt"
 )

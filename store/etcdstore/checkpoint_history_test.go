@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
+	"github.com/converge-go/converge/reconcile/checkpointtest"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
 	"github.com/converge-go/converge/store/storetest"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/internal/codecopt"
 	"github.com/converge-go/converge/store/snapshot"
 )
 

@@ -26,9 +26,9 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // Spec is the desired state of a replica set: how many pods, running what.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // CheckAge returns the age, refusing with ErrFuture a Seen more than

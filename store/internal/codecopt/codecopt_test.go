@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/internal/codecopt"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/internal/codecopt"
 )
 
 // TestResolveDefaultsToJSONAndRefusesNilOrForeignCodecs: no codec set is

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/storetest"
 )
 

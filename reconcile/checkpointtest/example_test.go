@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
-	"github.com/converge-go/converge/reconcile/checkpoint/checkpointtest"
+	"github.com/converge-go/converge/reconcile/checkpointtest"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // A checkpoint in memory, written, damaged, and written afresh whole.

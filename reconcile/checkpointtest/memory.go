@@ -13,8 +13,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/converge-go/converge/reconcile/checkpoint"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // Memory is a checkpoint.Store in memory. It holds one state (none until
