@@ -30,7 +30,8 @@ type DaemonConfig struct {
 	// password (else the DSN's, $PGPASSWORD or ~/.pgpass, as libpq finds
 	// it). Neither is ever logged.
 	DSN, Password string
-	// Dir holds the dumps (Dir/backups) and the file URLFile.
+	// Dir holds the dumps (Dir/backups), the intents of CREATE DATABASE
+	// (Dir/creating) and the file URLFile.
 	Dir string
 	// Addr is the address of the HTTP server: /healthz, /readyz and the
 	// debug page ("127.0.0.1:0" picks a port; URLFile says which). It
@@ -107,7 +108,7 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 		}
 	}()
 	d.op, err = NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
-		Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
+		IntentDir: filepath.Join(cfg.Dir, "creating"), Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
 		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax,
 		Observe: cfg.Observe})
 	if err != nil {

@@ -29,8 +29,10 @@ import (
 // owns (its own login role, the privileged roles and their memberships are
 // as they were, a directory beside its backups is as it was, its backups'
 // directory holds only dumps and attempt files it names, every database
-// keeps plpgsql), each object the contract refuses is refused as a
-// terminal Invalid, and a refused object is not reconciled again.
+// keeps plpgsql, the databases that existed before it are neither dropped
+// nor marked, whatever a status forged as creating says), each object the
+// contract refuses is refused as a terminal Invalid, and a refused object
+// is not reconciled again.
 
 // hostileNames are what a token holder names roles and databases, and
 // members and owners, with: fresh names, the operator's own role, the
@@ -42,6 +44,15 @@ var hostileNames = []string{"r0", "r1", "r2", "plain", cluster.Superuser, "boss"
 // privilegedRoles are the roles the model's PostgreSQL holds that no Role
 // may touch (besides the predefined pg_* roles).
 var privilegedRoles = []string{cluster.Superuser, "boss", "staff", "mover"}
+
+// existingDatabases are the databases the model's PostgreSQL holds, made
+// by hand, unmarked, before any Database names them.
+var existingDatabases = []string{"appdb", "victim"}
+
+// existingState shows the existing databases with their comments: none
+// may be dropped or marked.
+const existingState = `SELECT string_agg(datname || ':' || COALESCE(shobj_description(oid, 'pg_database'), ''), ' ' ORDER BY datname)
+	FROM pg_database WHERE datname IN ('appdb', 'victim')`
 
 // privilegedState lists what no token holder may change: the attributes
 // of the privileged roles and every membership in a privileged role.
@@ -78,6 +89,7 @@ func TestATokenHolderWritingHostileSpecAndStatusChangesNothingOutsideWhatTheOper
 	e.query("postgres", "CREATE ROLE boss SUPERUSER NOLOGIN; CREATE ROLE staff NOLOGIN; GRANT pg_read_server_files TO staff;"+
 		" CREATE ROLE mover REPLICATION NOLOGIN; CREATE ROLE plain NOLOGIN")
 	e.query("postgres", "CREATE DATABASE appdb")
+	e.query("postgres", "CREATE DATABASE victim")
 	m.priv = e.query("postgres", privilegedState)
 	precious := filepath.Join(m.outside, "precious")
 	require.NoError(t, os.WriteFile(precious, []byte("keep me"), 0o600))
@@ -112,11 +124,15 @@ func (m *pgModel) writeAll() []string {
 		add(key, err)
 	}
 	for i := range 4 {
-		key := DatabasePrefix + pick(m.rng, fmt.Sprintf("d%d", i), "postgres", "template1", "Bad", "")
-		_, err := s.Databases.Create(t.Context(), key, &Database{Spec: DatabaseSpec{
+		key := DatabasePrefix + pick(m.rng, append([]string{fmt.Sprintf("d%d", i), "postgres", "template1", "Bad", ""}, existingDatabases...)...)
+		spec := DatabaseSpec{
 			Owner: pick(m.rng, hostileNames...), Reclaim: pick(m.rng, "", Retain, Delete, Reclaim("bogus")),
 			Extensions: pick(m.rng, nil, []string{"pgcrypto"}, []string{"x'y"}, []string{"plpgsql"}),
-		}})
+		}
+		if i == 0 { // an existing database, with a spec the operator accepts
+			key, spec = DatabasePrefix+pick(m.rng, existingDatabases...), DatabaseSpec{Owner: pick(m.rng, "", "plain"), Reclaim: Delete}
+		}
+		_, err := s.Databases.Create(t.Context(), key, &Database{Spec: spec})
 		add(key, err)
 	}
 	for i := range 2 {
@@ -192,7 +208,7 @@ func (m *pgModel) forge(key string) {
 				InRoles: []string{"boss", "pg_execute_server_program"}, Created: true, Error: str()})
 		case strings.HasPrefix(key, DatabasePrefix):
 			rev, err = forgeStatus(t, s.Databases, key, DatabaseStatus{Exists: true, Owner: "boss",
-				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, Error: str()})
+				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, Creating: true, Error: str()})
 		case strings.HasPrefix(key, SchedulePrefix):
 			rev, err = forgeStatus(t, s.Schedules, key, BackupScheduleStatus{Running: str(), LastSucceeded: str(), Backups: -1, Error: str()})
 		default:
@@ -301,6 +317,7 @@ func (m *pgModel) checkOutside() {
 	t := m.t
 	require.Equal(t, m.priv, m.e.query("postgres", privilegedState), "a privileged role or membership changed")
 	require.Equal(t, m.before, dirSnapshot(t, m.outside), "the directory beside the backups changed")
+	require.Equal(t, "appdb: victim:", m.e.query("postgres", existingState), "a database that existed before was dropped or marked")
 	backups := filepath.Join(m.e.dir, "backups")
 	ours := regexp.MustCompile(`^(\.runs/\.?[A-Za-z0-9._~-]+\.(json|claim)[A-Za-z0-9.~-]*|[a-z_][a-z0-9_]*/\.?[A-Za-z0-9._~-]+\.dump[A-Za-z0-9.~-]*)$`)
 	for p := range dirSnapshot(t, backups) {

@@ -86,7 +86,8 @@
 //	                         password in it: use -pg-password-file, $PGPASSWORD or ~/.pgpass
 //	-pg-password-file F      PostgreSQL's password, read from F (mode 0600)
 //	-pg-bin DIR              where pg_dump and pg_restore are (default: found)
-//	-dir DIR                 the dumps (DIR/backups) and operator.url (default .postgres-operator);
+//	-dir DIR                 the dumps (DIR/backups), the intents of CREATE DATABASE (DIR/creating)
+//	                         and operator.url (default .postgres-operator);
 //	                         made with mode 0700; one of another user, or that group or
 //	                         others may write, is refused (a dump planted there could be
 //	                         restored), unless -insecure-permissions, with a warning

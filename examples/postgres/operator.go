@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -35,13 +36,18 @@ type Stores struct {
 	Raw       store.Store[json.RawMessage]
 }
 
-// Config configures an Operator. Stores, PG, BinDir, BackupDir and
-// Executable are required; the durations have working defaults.
+// Config configures an Operator. Stores, PG, BinDir, BackupDir, IntentDir
+// and Executable are required; the durations have working defaults.
 type Config struct {
 	Stores Stores
 	PG     *pg
 	// BinDir holds pg_dump and pg_restore; BackupDir receives the dumps.
 	BinDir, BackupDir string
+	// IntentDir holds the intents of CREATE DATABASE (createIntents): it
+	// must be private to the operator's user, as no store token may
+	// write there, and the same across restarts, or a database left
+	// unmarked by a crash is never adopted (and so never dropped).
+	IntentDir string
 	// Executable is this program, run as each dump's process.
 	Executable string
 	// DumpEnv is the libpq environment of the dumps (it holds the
@@ -83,6 +89,9 @@ type Operator struct {
 // NewOperator wires the operator of cfg.
 func NewOperator(cfg Config) (*Operator, error) {
 	cfg = withDefaults(cfg)
+	if cfg.IntentDir == "" {
+		return nil, fmt.Errorf("%w: postgres: the operator needs a directory for its intents (Config.IntentDir)", store.ErrInvalid)
+	}
 	o := &Operator{}
 	mk := &marks{store: identifierOf(cfg.Stores.Roles)}
 	// One PostgreSQL, one Dependency: every controller given it shares its
@@ -106,7 +115,7 @@ func NewOperator(cfg Config) (*Operator, error) {
 	var errs [4]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
-	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, drift: dbDrift}),
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))

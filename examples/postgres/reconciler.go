@@ -96,14 +96,15 @@ func (r *roleReconciler) drop(ctx context.Context, key string) error {
 // mark, their extensions made, and, when deleted, dropped or released as
 // their reclaim policy says.
 type databaseReconciler struct {
-	pg    *pg
-	marks *marks
-	drift *drift.Source // told what each reconcile made
+	pg      *pg
+	marks   *marks
+	intents createIntents
+	drift   *drift.Source // told what each reconcile made
 }
 
 func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Database]) (reconcile.Result, error) {
 	obj, deleting, err := resource.Finalize(ctx, req, DatabaseFinalizer, func(ctx context.Context) error {
-		return r.reclaim(ctx, req.Key, req.Object.Value)
+		return r.reclaim(ctx, req.Object)
 	})
 	if deleting || err != nil {
 		return reconcile.Result{}, err

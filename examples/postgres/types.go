@@ -105,9 +105,10 @@ type DatabaseStatus struct {
 	// Created: the operator made the database from this store (its mark
 	// is on it).
 	Created bool `json:"created,omitempty"`
-	// Creating is the intent of a CREATE DATABASE, recorded before it:
-	// a database found unmarked while it is set is the one this object
-	// was creating when the operator stopped, and is marked as created.
+	// Creating shows a CREATE DATABASE under way, written before it. It
+	// is shown, never trusted: whoever holds a token may write it, so the
+	// operator adopts a database found unmarked only by the intent it
+	// keeps in its own directory (Config.IntentDir).
 	Creating bool   `json:"creating,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
