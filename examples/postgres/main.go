@@ -28,7 +28,11 @@
 //   - databases/NAME, a Database: owner, extensions, and a reclaim policy.
 //     Deleted with reclaim delete, its database is dropped, only if the
 //     operator created it from this store, as its mark says; with retain
-//     (the default) it is kept and released, its mark removed.
+//     (the default) it is kept and released, its mark removed. CREATE
+//     DATABASE cannot share a transaction with its mark: its intent is
+//     kept in the operator's directory (DIR/creating), where no store
+//     token writes, and a database a crash left unmarked is adopted only
+//     by that intent, never by what a status says.
 //   - backupschedules/NAME, a BackupSchedule: a database, a cron schedule
 //     and a retention. At each slot it creates a Backup under the slot's key
 //     (reconcile/schedule.SlotKey, with a create-only write, so a crash
