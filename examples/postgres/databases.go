@@ -94,7 +94,10 @@ func (r *databaseReconciler) ensure(ctx context.Context, conn *pgx.Conn, s store
 
 // create runs CREATE DATABASE name for obj, its intent recorded first.
 // A CREATE that PostgreSQL refused made nothing: its intent is removed, so
-// that a database of that name someone else makes is never adopted.
+// that a database of that name someone else makes is never adopted. That
+// includes "already exists": a database made since readDatabase cannot
+// be told from another's (even one a killed operator's session was still
+// creating), and is kept, unadopted, never dropped.
 func (r *databaseReconciler) create(ctx context.Context, conn *pgx.Conn, s store.Store[*Database], obj store.Object[*Database],
 	name, owner string,
 ) (store.Object[*Database], error) {
