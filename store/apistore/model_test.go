@@ -98,12 +98,15 @@ func (m *model) create(key string, spec, status int, finalizers []string) outcom
 
 // update is Update and Replace: flag reports a delete.
 func (m *model) update(key string, revision int64, spec int, finalizers []string) outcome {
-	if bothGC(finalizers) {
-		return fails(store.ErrInvalid)
-	}
+	// The layer judges metadata against the stored object's (what it
+	// already lists is accepted again), so a missing key or a stale
+	// revision is reported first.
 	o, out, ok := m.at(key, revision)
 	if !ok {
 		return out
+	}
+	if bothGC(finalizers) {
+		return fails(store.ErrInvalid)
 	}
 	if o.mark != nil {
 		for _, f := range finalizers {
