@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 )
 
 // killChange is one change of the kill test's burst.
@@ -233,16 +235,21 @@ func checkKillConverged(t *testing.T, e *pgEnv, kept, deleted []string) {
 
 // checkCreatesOnce reads PostgreSQL's DDL log: the operator created each
 // kept role and database, and pgcrypto, exactly once, and nothing twice.
+// A CREATE ROLE whose transaction did not commit (the operator was killed
+// inside it, which rolled it back) created nothing and is not counted.
 func checkCreatesOnce(t *testing.T, e *pgEnv, kept []string) {
 	lines, err := e.pg.ReadLog()
 	require.NoError(t, err)
 	creates := map[string]int{}
-	for _, l := range lines {
+	for i, l := range lines {
 		sql, ok := l.Statement()
 		if !ok || l.App != appName || !strings.HasPrefix(sql, "CREATE ") {
 			continue
 		}
 		fields := strings.Fields(sql)
+		if fields[1] == "ROLE" && !roleCreateCommitted(t, e, lines[i+1:], l.PID, fields[2]) {
+			continue
+		}
 		creates[fields[1]+" "+strings.Trim(fields[2], `"`)]++
 	}
 	for what, n := range creates {
@@ -326,4 +333,24 @@ func checkDumpSessions(t *testing.T, e *pgEnv, ids map[string]bool) {
 	for id := range ids {
 		require.Equal(t, 1, seen[id], "pg_dump sessions of attempt %s", id)
 	}
+}
+
+// roleCreateCommitted reports whether the transaction of a CREATE ROLE of
+// role, logged by the server process pid, committed. The operator comments
+// on a role it creates in the same transaction (roleStatements), and that
+// next statement's line carries the transaction's ID (the CREATE's line was
+// written before the transaction had one); without it, the transaction
+// ended before the comment, rolled back.
+func roleCreateCommitted(t *testing.T, e *pgEnv, after []cluster.LogLine, pid int, role string) bool {
+	for _, l := range after {
+		if l.PID != pid {
+			continue
+		}
+		sql, ok := l.Statement()
+		if !ok || !strings.HasPrefix(sql, "COMMENT ON ROLE "+role+" ") || l.XID == 0 {
+			return false
+		}
+		return e.query("postgres", fmt.Sprintf("SELECT txid_status(%d)", l.XID)) == "committed"
+	}
+	return false
 }

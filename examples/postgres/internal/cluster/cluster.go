@@ -6,8 +6,9 @@
 // user "postgres", which Debian's package creates).
 //
 // The cluster logs every DDL statement (log_statement = 'ddl') and every
-// connection and disconnection with its application name, so that a test
-// can count the CREATEs an operator made and tell when each dump ran. It
+// connection and disconnection with its application name and transaction
+// ID, so that a test can count the CREATEs an operator made (those whose
+// transaction committed) and tell when each dump ran. It
 // runs with fsync off: its data is thrown away with it.
 //
 // Its superuser's password is random, made for the cluster; it is in DSN
@@ -207,7 +208,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	defer log.Close()
 	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.DataDir(), "-p", strconv.Itoa(c.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+filepath.Join(c.dir, "sock"),
-		"-c", "log_statement=ddl", "-c", "log_line_prefix=%m [%p] %a ",
+		"-c", "log_statement=ddl", "-c", "log_line_prefix=%m [%p] %x %a ",
 		"-c", "log_connections=on", "-c", "log_disconnections=on",
 		"-c", "fsync=off", "-c", "max_connections=200")
 	cmd.Stdout, cmd.Stderr = log, log

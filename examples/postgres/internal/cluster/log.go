@@ -9,10 +9,14 @@ import (
 )
 
 // LogLine is one line of the server's log, as its log_line_prefix
-// ('%m [%p] %a ') writes it.
+// ('%m [%p] %x %a ') writes it.
 type LogLine struct {
 	Time time.Time
 	PID  int
+	// XID is the transaction's ID when the line was written (0 before the
+	// transaction wrote anything: the line of its first writing statement
+	// carries 0, the next line of the same transaction its ID).
+	XID uint64
 	// App is the session's application_name ("" before it is known).
 	App string
 	// Message is what follows, from its level: "LOG:  statement: CREATE ROLE ...".
@@ -41,7 +45,7 @@ func (c *Cluster) ReadLog() ([]LogLine, error) {
 	return out, sc.Err()
 }
 
-// parseLogLine reads "2026-12-02 01:09:26.699 UTC [1296] psql LOG:  ...".
+// parseLogLine reads "2026-12-02 01:09:26.699 UTC [1296] 745 psql LOG:  ...".
 func parseLogLine(s string) (LogLine, bool) {
 	if len(s) < len(logTime) {
 		return LogLine{}, false
@@ -59,11 +63,16 @@ func parseLogLine(s string) (LogLine, bool) {
 	if !ok || err != nil {
 		return LogLine{}, false
 	}
+	xidText, rest, ok := strings.Cut(rest, " ")
+	xid, err := strconv.ParseUint(xidText, 10, 64)
+	if !ok || err != nil {
+		return LogLine{}, false
+	}
 	// The application name runs up to the level; it holds no space in
 	// what this example names its sessions.
 	for _, level := range []string{"LOG:", "ERROR:", "FATAL:", "WARNING:", "STATEMENT:", "DETAIL:", "HINT:", "PANIC:"} {
 		if i := strings.Index(rest, level); i >= 0 {
-			return LogLine{Time: t, PID: pid, App: strings.TrimSpace(rest[:i]), Message: rest[i:]}, true
+			return LogLine{Time: t, PID: pid, XID: xid, App: strings.TrimSpace(rest[:i]), Message: rest[i:]}, true
 		}
 	}
 	return LogLine{}, false
