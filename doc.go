@@ -23,23 +23,105 @@
 //
 // # The packages
 //
+// Every package of the repository, one line each, by kind; each folder's
+// package doc says more. Paths are relative to github.com/converge-go/converge.
+//
+// The loop:
+//
 //   - [github.com/converge-go/converge/queue]: the deduplicating workqueue. A key
 //     is waiting or being processed, never both, so one key is never handled by
 //     two workers at once; delayed adds on one timer, per-key backoff,
 //     priorities with aging, a drain that reports what it left behind.
+//   - [github.com/converge-go/converge/reconcile]: Reconciler and Controller
+//     (cache, sources, queue, workers; keeps healing while its store is
+//     down).
+//   - reconcile/resource: the ready-made stored type, Resource[Spec, Status],
+//     with its generation bookkeeping and finalizer helper.
+//   - reconcile/checkpoint: a controller's memory of its desired state
+//     beyond its store, so that it heals while the store is gone.
+//
+// Stores and backends:
+//
 //   - [github.com/converge-go/converge/store]: the source of truth. A versioned
 //     key-value Store with compare-and-swap writes, guards (fencing) and
-//     watches that resume from a revision; the in-memory store, typed views
-//     over a byte store, and store/storetest, the conformance suite. Nested
-//     modules add bbolt (store/boltstore) and etcd (store/etcdstore).
+//     watches that resume from a revision; the in-memory store and typed views
+//     over a byte store.
+//   - store/apistore: the API-server layer over any store: finalizers and the
+//     deletion mark, generation, status owned by the layer, owner references.
+//   - store/boltstore (a nested module): the store in one bbolt file.
+//   - store/etcdstore (a nested module): the store over etcd v3;
+//     etcdembed runs an embedded member, etcdprocs real server processes.
+//   - store/httpstore: any store served over HTTP, and a client that is a
+//     store.
+//   - store/snapshot: consistent snapshots of any store, saved, chosen and
+//     read back.
+//
+// Locks:
+//
 //   - [github.com/converge-go/converge/lock]: per-key locks, leases with
-//     fencing tokens over any Store, and leader election.
-//   - [github.com/converge-go/converge/reconcile]: Reconciler, Controller
-//     (cache, sources, queue, workers; keeps healing while its store is
-//     down), Resource with generation bookkeeping, and Manager to run several
-//     controllers with health endpoints and leader election.
-//     reconcile/reconciletest tests reconcilers on a fake clock with
-//     injected faults.
+//     fencing tokens over any Store, and leader election (Elector).
+//
+// Kits built on the loop:
+//
+//   - reconcile/dependency: the health of the external systems a program
+//     acts on; a controller pauses while one is down.
+//   - reconcile/drift: a Source that polls the world and wakes the keys that
+//     drifted without a store event.
+//   - reconcile/schedule: cron schedules and a Source waking keys at their
+//     slots.
+//   - reconcile/owners: owner references, a Source for owners of changed
+//     children, and the garbage Collector.
+//   - reconcile/prune: deletes from the world what the operator made and no
+//     longer wants.
+//   - reconcile/intent: side effects that happen once across crashes.
+//   - reconcile/shard: a controller's keys split among replicas, each write
+//     fenced by its bucket's epoch.
+//
+// The process runner:
+//
+//   - reconcile/manager: runs a process's controllers and other runnables
+//     under one context, leader-only ones behind a lock.Elector, with health
+//     probes and one HTTP server.
+//
+// Observers:
+//
+//   - reconcile/convergeprom (a nested module): Prometheus metrics under
+//     controller-runtime's names.
+//   - reconcile/debugpage: the page that answers "why isn't key X
+//     converging?" (its browser test is the nested module browsertest).
+//
+// Commands:
+//
+//   - store/httpstore/cmd/convergestore (a nested module): a store server,
+//     bbolt behind HTTP with the API-server layer.
+//   - store/httpstore/cmd/convergectl: reads and changes a served store, as
+//     kubectl does an API server's.
+//
+// Examples (the nested module examples; examples/internal holds what they
+// share):
+//
+//   - examples/tenlines: the README's ten-line controller, kept runnable.
+//   - examples/replicaset: the ReplicaSet of real child processes (its
+//     Reconciler in examples/replicaset/controller); examples/failover runs
+//     it as three replicas through a leader's crash.
+//   - examples/jobs: a job runner over a bbolt store served over HTTP.
+//   - examples/postgres: an operator of a real PostgreSQL server.
+//   - examples/sharded: keys split among replica processes with
+//     reconcile/shard.
+//
+// Test kits, imported by tests only: store/storetest and
+// store/apistore/apistoretest (the conformance suites every backend runs),
+// store/httpstore/httpstoretest, store/snapshot/snapshottest,
+// store/faultstore (injected faults), reconcile/reconciletest (reconcilers
+// on a fake clock), reconcile/checkpoint/checkpointtest and
+// reconcile/shard/shardtest.
+//
+// Internal: internal/bench (the benchmarks and their figures),
+// internal/robustness (linearizability checks of the stores under faults),
+// and helpers the packages share: atomicfile, bearer, codecopt, cputime,
+// ctxtime, httpguard, invalid and running (the errors every package's
+// ErrInvalid and ErrAlreadyRunning match), mapshrink, nilness, pipenet,
+// syncbuf, testcerts and tokenfile.
 //
 // Start with the example of package reconcile, then the queue's worker loop
 // and the store's contract. go run ./examples/replicaset shows the whole loop

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/converge-go/converge/internal/ctxtime"
@@ -37,6 +38,7 @@ type Elector struct {
 	locker Locker
 	opts   ElectorOptions
 
+	running atomic.Bool // a Run is in progress
 	mu      sync.Mutex
 	current Lock // the lock held while lead runs, else nil
 }
@@ -79,8 +81,9 @@ func NewElector(locker Locker, opts ElectorOptions) (*Elector, error) {
 // returned. A panic in lead releases leadership and propagates.
 //
 // Run fails with ErrInvalid if ctx or lead is nil, or on an Elector not
-// made by NewElector. Call Run once at a time on an Elector; IsLeader
-// reports on that call.
+// made by NewElector, and with ErrAlreadyRunning while another Run of the
+// Elector is in progress: an Elector runs once at a time, and IsLeader
+// reports on that Run. It may be called again once it has returned.
 func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -91,6 +94,10 @@ func (e *Elector) Run(ctx context.Context, lead func(ctx context.Context) error)
 	if lead == nil {
 		return fmt.Errorf("%w: nil lead function", ErrInvalid)
 	}
+	if !e.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: elector", ErrAlreadyRunning)
+	}
+	defer e.running.Store(false)
 	for {
 		lk, err := e.locker.Acquire(ctx)
 		if ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/internal/running"
 )
 
 // Errors of package lock. Test for them with errors.Is: they are wrapped with
@@ -15,6 +16,11 @@ var (
 	// lease key, inconsistent options, a Lease not made by NewLease).
 	// errors.Is matches it with the ErrInvalid of every converge package.
 	ErrInvalid error = invalid.New("lock")
+	// ErrAlreadyRunning: Elector.Run called while another Run of the same
+	// Elector is in progress. errors.Is matches it with the
+	// ErrAlreadyRunning of every converge package
+	// (reconcile.ErrAlreadyRunning included).
+	ErrAlreadyRunning error = running.New("lock")
 	// ErrNotLocked: Keyed.Unlock of a key that is not locked.
 	ErrNotLocked = errors.New("lock: key is not locked")
 	// ErrLost: leadership is in doubt (a renewal failed past the renew

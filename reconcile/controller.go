@@ -1,7 +1,6 @@
 package reconcile
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,14 +8,18 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/store"
 )
 
 // ErrAlreadyRunning is returned by Controller.Run called while the
-// controller runs; Run may be called again once it has returned.
-var ErrAlreadyRunning = errors.New("reconcile: controller already running")
+// controller runs; Run may be called again once it has returned. errors.Is
+// matches it with the ErrAlreadyRunning of every converge package (a Run
+// or Start of any of them called while it runs), whose messages name the
+// package that refused the call.
+var ErrAlreadyRunning error = running.New("reconcile")
 
 // Controller runs the reconciliation loop for one kind of object: it caches
 // a primary store through List and Watch, turns changes (and other sources,

@@ -47,16 +47,6 @@
 #   internal/bench/run.sh etcd             # ~3 minutes
 #   internal/bench/run.sh page             # ~1 minute
 #
-# bound mode: the experiments that bound what converge could gain by
-# dropping work (experiments/*.patch, applied to a scratch worktree of HEAD,
-# never to the library): the end-to-end run with and without the
-# controller's per-key bookkeeping (and without the reconcile context and
-# retry count too), beside the client-go loop, ROUNDS alternating rounds of
-# one run each; then S1 with and without the hand-out's clock read, beside
-# client-go. Per-run lines, then medians.
-#
-#   internal/bench/run.sh bound            # ROUNDS=6, ~3 minutes
-#
 # all mode runs every mode above in turn (queue, e2e, costcurve, httpload,
 # batch, etcd, page: about an hour and a half on 2 cores), each one's
 # output in run_all/MODE.txt:
@@ -78,56 +68,6 @@ if [[ ${1:-} == all ]]; then
 		arg=$mode
 		[[ $mode == queue ]] && arg=
 		./run.sh $arg >"run_all/$mode.txt"
-	done
-	exit
-fi
-
-if [[ ${1:-} == bound ]]; then
-	shift
-	rounds=${ROUNDS:-6}
-	root=$(cd ../.. && pwd)
-	scratch=$(mktemp -d)
-	trap 'git -C "$root" worktree remove --force "$scratch/wt" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
-	git -C "$root" worktree add -q --detach "$scratch/wt" HEAD
-	git -C "$scratch/wt" apply "$PWD/experiments/no-bookkeeping.patch" "$PWD/experiments/no-handout-clock.patch"
-	(cd "$scratch/wt/internal/bench" && go test -c -o "$scratch/bound.test" .)
-	e2e() { # variant benchmark env...
-		local name=$1 bench=$2
-		shift 2
-		env "$@" "$scratch/bound.test" -test.run '^$' -test.bench "^BenchmarkE2E/$bench\$" -test.count 1 -e2e.history=1000000 |
-			awk -v n="$name" '/^Benchmark/ { for (i = 1; i <= NF; i++) { if ($i == "settle-ms") s = $(i-1); if ($i == "cpu-ms") c = $(i-1); if ($i == "first-ms") f = $(i-1) }; print n, s, c, f }'
-	}
-	echo "variant settle-ms cpu-ms first-ms" >&2
-	for _ in $(seq "$rounds"); do
-		e2e converge converge X=1
-		e2e no-bookkeeping converge CONVERGE_EXPERIMENT_NOBOOK=1
-		e2e no-bookkeeping-lean converge CONVERGE_EXPERIMENT_NOBOOK=1 CONVERGE_EXPERIMENT_LEAN=1
-		e2e client-go-loop client-go X=1
-	done | tee "$scratch/e2e.txt" >&2
-	s1() { # name benchmark env...
-		local name=$1 bench=$2
-		shift 2
-		env "$@" "$scratch/bound.test" -test.run '^$' -test.bench "^BenchmarkQueueS1AddGetDone/$bench\$" -test.count 2 |
-			awk -v n="$name" '/^Benchmark/ { print n, $3 }'
-	}
-	for _ in 1 2 3; do
-		s1 s1-converge converge X=1
-		s1 s1-converge-no-handout-clock converge CONVERGE_EXPERIMENT_NO_HANDOUT_CLOCK=1
-		s1 s1-client-go client-go X=1
-	done | tee "$scratch/s1.txt" >&2
-	median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2] + v[NR/2+1]) / 2 }'; }
-	echo "| variant | settle-ms | cpu-ms | first-ms | runs |"
-	echo "| --- | --: | --: | --: | --: |"
-	for v in converge no-bookkeeping no-bookkeeping-lean client-go-loop; do
-		rows=$(awk -v v="$v" '$1 == v' "$scratch/e2e.txt")
-		echo "| $v | $(awk '{print $2}' <<<"$rows" | median) | $(awk '{print $3}' <<<"$rows" | median) | $(awk '{print $4}' <<<"$rows" | median) | $(wc -l <<<"$rows") |"
-	done
-	echo
-	echo "| S1 | ns/op | runs |"
-	echo "| --- | --: | --: |"
-	for v in s1-converge s1-converge-no-handout-clock s1-client-go; do
-		rows=$(awk -v v="$v" '$1 == v' "$scratch/s1.txt")
-		echo "| $v | $(awk '{print $2}' <<<"$rows" | median) | $(wc -l <<<"$rows") |"
 	done
 	exit
 fi

@@ -67,6 +67,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/internal/running"
 )
 
 // Defaults of a Dependency's zero fields.
@@ -83,8 +84,10 @@ var (
 	// ErrInvalid matches the errors of NewSet for bad dependencies, and
 	// the ErrInvalid of every converge package.
 	ErrInvalid error = invalid.New("dependency")
-	// ErrAlreadyRunning is returned by Set.Run called while the set runs.
-	ErrAlreadyRunning = errors.New("dependency: set already running")
+	// ErrAlreadyRunning is returned by Set.Run called while the set runs;
+	// it matches the ErrAlreadyRunning of every converge package
+	// (reconcile.ErrAlreadyRunning included).
+	ErrAlreadyRunning error = running.New("dependency")
 )
 
 // Dependency is an external system a program needs, and how to tell

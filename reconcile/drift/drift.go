@@ -12,12 +12,18 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/internal/running"
 )
 
 // ErrInvalid matches every error New returns for bad options, and the
 // error of a Start of the zero Source or while another runs. errors.Is matches it with the
 // ErrInvalid of every converge package (store.ErrInvalid included).
 var ErrInvalid error = invalid.New("drift")
+
+// ErrAlreadyRunning matches the error of a Start while another Start of
+// the same Source runs, and the ErrAlreadyRunning of every converge
+// package (reconcile.ErrAlreadyRunning included).
+var ErrAlreadyRunning error = running.New("drift")
 
 // Observed is an object of the world as one poll lists it.
 type Observed struct {
@@ -162,7 +168,7 @@ func (s *Source) Err() error {
 // logs it and starts the source again after a backoff; that Start polls
 // at once and compares with what is expected, so drift from before the
 // failure is woken, and nothing else. Start refuses to run twice at once
-// (an error matching ErrInvalid). The Source holds a fingerprint per key
+// (an error matching ErrAlreadyRunning). The Source holds a fingerprint per key
 // of the last listing, and per key reported since it began.
 func (s *Source) Start(ctx context.Context, enqueue func(key string)) error {
 	if err := s.begin(); err != nil {
@@ -227,7 +233,7 @@ func (s *Source) begin() error {
 		return fmt.Errorf("%w: a drift Source is made by New", ErrInvalid)
 	}
 	if s.running {
-		return fmt.Errorf("%w: drift source %q already running", ErrInvalid, s.opts.Name)
+		return fmt.Errorf("%w: source %q", ErrAlreadyRunning, s.opts.Name)
 	}
 	s.running = true
 	return nil

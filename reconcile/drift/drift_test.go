@@ -345,7 +345,7 @@ func TestASecondStartWhileOneRunsIsRefused(t *testing.T) {
 		stop := run(src, &woken{})
 		synctest.Wait()
 		err := src.Start(context.Background(), func(string) {})
-		require.ErrorIs(t, err, drift.ErrInvalid)
+		require.ErrorIs(t, err, drift.ErrAlreadyRunning)
 		require.ErrorContains(t, err, "already running")
 		require.NoError(t, stop(), "Start returns nil when its context ends")
 	})

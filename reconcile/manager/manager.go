@@ -17,6 +17,7 @@ import (
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/lock"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/dependency"
@@ -30,9 +31,15 @@ const DefaultShutdownTimeout = 30 * time.Second
 // panics makes Run return a *reconcile.PanicError (errors.As), the same
 // representation a reconcile's panic has.
 var (
-	// ErrStarted: Add, Handle or Run was called after Run had started:
-	// a Manager runs once.
-	ErrStarted = errors.New("manager: already started")
+	// ErrAlreadyRunning: Add, Handle or Run was called after Run had
+	// started: a Manager runs once. errors.Is matches it with the
+	// ErrAlreadyRunning of every converge package
+	// (reconcile.ErrAlreadyRunning included).
+	ErrAlreadyRunning error = running.New("manager")
+	// ErrStarted is the former name of ErrAlreadyRunning.
+	//
+	// Deprecated: use ErrAlreadyRunning.
+	ErrStarted = ErrAlreadyRunning
 	// ErrInvalid: bad input (a nil runnable, a negative timeout, a
 	// runnable whose name is taken). errors.Is matches it with the
 	// ErrInvalid of every converge package.
@@ -199,7 +206,7 @@ func New(opts Options) (*Manager, error) {
 // runnable (a nil interface, function or pointer), one whose name another
 // runnable has, or one that depends (DependsOn, as a reconcile.Controller
 // does) on a *dependency.Dependency other than the one of the same name
-// the manager or another runnable has; and with ErrStarted once Run has
+// the manager or another runnable has; and with ErrAlreadyRunning once Run has
 // started.
 func (m *Manager) Add(r Runnable) error {
 	if nilness.Is(r) {
@@ -208,7 +215,7 @@ func (m *Manager) Add(r Runnable) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.phase != phaseIdle {
-		return fmt.Errorf("%w: cannot add a runnable", ErrStarted)
+		return fmt.Errorf("%w: cannot add a runnable", ErrAlreadyRunning)
 	}
 	name := fmt.Sprintf("runnable-%d", len(m.runnables)+1)
 	if n, ok := r.(interface{ Name() string }); ok && n.Name() != "" {
@@ -244,7 +251,7 @@ func (m *Manager) Add(r Runnable) error {
 //
 // Run blocks until ctx ends even if every runnable returns nil earlier, so
 // that health endpoints keep reporting. It may be called once; a second call
-// returns ErrStarted.
+// returns ErrAlreadyRunning.
 func (m *Manager) Run(ctx context.Context) error {
 	runnables, err := m.begin()
 	if err != nil {
@@ -298,7 +305,7 @@ func (m *Manager) begin() ([]*managed, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.phase != phaseIdle {
-		return nil, fmt.Errorf("%w: Run may be called once", ErrStarted)
+		return nil, fmt.Errorf("%w: Run may be called once", ErrAlreadyRunning)
 	}
 	m.phase = phaseRunning
 	return m.runnables, nil

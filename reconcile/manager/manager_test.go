@@ -259,12 +259,12 @@ func TestManagerRefusesAddAndRunOnceStarted(t *testing.T) {
 		go func() { errc <- m.Run(ctx) }()
 		synctest.Wait()
 
-		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrStarted)
-		assert.ErrorIs(t, m.Run(ctx), manager.ErrStarted)
+		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrAlreadyRunning)
+		assert.ErrorIs(t, m.Run(ctx), manager.ErrAlreadyRunning)
 		cancel()
 		require.NoError(t, <-errc)
-		assert.ErrorIs(t, m.Run(t.Context()), manager.ErrStarted)
-		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrStarted)
+		assert.ErrorIs(t, m.Run(t.Context()), manager.ErrAlreadyRunning)
+		assert.ErrorIs(t, m.Add(manager.RunnableFunc(func(context.Context) error { return nil })), manager.ErrAlreadyRunning)
 	})
 }
 

@@ -83,7 +83,7 @@ type ServerOptions struct {
 // pattern, such as "/store/" or "GET /debug/"), beside /healthz and
 // /readyz, which are always served. Every request reaches h only past the
 // server's limits, Host and origin checks and tokens (see the package
-// documentation). It fails with ErrStarted once Run has started, and with
+// documentation). It fails with ErrAlreadyRunning once Run has started, and with
 // ErrInvalid without Options.Server, for a nil handler, or for a pattern
 // the mux refuses (a duplicate included).
 func (m *Manager) Handle(pattern string, h http.Handler) (err error) {
@@ -93,7 +93,7 @@ func (m *Manager) Handle(pattern string, h http.Handler) (err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.phase != phaseIdle {
-		return fmt.Errorf("%w: cannot mount %q", ErrStarted, pattern)
+		return fmt.Errorf("%w: cannot mount %q", ErrAlreadyRunning, pattern)
 	}
 	if m.mux == nil {
 		return fmt.Errorf("%w: Handle needs Options.Server", ErrInvalid)

@@ -155,7 +155,7 @@ func TestHandleRefusesWhatCannotBeServed(t *testing.T) {
 	require.ErrorIs(t, m.Handle("", ok), manager.ErrInvalid)
 	require.NoError(t, m.Handle("/x", ok))
 	_, stop := serve(t, m)
-	require.ErrorIs(t, m.Handle("/y", ok), manager.ErrStarted)
+	require.ErrorIs(t, m.Handle("/y", ok), manager.ErrAlreadyRunning)
 	require.NoError(t, stop())
 
 	_, err = manager.New(manager.Options{Server: &manager.ServerOptions{}})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
@@ -17,6 +18,11 @@ import (
 
 // DefaultName is the name of a Collector whose options give none.
 const DefaultName = "owners"
+
+// ErrAlreadyRunning is returned by Collector.Run called while the
+// collector runs. It matches the ErrAlreadyRunning of every converge
+// package, reconcile.ErrAlreadyRunning included, under errors.Is.
+var ErrAlreadyRunning error = running.New("owners")
 
 // CollectorOptions configure a Collector. The zero value collects every
 // key of the store with one worker.
@@ -116,14 +122,14 @@ func (c *Collector[T]) check() error {
 // behind. It acts only once its cache holds the store's whole list, and
 // never while it cannot follow the store (see Ready). It may be called
 // again after it returns (a new term of leadership): the new run lists the
-// store again and looks at every key. A call while it runs returns an
-// error matching reconcile.ErrAlreadyRunning.
+// store again and looks at every key. A call while it runs returns
+// ErrAlreadyRunning.
 func (c *Collector[T]) Run(ctx context.Context) error {
 	if err := c.check(); err != nil {
 		return err
 	}
 	if !c.running.CompareAndSwap(false, true) {
-		return fmt.Errorf("owners: %w", reconcile.ErrAlreadyRunning)
+		return ErrAlreadyRunning
 	}
 	defer c.running.Store(false)
 	c.graph.reset()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/store"
 )
 
@@ -27,8 +28,10 @@ var (
 	ErrEmpty = errors.New("prune: empty desired set (set AllowEmpty if that is meant)")
 	// ErrNotRunning is returned by Pruner.Prune when no Run is in progress.
 	ErrNotRunning = errors.New("prune: not running")
-	// ErrAlreadyRunning is returned by Run called while the pruner runs.
-	ErrAlreadyRunning = errors.New("prune: already running")
+	// ErrAlreadyRunning is returned by Run called while the pruner runs;
+	// it matches the ErrAlreadyRunning of every converge package
+	// (reconcile.ErrAlreadyRunning included).
+	ErrAlreadyRunning error = running.New("prune")
 )
 
 // DefaultInterval is the time between two passes when Options.Interval is 0.

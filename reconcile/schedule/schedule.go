@@ -6,13 +6,19 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/internal/invalid"
+	"github.com/converge-go/converge/internal/running"
 )
 
 // ErrInvalid matches every error Parse and NewSource return for bad input,
-// and the error of a Start of the zero Source or while another runs.
+// and the error of a Start of the zero Source.
 // errors.Is matches it with the ErrInvalid of every converge package
 // (store.ErrInvalid included).
 var ErrInvalid error = invalid.New("schedule")
+
+// ErrAlreadyRunning matches the error of a Start while another Start of
+// the same Source runs, and the ErrAlreadyRunning of every converge
+// package (reconcile.ErrAlreadyRunning included).
+var ErrAlreadyRunning error = running.New("schedule")
 
 // Schedule is a parsed cron schedule: the minutes of a wall clock in one
 // time zone at which something is due, its slots. A Schedule is a small

@@ -79,7 +79,7 @@ func (s *Source) Name() string { return s.opts.Name }
 // Interval calls list once and computes the next slot of every entry it
 // returns. An error of list is returned, wrapped and naming the source;
 // the controller logs it and starts the source again after its backoff.
-// Start refuses to run twice at once (an error matching ErrInvalid).
+// Start refuses to run twice at once (an error matching ErrAlreadyRunning).
 func (s *Source) Start(ctx context.Context, enqueue func(key string)) error {
 	if err := s.begin(); err != nil {
 		return err
@@ -111,7 +111,7 @@ func (s *Source) begin() error {
 		return fmt.Errorf("%w: a schedule Source is made by NewSource", ErrInvalid)
 	}
 	if s.running {
-		return fmt.Errorf("%w: schedule source %q already running", ErrInvalid, s.opts.Name)
+		return fmt.Errorf("%w: source %q", ErrAlreadyRunning, s.opts.Name)
 	}
 	s.running = true
 	if s.cursor.IsZero() {

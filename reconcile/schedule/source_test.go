@@ -201,7 +201,7 @@ func TestASecondStartWhileOneRunsIsRefused(t *testing.T) {
 		stop := run(src, &wakes{})
 		synctest.Wait()
 		err := src.Start(context.Background(), func(string) {})
-		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorIs(t, err, ErrAlreadyRunning)
 		require.ErrorContains(t, err, "already running")
 		require.NoError(t, stop(), "Start returns nil when its context ends")
 	})

@@ -108,8 +108,7 @@ func (r *Replica) retry() time.Duration { return max(r.opts.TTL/10, time.Millise
 // others at once; if the store cannot be reached, they are taken over once
 // the record has been seen unchanged for a TTL. It returns nil then, after
 // every goroutine it started has returned. Run may be called again after
-// it returns; calling it while it runs fails with ErrInvalid (replica
-// already running).
+// it returns; calling it while it runs fails with ErrAlreadyRunning.
 func (r *Replica) Run(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: nil context", ErrInvalid)
@@ -120,7 +119,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.running {
 		r.mu.Unlock()
-		return fmt.Errorf("%w: replica already running", ErrInvalid)
+		return ErrAlreadyRunning
 	}
 	r.running = true
 	r.mu.Unlock()

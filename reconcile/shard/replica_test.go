@@ -13,8 +13,9 @@ import (
 )
 
 // TestInvalidOptionsAndCallsAreErrInvalid: bad options, a nil store, a
-// nil context, a second concurrent Run and a zero Replica are refused
-// with an error matching ErrInvalid (and store.ErrInvalid), never a panic.
+// nil context and a zero Replica are refused with an error matching
+// ErrInvalid (and store.ErrInvalid), a second concurrent Run with
+// ErrAlreadyRunning, never a panic.
 func TestInvalidOptionsAndCallsAreErrInvalid(t *testing.T) {
 	raw := store.NewMemory[[]byte]()
 	for name, o := range map[string]Options{
@@ -56,7 +57,7 @@ func TestInvalidOptionsAndCallsAreErrInvalid(t *testing.T) {
 		done := make(chan error)
 		go func() { done <- r.Run(ctx) }()
 		synctest.Wait()
-		require.ErrorIs(t, r.Run(ctx), ErrInvalid, "a second Run at once was accepted")
+		require.ErrorIs(t, r.Run(ctx), ErrAlreadyRunning, "a second Run at once was accepted")
 		cancel()
 		require.NoError(t, <-done)
 	})

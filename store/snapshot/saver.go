@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/converge-go/converge/store"
@@ -56,6 +57,8 @@ type Saver struct {
 	every time.Duration
 	keep  int
 	log   *slog.Logger
+
+	running atomic.Bool // a Run is in progress
 }
 
 // NewSaver returns a Saver of src with opts, or an error matching
@@ -90,8 +93,12 @@ func (s *Saver) Name() string { return "snapshot" }
 // next interval; only a directory that cannot be created ends Run early,
 // with its error. Each snapshot is written by WriteFile, named
 // "snapshot-TIME-rREVISION.snap". Run may be called again once it has
-// returned, not twice at once.
+// returned; a call while it runs returns ErrAlreadyRunning.
 func (s *Saver) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: saver of %s", ErrAlreadyRunning, s.dir)
+	}
+	defer s.running.Store(false)
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}

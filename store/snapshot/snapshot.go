@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/store"
 )
 
@@ -26,6 +27,11 @@ var (
 	// checksum that does not match, bytes after the trailer. Nothing read
 	// from it counts.
 	ErrDamaged = errors.New("snapshot: damaged, truncated or not a snapshot")
+	// ErrAlreadyRunning: Saver.Run called while another Run of the same
+	// Saver is in progress. errors.Is matches it with the
+	// ErrAlreadyRunning of every converge package
+	// (reconcile.ErrAlreadyRunning included).
+	ErrAlreadyRunning error = running.New("snapshot")
 	// ErrFormat: the snapshot names a format version this package does not
 	// know (written by a newer one).
 	ErrFormat = errors.New("snapshot: unknown format version")
