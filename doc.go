@@ -37,8 +37,6 @@
 //     down).
 //   - reconcile/resource: the ready-made stored type, Resource[Spec, Status],
 //     with its generation bookkeeping and finalizer helper.
-//   - reconcile/checkpoint: a controller's memory of its desired state
-//     beyond its store, so that it heals while the store is gone.
 //
 // Stores and backends:
 //
@@ -48,6 +46,9 @@
 //     over a byte store.
 //   - store/apistore: the API-server layer over any store: finalizers and the
 //     deletion mark, generation, status owned by the layer, owner references.
+//   - store/checkpoint: a controller's memory of its desired state beyond
+//     its store (reconcile.Options.Checkpoint), so that it heals while the
+//     store is gone; store/boltstore keeps it in a file.
 //   - store/boltstore (a nested module): the store in one bbolt file.
 //   - store/etcdstore (a nested module): the store over etcd v3;
 //     etcdembed runs an embedded member, etcdprocs real server processes.
@@ -113,15 +114,17 @@
 // store/apistore/apistoretest (the conformance suites every backend runs),
 // store/httpstore/httpstoretest, store/snapshot/snapshottest,
 // store/faultstore (injected faults), reconcile/reconciletest (reconcilers
-// on a fake clock), reconcile/checkpoint/checkpointtest and
+// on a fake clock), reconcile/checkpointtest and
 // reconcile/shard/shardtest.
 //
 // Internal: internal/bench (the benchmarks and their figures),
 // internal/robustness (linearizability checks of the stores under faults),
-// and helpers the packages share: atomicfile, bearer, codecopt, cputime,
-// ctxtime, httpguard, invalid and running (the errors every package's
-// ErrInvalid and ErrAlreadyRunning match), mapshrink, nilness, pipenet,
-// syncbuf, testcerts and tokenfile.
+// and helpers the packages share: atomicfile, bearer, cputime, ctxtime,
+// exactjson (the one exact-JSON rule), httpguard, invalid and running (the
+// errors every package's ErrInvalid and ErrAlreadyRunning match),
+// mapshrink, nilness, pipenet, privatefile (the one rule for private files
+// and trusted places), syncbuf, testcerts and tokenfile; store/internal
+// holds codecopt, the backends' codec option.
 //
 // Start with the example of package reconcile, then the queue's worker loop
 // and the store's contract. go run ./examples/replicaset shows the whole loop
