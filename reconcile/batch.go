@@ -89,7 +89,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 	turns := make([]turn[T], 0, len(batch))
 	reqs := make([]Request[T], 0, len(batch))
 	for _, h := range batch {
-		t := c.handOut(r, h, &cc)
+		t := c.beginTurn(r, h, &cc)
 		if t.ready {
 			reqs = append(reqs, t.req)
 		}

@@ -10,11 +10,11 @@ import (
 // turn is one hand-out of a key as a worker holds it, from the queue's Get
 // to its Done, whether the key is reconciled alone or in a batch: the
 // claim on the key, its Request (with the writer its writes go through),
-// how its reconcile ended, and what follows. handOut builds it, settle
+// how its reconcile ended, and what follows. beginTurn builds it, settle
 // decides and records what follows the reconcile, and done gives the key
 // back to the queue; the same three, in that order, on both paths.
 //
-// A turn is ready when its reconcile is to be called; a turn handOut did
+// A turn is ready when its reconcile is to be called; a turn beginTurn did
 // not make ready is over already (its key is not this replica's, or it
 // awaits the store and was settled at once) and only waits for done.
 type turn[T any] struct {
@@ -37,13 +37,13 @@ type turn[T any] struct {
 	elapsed time.Duration
 }
 
-// handOut begins key h's turn, whose reconcile will run in cc. Under a
+// beginTurn begins key h's turn, whose reconcile will run in cc. Under a
 // Sharder it claims the key first: a key this replica does not own is
 // disowned, and the turn is over. It builds the key's Request (request)
 // with the run's writer, which under a Sharder carries the claim's guards
 // on every write, and has cc's context end when the claim's ownership
 // does. A key that awaits the store is settled at once (AwaitingStore).
-func (c *Controller[T]) handOut(r *run[T], h queue.Handout[string], cc *callContext) turn[T] {
+func (c *Controller[T]) beginTurn(r *run[T], h queue.Handout[string], cc *callContext) turn[T] {
 	t := turn[T]{c: c, q: r.q, why: trigger(h.Tags)}
 	t.req.Key = h.Key
 	var claim Claim

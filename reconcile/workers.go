@@ -93,7 +93,7 @@ func (c *Controller[T]) takeKeys(get context.Context, r *run[T], ctxs *contextCh
 // of its own, settled and done.
 func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, h queue.Handout[string]) {
 	cc := callContext{ctx: r.reconCtx}
-	t := c.handOut(r, h, &cc)
+	t := c.beginTurn(r, h, &cc)
 	if t.ready {
 		ctx := cc.begin(ctxs.next(), t.info(), c.opts.Timeout)
 		t.log, t.start = ctx, time.Now()
