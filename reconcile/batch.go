@@ -77,73 +77,59 @@ func (c *Controller[T]) takeBatches(get context.Context, r *run[T], batch []queu
 			return batch, nil
 		}
 		c.processBatch(r, batch)
-		for _, h := range batch {
-			r.q.Done(h.Key)
-		}
 	}
 }
 
-// processBatch reconciles the keys of one batch and settles each.
+// processBatch is the turns of one batch: each key handed out as if
+// alone, the ready ones reconciled in one call with one context, then
+// each settled and done.
 func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
-	q, w := r.q, r.writer
-	ctx, cancel := context.WithCancel(r.reconCtx)
-	defer cancel()
+	cc := callContext{ctx: r.reconCtx}
+	cc.cancelable() // a batch's context ends when its call does
+	turns := make([]turn[T], 0, len(batch))
 	reqs := make([]Request[T], 0, len(batch))
-	begs := make([]begun, 0, len(batch))
-	whys := make([]trigger, 0, len(batch))
 	for _, h := range batch {
-		var claim Claim
-		if c.opts.Shard != nil {
-			var owned bool
-			if claim, owned = c.opts.Shard.Claim(h.Key); !owned {
-				c.disown(h.Key, q)
-				continue
-			}
+		t := c.beginTurn(r, h, &cc)
+		if t.ready {
+			reqs = append(reqs, t.req)
 		}
-		req, b := c.request(h)
-		if b.await {
-			c.settle(ctx, q, req, b, trigger(h.Tags), Result{}, errAwaitingStore, time.Now(), 0)
+		turns = append(turns, t)
+	}
+	if len(reqs) > 0 {
+		c.reconcileBatch(&cc, turns, reqs)
+	}
+	cc.end()
+	for i := range turns {
+		turns[i].done()
+	}
+}
+
+// reconcileBatch reconciles the ready turns of a batch, whose requests
+// are reqs, in one call, and settles each with its own result.
+func (c *Controller[T]) reconcileBatch(cc *callContext, turns []turn[T], reqs []Request[T]) {
+	ctx := cc.begin(new(reconcileContext), info{
+		controller: c.opts.Name, batch: len(reqs), id: c.ids.Add(1), base: c.opts.Logger,
+	}, c.opts.Timeout)
+	start := time.Now()
+	results := c.callBatch(ctx, reqs)
+	elapsed := time.Since(start)
+	i := 0
+	for j := range turns {
+		t := &turns[j]
+		if !t.ready {
 			continue
 		}
-		req.Store = w
-		if claim.Owned != nil {
-			req.Store = guardedWriter[T]{writer: w, guards: claim.Guards}
-			stop := context.AfterFunc(claim.Owned, cancel)
-			defer stop()
-		}
-		reqs = append(reqs, req)
-		begs = append(begs, b)
-		whys = append(whys, trigger(h.Tags))
-	}
-	if len(reqs) == 0 {
-		return
-	}
-	callCtx := context.Context(&reconcileContext{Context: ctx, info: info{
-		controller: c.opts.Name, batch: len(reqs), id: c.ids.Add(1), base: c.opts.Logger,
-	}})
-	if c.opts.Timeout > 0 {
-		var cancelTimeout context.CancelFunc
-		callCtx, cancelTimeout = context.WithTimeout(callCtx, c.opts.Timeout)
-		defer cancelTimeout()
-	}
-	start := time.Now()
-	results := c.callBatch(callCtx, reqs)
-	elapsed := time.Since(start)
-	for i, req := range reqs {
-		var res BatchResult
 		if i < len(results) {
-			res = results[i]
+			t.res, t.err = results[i].Result, results[i].Err
 		} else {
-			res.Err = fmt.Errorf("%w (%d results for %d requests)", ErrBatchResults, len(results), len(reqs))
+			t.err = fmt.Errorf("%w (%d results for %d requests)", ErrBatchResults, len(results), len(reqs))
 		}
-		keyCtx := ctx // only failures log, with the key's attributes
-		if res.Err != nil {
-			keyCtx = &reconcileContext{Context: ctx, info: info{
-				controller: c.opts.Name, key: req.Key, revision: req.Object.Revision,
-				retries: req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
-			}}
+		i++
+		t.log, t.start, t.elapsed = cc.ctx, start, elapsed
+		if t.err != nil { // only failures log, with the key's attributes
+			t.log = &reconcileContext{Context: cc.ctx, info: t.info()}
 		}
-		c.settle(keyCtx, q, req, begs[i], whys[i], res.Result, res.Err, start, elapsed)
+		t.settle()
 	}
 }
 

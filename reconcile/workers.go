@@ -89,49 +89,23 @@ func (c *Controller[T]) takeKeys(get context.Context, r *run[T], ctxs *contextCh
 			return nil
 		}
 		c.process(r, ctxs, h)
-		r.q.Done(h.Key)
 	}
 }
 
-// process reconciles one key and decides what happens to it next.
+// process is a key's turn alone: handed out, reconciled with a context
+// of its own, settled and done.
 func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, h queue.Handout[string]) {
-	ctx, key, why := r.reconCtx, h.Key, trigger(h.Tags)
-	var claim Claim
-	if c.opts.Shard != nil {
-		var owned bool
-		if claim, owned = c.opts.Shard.Claim(key); !owned {
-			c.disown(key, r.q)
-			return
-		}
+	cc := callContext{ctx: r.reconCtx}
+	t := c.beginTurn(r, h, &cc)
+	if t.ready {
+		ctx := cc.begin(ctxs.next(), t.info(), c.opts.Timeout)
+		t.log, t.start = ctx, time.Now()
+		t.res, t.err = c.call(ctx, t.req)
+		t.elapsed = time.Since(t.start)
+		t.settle()
 	}
-	req, b := c.request(h)
-	if b.await {
-		c.settle(ctx, r.q, req, b, why, Result{}, errAwaitingStore, time.Now(), 0)
-		return
-	}
-	req.Store = r.writer
-	if claim.Owned != nil {
-		req.Store = guardedWriter[T]{writer: r.writer, guards: claim.Guards}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(claim.Owned, cancel)
-		defer stop()
-	}
-	rc := ctxs.next()
-	*rc = reconcileContext{Context: ctx, info: info{
-		controller: c.opts.Name, key: key, revision: req.Object.Revision,
-		retries: req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
-	}}
-	ctx = rc
-	if c.opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
-		defer cancel()
-	}
-	start := time.Now()
-	res, err := c.call(ctx, req)
-	c.settle(ctx, r.q, req, b, why, res, err, start, time.Since(start))
+	cc.end()
+	t.done()
 }
 
 // begun is what request knows of a hand-out besides its Request: the
@@ -183,11 +157,11 @@ func (c *Controller[T]) call(ctx context.Context, req Request[T]) (res Result, e
 }
 
 // settle decides what happens to a reconciled key next, from how its
-// reconcile (started at start, elapsed long) ended, and records it.
-func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req Request[T], b begun, why trigger, res Result, err error, start time.Time, elapsed time.Duration) {
-	key := req.Key
-	outcome := classify(res, err)
-	if outcome == DependencyDown && !c.circ.blame(err) {
+// reconcile ended, and records it.
+func (t *turn[T]) settle() {
+	c, q, key := t.c, t.q, t.req.Key
+	outcome := classify(t.res, t.err)
+	if outcome == DependencyDown && !c.circ.blame(t.err) {
 		outcome = Failure // not one of Options.Dependencies: an error like any other
 	}
 	switch outcome {
@@ -199,25 +173,25 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 		q.AddWith(key, queue.AddOptions{RateLimited: true, Tags: trigRequeue})
 	case RequeueAfter:
 		q.Forget(key)
-		q.AddWith(key, queue.AddOptions{After: res.RequeueAfter, Tags: trigRequeue})
+		q.AddWith(key, queue.AddOptions{After: t.res.RequeueAfter, Tags: trigRequeue})
 	case TerminalFailure:
 		q.Forget(key)
-		c.logFailure(ctx, slog.LevelError, "reconcile failed terminally; not retrying", err)
+		c.logFailure(t.log, slog.LevelError, "reconcile failed terminally; not retrying", t.err)
 	case Conflict:
-		c.retryConflict(q, req)
-		c.logFailure(ctx, slog.LevelDebug, "write conflicted; reconciling the newer object", err)
+		c.retryConflict(q, t.req)
+		c.logFailure(t.log, slog.LevelDebug, "write conflicted; reconciling the newer object", t.err)
 	case AwaitingStore:
 		q.Forget(key) // it waits for the store, not for a backoff (see finish)
-		c.logFailure(ctx, slog.LevelInfo, "key not in the checkpoint the controller runs from; waiting for the store", err, "key", key)
+		c.logFailure(t.log, slog.LevelInfo, "key not in the checkpoint the controller runs from; waiting for the store", t.err, "key", key)
 	default: // Failure, Panicked, DependencyDown
-		c.retry(ctx, q, key, outcome, res, err)
+		t.retry(outcome)
 	}
 	latency, converged := c.finish(q, ending{
-		key: key, hint: b.hint, revision: req.Object.Revision, stores: b.stores, deleted: req.Deleted,
-		outcome: outcome, why: why, err: err, start: start, elapsed: elapsed,
+		key: key, hint: t.b.hint, revision: t.req.Object.Revision, stores: t.b.stores, deleted: t.req.Deleted,
+		outcome: outcome, why: t.why, err: t.err, start: t.start, elapsed: t.elapsed,
 	})
 	if c.opts.Metrics != nil && outcome != AwaitingStore { // no reconcile was made
-		c.opts.Metrics.Reconciled(c.opts.Name, outcome, elapsed)
+		c.opts.Metrics.Reconciled(c.opts.Name, outcome, t.elapsed)
 		if converged {
 			c.opts.Metrics.Converged(c.opts.Name, latency)
 		}
@@ -228,22 +202,23 @@ func (c *Controller[T]) settle(ctx context.Context, q *queue.Queue[string], req 
 // a dependency is down (the circuit holds the hand-outs), at once and
 // without counting a retry, to wait in the queue until the dependency is
 // up (see circuit).
-func (c *Controller[T]) retry(ctx context.Context, q *queue.Queue[string], key string, outcome Outcome, res Result, err error) {
+func (t *turn[T]) retry(outcome Outcome) {
+	c, q, key := t.c, t.q, t.req.Key
 	if c.circ.holds() {
 		q.AddWith(key, queue.AddOptions{Tags: trigRetry})
-		c.logFailure(ctx, slog.LevelWarn, "reconcile failed while a dependency is down; holding the key until it is up", err)
+		c.logFailure(t.log, slog.LevelWarn, "reconcile failed while a dependency is down; holding the key until it is up", t.err)
 		return
 	}
 	delay := c.opts.RateLimiter.When(key)
-	if res.RequeueAfter > 0 {
-		delay = min(delay, res.RequeueAfter)
+	if t.res.RequeueAfter > 0 {
+		delay = min(delay, t.res.RequeueAfter)
 	}
 	q.AddWith(key, queue.AddOptions{After: delay, Tags: trigRetry})
 	level := slog.LevelWarn
 	if outcome == Panicked {
 		level = slog.LevelError
 	}
-	c.logFailure(ctx, level, "reconcile failed; backing off", err, "retry_in", delay)
+	c.logFailure(t.log, level, "reconcile failed; backing off", t.err, "retry_in", delay)
 }
 
 // retryConflict reconciles a key whose write conflicted again at once if
