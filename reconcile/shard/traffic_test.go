@@ -67,7 +67,7 @@ func measureTraffic(t *testing.T, n, buckets, keys int) (start, idle traffic) {
 			start.watches += mid[i].watches
 			start.events += mid[i].events
 		}
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the bubble's fake clock
 		for i, nd := range nodes {
 			d := nd.traffic().sub(mid[i])
 			idle.reads += d.reads

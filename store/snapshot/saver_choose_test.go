@@ -80,7 +80,7 @@ func TestASaverKeepsWhatItSavesWhateverTheClocksAndTheOtherStores(t *testing.T) 
 			snapshottest.Object("a", "{}", 50))
 		_, err = m.Create(ctx, "d", []byte("{}"))
 		require.NoError(t, err)
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // the bubble's fake clock
 		synctest.Wait()
 		want = []string{"bolt:OTHER@1000", id + "@4", id + "@50", id2 + "@1"}
 		slices.Sort(want)
