@@ -46,52 +46,25 @@ func (suite) listPrefixSorted(t *testing.T, s store.Store[*Value]) {
 	require.Equal(t, rev, listRev, "an empty List still reports the revision")
 }
 
+// listWrite is one write of listConsistent's writer: its revision, key and
+// value (nil for a delete).
+type listWrite struct {
+	rev   int64
+	key   string
+	value *Value
+}
+
 // listConsistent lists while a writer changes the store and checks that each
 // List is exactly the state after the writes up to the revision it reports.
 func (suite) listConsistent(t *testing.T, s store.Store[*Value]) {
 	ctx := t.Context()
 	const keys, writes = 8, 200
-	type write struct {
-		rev   int64
-		key   string
-		value *Value // nil for a delete
-	}
-	var log []write // written by the writer only; read after wg.Wait
+	var log []listWrite // written by the writer only; read after wg.Wait
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Go(func() {
 		defer close(done)
-		live := map[string]int64{}
-		for i := range writes {
-			key := string(rune('a' + i%keys))
-			v := val(i)
-			switch rev, ok := live[key]; {
-			case !ok:
-				obj, err := s.Create(ctx, key, v)
-				if err != nil {
-					t.Errorf("create %q: %v", key, err)
-					return
-				}
-				live[key] = obj.Revision
-				log = append(log, write{obj.Revision, key, v})
-			case i%3 == 0:
-				drev, err := s.Delete(ctx, key, rev)
-				if err != nil {
-					t.Errorf("delete %q: %v", key, err)
-					return
-				}
-				delete(live, key)
-				log = append(log, write{drev, key, nil})
-			default:
-				obj, err := s.Update(ctx, key, v, rev)
-				if err != nil {
-					t.Errorf("update %q: %v", key, err)
-					return
-				}
-				live[key] = obj.Revision
-				log = append(log, write{obj.Revision, key, v})
-			}
-		}
+		log = writeMixed(t, s, keys, writes)
 	})
 
 	type snapshot struct {
@@ -113,25 +86,70 @@ func (suite) listConsistent(t *testing.T, s store.Store[*Value]) {
 	require.Len(t, log, writes)
 
 	for _, snap := range snaps {
-		want := map[string]*Value{}
-		for _, w := range log {
-			if w.rev > snap.rev {
-				break
-			}
-			if w.value == nil {
-				delete(want, w.key)
-			} else {
-				want[w.key] = w.value
-			}
-		}
 		got := map[string]*Value{}
 		for _, o := range snap.objs {
 			require.LessOrEqual(t, o.Revision, snap.rev, "object newer than its List's revision")
 			got[o.Key] = o.Value
 		}
-		require.Equal(t, want, got, "List at revision %d", snap.rev)
+		require.Equal(t, stateAt(log, snap.rev), got, "List at revision %d", snap.rev)
 		require.True(t, slices.IsSorted(keysOf(snap.objs)))
 	}
 	last := snaps[len(snaps)-1]
 	require.Equal(t, log[len(log)-1].rev, last.rev, "the final List reflects the last write")
+}
+
+// writeMixed makes n writes over keys keys (creates, updates, and every
+// third write to a live key a delete) and returns them in order. It
+// reports a failed write with t.Errorf and returns what it wrote so far.
+func writeMixed(t *testing.T, s store.Store[*Value], keys, n int) []listWrite {
+	ctx := t.Context()
+	var log []listWrite
+	live := map[string]int64{}
+	for i := range n {
+		key := string(rune('a' + i%keys))
+		v := val(i)
+		switch rev, ok := live[key]; {
+		case !ok:
+			obj, err := s.Create(ctx, key, v)
+			if err != nil {
+				t.Errorf("create %q: %v", key, err)
+				return log
+			}
+			live[key] = obj.Revision
+			log = append(log, listWrite{obj.Revision, key, v})
+		case i%3 == 0:
+			drev, err := s.Delete(ctx, key, rev)
+			if err != nil {
+				t.Errorf("delete %q: %v", key, err)
+				return log
+			}
+			delete(live, key)
+			log = append(log, listWrite{drev, key, nil})
+		default:
+			obj, err := s.Update(ctx, key, v, rev)
+			if err != nil {
+				t.Errorf("update %q: %v", key, err)
+				return log
+			}
+			live[key] = obj.Revision
+			log = append(log, listWrite{obj.Revision, key, v})
+		}
+	}
+	return log
+}
+
+// stateAt returns the store's contents after the writes of log up to rev.
+func stateAt(log []listWrite, rev int64) map[string]*Value {
+	want := map[string]*Value{}
+	for _, w := range log {
+		if w.rev > rev {
+			break
+		}
+		if w.value == nil {
+			delete(want, w.key)
+		} else {
+			want[w.key] = w.value
+		}
+	}
+	return want
 }
