@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -58,6 +59,18 @@ func (d *databases) names() []string {
 	return out
 }
 
+// pruneNow asks for a pass once the Run started by "go pruner.Run" has
+// begun: before that, Prune answers ErrNotRunning at once.
+func pruneNow(ctx context.Context, pruner *prune.Pruner[*db]) error {
+	for {
+		_, err := pruner.Prune(ctx)
+		if !errors.Is(err, prune.ErrNotRunning) || ctx.Err() != nil {
+			return err
+		}
+		runtime.Gosched()
+	}
+}
+
 // An operator marks each database it creates with the pruner's mark; the
 // pruner drops its own databases that no store object wants, and never one
 // a person made.
@@ -90,12 +103,12 @@ func Example() {
 	fmt.Println("world:", world.names())
 
 	_, _ = s.Delete(ctx, "dbs/old", old.Revision)
-	_, err := pruner.Prune(ctx) // or wait for the next interval
+	err := pruneNow(ctx, pruner) // or wait for the next interval
 	fmt.Println("pruned:", err)
 	fmt.Println("world:", world.names())
 
 	_, _ = s.Delete(ctx, "dbs/app", app.Revision)
-	_, err = pruner.Prune(ctx)
+	err = pruneNow(ctx, pruner)
 	fmt.Println("empty store refused:", errors.Is(err, prune.ErrEmpty))
 	fmt.Println("world:", world.names())
 	// Output:
