@@ -35,7 +35,7 @@
 //   - [github.com/converge-go/converge/reconcile]: Reconciler and Controller
 //     (cache, sources, queue, workers; keeps healing while its store is
 //     down).
-//   - reconcile/resource: the ready-made stored type, Resource[Spec, Status],
+//   - reconcile/kit/resource: the ready-made stored type, Resource[Spec, Status],
 //     with its generation bookkeeping and finalizer helper.
 //
 // Stores and backends:
@@ -62,40 +62,44 @@
 //   - [github.com/converge-go/converge/lock]: per-key locks, leases with
 //     fencing tokens over any Store, and leader election (Elector).
 //
-// Kits built on the loop:
+// Parts of the loop (packages the controller itself imports):
 //
 //   - reconcile/dependency: the health of the external systems a program
 //     acts on; a controller pauses while one is down.
-//   - reconcile/drift: a Source that polls the world and wakes the keys that
-//     drifted without a store event.
-//   - reconcile/schedule: cron schedules and a Source waking keys at their
-//     slots.
-//   - reconcile/owners: owner references, a Source for owners of changed
-//     children, and the garbage Collector.
-//   - reconcile/prune: deletes from the world what the operator made and no
-//     longer wants.
-//   - reconcile/intent: side effects that happen once across crashes.
 //   - reconcile/shard: a controller's keys split among replicas, each write
 //     fenced by its bucket's epoch.
+//
+// Kits built on the loop, under reconcile/kit (the loop never imports them):
+//
+//   - reconcile/kit/drift: a Source that polls the world and wakes the keys
+//     that drifted without a store event.
+//   - reconcile/kit/schedule: cron schedules and a Source waking keys at
+//     their slots.
+//   - reconcile/kit/owners: owner references, a Source for owners of changed
+//     children, and the garbage Collector.
+//   - reconcile/kit/prune: deletes from the world what the operator made and
+//     no longer wants.
+//   - reconcile/kit/intent: side effects that happen once across crashes.
 //
 // The process runner:
 //
 //   - reconcile/manager: runs a process's controllers and other runnables
 //     under one context, leader-only ones behind a lock.Elector, with health
-//     probes and one HTTP server.
+//     probes and one HTTP server; it links no part of the loop, so the store
+//     server runs on it too.
 //
-// Observers:
+// Observers, under reconcile/observe:
 //
-//   - reconcile/convergeprom (a nested module): Prometheus metrics under
+//   - reconcile/observe/convergeprom (a nested module): Prometheus metrics under
 //     controller-runtime's names.
-//   - reconcile/debugpage: the page that answers "why isn't key X
+//   - reconcile/observe/debugpage: the page that answers "why isn't key X
 //     converging?" (its browser test is the nested module browsertest).
 //
-// Commands:
+// Commands, under store/cmd:
 //
-//   - store/httpstore/cmd/convergestore (a nested module): a store server,
+//   - store/cmd/convergestore (a nested module): a store server,
 //     bbolt behind HTTP with the API-server layer.
-//   - store/httpstore/cmd/convergectl: reads and changes a served store, as
+//   - store/cmd/convergectl: reads and changes a served store, as
 //     kubectl does an API server's.
 //
 // Examples (the nested module examples; examples/internal holds what they
@@ -117,10 +121,13 @@
 // on a fake clock), reconcile/checkpointtest and
 // reconcile/shard/shardtest.
 //
-// Internal: internal/bench (the benchmarks and their figures),
-// internal/robustness (linearizability checks of the stores under faults),
-// and helpers the packages share: atomicfile, bearer, cputime, ctxtime,
-// exactjson (the one exact-JSON rule), httpguard, invalid and running (the
+// Suites that import everything, nested modules under reconcile/internal:
+// bench (the benchmarks and their figures) and robustness
+// (linearizability checks of the stores under faults).
+//
+// Internal, leaves only: helpers the packages share: atomicfile, bearer,
+// cputime, ctxtime, exactjson (the one exact-JSON rule), httpguard, invalid,
+// panicerr (a recovered panic) and running (the
 // errors every package's ErrInvalid and ErrAlreadyRunning match),
 // mapshrink, nilness, pipenet, privatefile (the one rule for private files
 // and trusted places), syncbuf, testcerts and tokenfile; store/internal

@@ -6,14 +6,14 @@ replace github.com/converge-go/converge => ../
 
 replace github.com/converge-go/converge/store/boltstore => ../store/boltstore
 
-replace github.com/converge-go/converge/reconcile/convergeprom => ../reconcile/convergeprom
+replace github.com/converge-go/converge/reconcile/observe/convergeprom => ../reconcile/observe/convergeprom
 
 replace github.com/converge-go/converge/store/etcdstore => ../store/etcdstore
 
 require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/converge-go/converge v0.0.0-00010101000000-000000000000
-	github.com/converge-go/converge/reconcile/convergeprom v0.0.0-00010101000000-000000000000
+	github.com/converge-go/converge/reconcile/observe/convergeprom v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/boltstore v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/etcdstore v0.0.0-00010101000000-000000000000
 	github.com/jackc/pgx/v5 v5.12.0

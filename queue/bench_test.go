@@ -10,7 +10,7 @@ import (
 
 // Figures on the project's 2-core machine, 2026-11-29, from
 // go test -run '^$' -bench . -benchmem ./queue
-// (internal/bench/README.md compares them with client-go and controller-runtime):
+// (reconcile/internal/bench/README.md compares them with client-go and controller-runtime):
 //
 //	BenchmarkAddGetDone-2      89 ns/op    0 B/op   0 allocs/op
 //	BenchmarkAddDuplicate-2    15 ns/op    0 B/op   0 allocs/op

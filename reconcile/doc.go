@@ -3,7 +3,7 @@
 // converging. A plain controller needs this package alone; the process
 // that runs several loops (leader election, probes, HTTP) is
 // reconcile/manager, the ready-made Resource type with its spec and status
-// helpers is reconcile/resource, the health of the external systems a
+// helpers is reconcile/kit/resource, the health of the external systems a
 // reconciler acts on (Options.Dependencies) is reconcile/dependency, the
 // checkpoint of a controller's desired state (Options.Checkpoint) is
 // store/checkpoint, and reconcile/reconciletest drives a reconciler to

@@ -1,7 +1,7 @@
 package reconcile
 
 // Sharder returns Options.Shard, nil without one, for debug pages and
-// probes that describe the sharding (reconcile/debugpage shows a Sharder
+// probes that describe the sharding (reconcile/observe/debugpage shows a Sharder
 // with a Status method).
 func (c *Controller[T]) Sharder() Sharder { return c.opts.Shard }
 

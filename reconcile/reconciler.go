@@ -3,9 +3,9 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/converge-go/converge/internal/panicerr"
 	"github.com/converge-go/converge/store"
 )
 
@@ -106,12 +106,6 @@ func (e terminalError) Is(target error) bool { return target == ErrTerminal }
 
 // PanicError is the error a recovered panic becomes: in a reconcile (the
 // key is retried with backoff) and in a runnable of a manager.Manager (the
-// manager stops). Find it with errors.As.
-type PanicError struct {
-	// Value is what was passed to panic.
-	Value any
-	// Stack is the goroutine's stack where the panic was recovered.
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
+// manager stops). Find it with errors.As; its Value is what was passed to
+// panic and its Stack the goroutine's stack where it was recovered.
+type PanicError = panicerr.Error

@@ -11,7 +11,7 @@ import (
 
 // Unchanged reports whether writing next over cur, a value read from s,
 // would leave s holding what it holds, so that the write can be skipped
-// (Modify, CreateOrUpdate, the API-server layer and reconcile/resource's
+// (Modify, CreateOrUpdate, the API-server layer and reconcile/kit/resource's
 // helpers skip it so).
 //
 // Values equal by Equal are unchanged everywhere. A store that keeps

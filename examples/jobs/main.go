@@ -168,7 +168,7 @@
 //
 // With -store-server URL the daemon keeps no store of its own: it runs the
 // jobs of a store served elsewhere with the API-server layer, such as the
-// convergestore command's (store/httpstore/cmd/convergestore), which
+// convergestore command's (store/cmd/convergestore), which
 // applies the layer's rules server-side for the daemon and every other
 // client alike. -store-token-file F names the file of that server's token
 // (refused if others may read it, as the daemon's own); -store-ca F

@@ -12,7 +12,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/stretchr/testify/require"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 )
 
 // KeyPrefix is where jobs live in the store: job NAME is the key

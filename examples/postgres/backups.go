@@ -15,8 +15,8 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/converge-go/converge/reconcile/intent"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 )
 
 // This file holds the operator's side of a backup's dump: the world the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/reconcile/intent"
+	"github.com/converge-go/converge/reconcile/kit/intent"
 )
 
 func newTestRunner(t *testing.T) *dumpRunner {

@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/converge-go/converge/examples/internal/demo"
-	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/observe/debugpage"
 	"github.com/converge-go/converge/store/httpstore"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/converge-go/converge/reconcile/intent"
+	"github.com/converge-go/converge/reconcile/kit/intent"
 )
 
 // This file is one attempt at a backup, run as a process of its own
@@ -33,7 +33,7 @@ import (
 //  2. takes the server's dump lock, an advisory lock held for the whole
 //     dump on a session of its own: dumps run one at a time on a server;
 //  3. runs pg_dump (custom format, its application_name the attempt's ID)
-//     into a temporary file beside the dump's path (reconcile/intent.File);
+//     into a temporary file beside the dump's path (reconcile/kit/intent.File);
 //  4. checks the dump with pg_restore --list, which reads its whole table
 //     of contents;
 //  5. only then renames it into place after fsync (File.Commit): the path

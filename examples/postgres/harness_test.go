@@ -16,7 +16,7 @@ import (
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 

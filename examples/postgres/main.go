@@ -14,7 +14,7 @@
 //
 // # The objects
 //
-// Each kind is a reconcile/resource Resource in a store served with the
+// Each kind is a reconcile/kit/resource Resource in a store served with the
 // API-server layer (store/apistore: finalizers, the generation and the
 // status owned by the layer), under its prefix; the spec is the user's,
 // the status the operator's, with its observed generation, a Ready
@@ -35,24 +35,24 @@
 //     by that intent, never by what a status says.
 //   - backupschedules/NAME, a BackupSchedule: a database, a cron schedule
 //     and a retention. At each slot it creates a Backup under the slot's key
-//     (reconcile/schedule.SlotKey, with a create-only write, so a crash
-//     cannot duplicate it), owned by the schedule (reconcile/owners: its
+//     (reconcile/kit/schedule.SlotKey, with a create-only write, so a crash
+//     cannot duplicate it), owned by the schedule (reconcile/kit/owners: its
 //     backups go with it); at most one runs at a time, at most one catch-up
 //     after downtime, and retention deletes the oldest only once a newer one
 //     succeeded.
 //   - backups/..., a Backup (made by a schedule, or by hand): one pg_dump of
 //     the database into a file made good only by a rename after fsync
-//     (reconcile/intent), verified with pg_restore --list before it counts.
+//     (reconcile/kit/intent), verified with pg_restore --list before it counts.
 //     Its intent is recorded before pg_dump starts, and the dump runs in a
 //     process of its own that outlives the operator: after a crash, the next
 //     reconcile adopts the running attempt or judges the finished one, and
 //     never dumps twice. Dumps run one at a time on a server.
 //
 // Marks: a role or database the operator creates gets a COMMENT holding a
-// reconcile/prune mark, its owner and the store's identity. Only what
+// reconcile/kit/prune mark, its owner and the store's identity. Only what
 // holds the operator's mark from this very store is ever dropped, by a
 // deletion or by the pruners, which drop what the operator made and no
-// object names any longer, gated by reconcile/prune: never before the first
+// object names any longer, gated by reconcile/kit/prune: never before the first
 // sync, while the store is degraded, against a store of another identity,
 // or with an empty desired set. An operator started on a fresh store
 // against a server holding databases marked from another store drops
@@ -62,7 +62,7 @@
 // is done, so a deletion made while the operator is down is carried out
 // when it starts again.
 //
-// Drift: two reconcile/drift sources poll the catalog (every
+// Drift: two reconcile/kit/drift sources poll the catalog (every
 // -drift-interval) and wake the keys whose role or database changed
 // behind the operator's back: a role altered or dropped with psql is put
 // back, a database dropped by hand is created again.

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/converge-go/converge/reconcile/prune"
+	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/store"
 )
 
 // This file holds the marks the operator leaves in PostgreSQL's COMMENTs
-// on what it creates (reconcile/prune.Mark: an owner and the store's
+// on what it creates (reconcile/kit/prune.Mark: an owner and the store's
 // identity), and reads back before it drops anything: a role or database
 // is the operator's only if its comment is the operator's mark from this
 // very store.

@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/drift"
-	"github.com/converge-go/converge/reconcile/intent"
-	"github.com/converge-go/converge/reconcile/resource"
-	"github.com/converge-go/converge/reconcile/schedule"
+	"github.com/converge-go/converge/reconcile/kit/drift"
+	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/resource"
+	"github.com/converge-go/converge/reconcile/kit/schedule"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 )
@@ -178,7 +178,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 }
 
 // backupReconciler converges Backups: one dump of the database, made once
-// across crashes by the intent-before-action pattern (reconcile/intent):
+// across crashes by the intent-before-action pattern (reconcile/kit/intent):
 // the attempt's intent is recorded in status before its dump starts, and a
 // reconcile that finds it pending adopts the attempt if its dump still
 // runs, or judges it by its result, instead of dumping again.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/reconcile/prune"
+	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 

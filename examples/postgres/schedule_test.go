@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/intent"
-	"github.com/converge-go/converge/reconcile/owners"
-	"github.com/converge-go/converge/reconcile/resource"
-	"github.com/converge-go/converge/reconcile/schedule"
+	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/owners"
+	"github.com/converge-go/converge/reconcile/kit/resource"
+	"github.com/converge-go/converge/reconcile/kit/schedule"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/schedule"
+	"github.com/converge-go/converge/reconcile/kit/schedule"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 )

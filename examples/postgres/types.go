@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/converge-go/converge/reconcile/intent"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -116,11 +116,11 @@ type DatabaseStatus struct {
 // BackupScheduleSpec backs a database up at the slots of a cron schedule.
 type BackupScheduleSpec struct {
 	Database string `json:"database"`
-	// Schedule is a cron spec (reconcile/schedule.Parse): "0 3 * * *",
+	// Schedule is a cron spec (reconcile/kit/schedule.Parse): "0 3 * * *",
 	// "@daily", "CRON_TZ=Europe/Paris 30 2 * * *".
 	Schedule string `json:"schedule"`
 	// KeepSucceeded and KeepFailed are how many of the newest successful
-	// and failed backups to keep (reconcile/schedule.Retention): the
+	// and failed backups to keep (reconcile/kit/schedule.Retention): the
 	// newest success is always kept, however many newer backups failed.
 	KeepSucceeded int `json:"keepSucceeded,omitempty"`
 	KeepFailed    int `json:"keepFailed,omitempty"`
@@ -159,7 +159,7 @@ const (
 // BackupStatus is the backup's intent record and outcome.
 type BackupStatus struct {
 	Phase BackupPhase `json:"phase,omitempty"`
-	// Dump is the intent record of the dump (reconcile/intent): written
+	// Dump is the intent record of the dump (reconcile/kit/intent): written
 	// before pg_dump starts, so that after a crash the attempt is adopted
 	// or judged, never run a second time.
 	Dump  intent.Record[DumpResult] `json:"dump,omitzero"`

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/converge-go/converge/reconcile/drift"
-	"github.com/converge-go/converge/reconcile/prune"
+	"github.com/converge-go/converge/reconcile/kit/drift"
+	"github.com/converge-go/converge/reconcile/kit/prune"
 )
 
 // This file holds how the operator looks at the whole server beside its

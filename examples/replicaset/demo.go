@@ -14,7 +14,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/internal/privatefile"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/boltstore"
 	"github.com/converge-go/converge/store/faultstore"

@@ -17,7 +17,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/etcdstore"

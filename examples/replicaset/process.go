@@ -13,9 +13,9 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/convergeprom"
-	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/observe/convergeprom"
+	"github.com/converge-go/converge/reconcile/observe/debugpage"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/checkpoint"
 )

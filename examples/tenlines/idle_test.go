@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/reconcile/reconciletest"
-	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/faultstore"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/converge-go/converge/reconcile/debugpage"
 	"github.com/converge-go/converge/reconcile/manager"
+	"github.com/converge-go/converge/reconcile/observe/debugpage"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 )

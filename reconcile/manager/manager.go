@@ -17,9 +17,9 @@ import (
 
 	"github.com/converge-go/converge/internal/invalid"
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/internal/panicerr"
 	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/lock"
-	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/dependency"
 )
 
@@ -382,7 +382,7 @@ func (m *Manager) runGuarded(ctx context.Context, r *managed) (err error) {
 		if p := recover(); p != nil {
 			stack := debug.Stack()
 			m.log.Error("runnable panicked", "runnable", r.name, "panic", p, "stack", string(stack))
-			err = &reconcile.PanicError{Value: p, Stack: stack}
+			err = &panicerr.Error{Value: p, Stack: stack}
 		}
 	}()
 	return r.runnable.Run(ctx)

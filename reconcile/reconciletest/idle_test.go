@@ -11,9 +11,9 @@ import (
 
 	"github.com/converge-go/converge/internal/pipenet"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/owners"
+	"github.com/converge-go/converge/reconcile/kit/owners"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/reconcile/reconciletest"
-	"github.com/converge-go/converge/reconcile/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/faultstore"

@@ -87,7 +87,7 @@
 //     one per owner record change. Nothing grows with the number of keys.
 //
 // The handover tests' figures (their distributions over 20 joins and 20
-// crashes) are in internal/bench/README.md.
+// crashes) are in reconcile/internal/bench/README.md.
 //
 // Not guaranteed: buckets are balanced by count, not by keys or load;
 // Options.Buckets must never change on a running deployment.

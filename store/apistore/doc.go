@@ -7,7 +7,7 @@
 // applies it for every client: Go programs, convergectl, curl).
 //
 // A type opts in by giving a Kind: where its metadata (Meta) is, and which
-// part of it is spec and which status. reconcile/resource's Resource has
+// part of it is spec and which status. reconcile/kit/resource's Resource has
 // one; JSONKind serves JSON objects of the shape
 // {"metadata":{...},"spec":...,"status":...}.
 //

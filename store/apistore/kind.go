@@ -3,7 +3,7 @@ package apistore
 // Kind tells the layer how to read and rewrite values of T: where their
 // metadata is, and which part of a value is its spec (written by users)
 // and which its status (written by the controller). It is the one thing a
-// type provides to opt in; reconcile/resource's Resource has one, and
+// type provides to opt in; reconcile/kit/resource's Resource has one, and
 // JSONKind serves any JSON object of the shape
 // {"metadata": ..., "spec": ..., ...}, whose members other than metadata
 // and spec are its status.

@@ -90,5 +90,5 @@
 // keys change, holding only those keys; a whole rewrite at the first write
 // and after a failed one; while nothing changes, one small write a minute
 // (so that the checkpoint's age says when the store last served). The
-// figures at 100,000 objects are in internal/bench/README.md.
+// figures at 100,000 objects are in reconcile/internal/bench/README.md.
 package checkpoint

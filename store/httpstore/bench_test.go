@@ -17,7 +17,7 @@ import (
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 )
 
-// benchValue is shaped like internal/bench's LoadValue.
+// benchValue is shaped like reconcile/internal/bench's LoadValue.
 type benchValue struct {
 	Counter int64  `json:"counter"`
 	Writer  int    `json:"writer"`
@@ -25,7 +25,7 @@ type benchValue struct {
 }
 
 // BenchmarkServedUpdate measures the served hot path of the load benchmark
-// (internal/bench, cmd/httpload): a client's Get and compare-and-swap Update
+// (reconcile/internal/bench, cmd/httpload): a client's Get and compare-and-swap Update
 // over loopback HTTP to a handler serving a store that keeps JSON bytes (a
 // store.View over a memory byte store: like boltstore without the disk),
 // with 0 or 4 watches of the whole prefix that must each receive every

@@ -9,7 +9,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 )
 
 // Narrator writes a demo's story: one line per event, each stamped with

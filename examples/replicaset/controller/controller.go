@@ -26,7 +26,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/checkpoint"
 )

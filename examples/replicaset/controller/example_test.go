@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/examples/replicaset/controller"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/resource"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 

@@ -7,7 +7,7 @@ import (
 )
 
 // OptionsOf returns r's options for a layer of Go values of T (a
-// reconcile/resource.Resource, say), whose hooks judge each value's
+// reconcile/kit/resource.Resource, say), whose hooks judge each value's
 // encoding/json encoding, as a client sending it to a store server with
 // the same rules would have it judged. Default decodes the defaulted
 // encoding into a new T. A value that does not encode fails with an error

@@ -2,7 +2,7 @@
 // the project's one configuration of an embedded member (fast raft
 // timings, no fsync, no logs, loopback listeners on ports the system
 // picks), a start that waits until the member serves, and silent clients.
-// The examples, the etcdstore tests and internal/robustness use it; tests
+// The examples, the etcdstore tests and reconcile/internal/robustness use it; tests
 // that need separate etcd processes use etcdprocs.
 //
 // No fsync means a machine crash can lose acknowledged writes: fine for
