@@ -71,36 +71,9 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	}()
 	log := d.logger.With("replica", name)
 
-	// The lease record and the replica sets share one etcd prefix, so the
-	// lease's guard is a compare etcd checks in each replica set write the
-	// controller makes while the replica leads.
-	// Both go through a fault store, which cuts the replica off when it
-	// crashes.
-	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
+	leases, objects, err := r.openStores(client)
 	if err != nil {
 		return nil, err
-	}
-	rawObjects, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
-	if err != nil {
-		return nil, err
-	}
-	leases, err := faultstore.New(rawLeases, faultstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	faulty, err := faultstore.New(rawObjects, faultstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	// The API-server layer over the objects: a deletion of a replica set
-	// marks it until the controller has stopped its pods (its finalizer).
-	objects, err := apistore.New[*controller.ReplicaSet](faulty, resource.Kind[controller.Spec, controller.Status]{})
-	if err != nil {
-		return nil, err
-	}
-	r.cutOff = func() {
-		leases.SetOutage(faultstore.Loud)
-		faulty.SetOutage(faultstore.Loud)
 	}
 	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
 	if err != nil {
@@ -140,6 +113,41 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// openStores opens the replica's two stores over etcd and sets r.cutOff.
+// The lease record and the replica sets share one etcd prefix, so the
+// lease's guard is a compare etcd checks in each replica set write the
+// controller makes while the replica leads. Both go through a fault store,
+// which cuts the replica off when it crashes.
+func (r *replica) openStores(client *clientv3.Client) (*faultstore.Store[lock.Record], store.Store[*controller.ReplicaSet], error) {
+	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	rawObjects, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	leases, err := faultstore.New(rawLeases, faultstore.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	faulty, err := faultstore.New(rawObjects, faultstore.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	// The API-server layer over the objects: a deletion of a replica set
+	// marks it until the controller has stopped its pods (its finalizer).
+	objects, err := apistore.New[*controller.ReplicaSet](faulty, resource.Kind[controller.Spec, controller.Status]{})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.cutOff = func() {
+		leases.SetOutage(faultstore.Loud)
+		faulty.SetOutage(faultstore.Loud)
+	}
+	return leases, objects, nil
 }
 
 // start runs the replica's manager until crash or stop.
