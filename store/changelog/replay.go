@@ -70,8 +70,9 @@ func (a Archive) base(identity string, ep epoch, rev int64) (snapshot.Found, err
 		}
 	}
 	if best.Path == "" || best.Info.Revision < ep.start {
-		return snapshot.Found{}, fmt.Errorf("changelog: %w from revision %d (where the log of the point's epoch starts) to %d in %s: %w",
-			snapshot.ErrNoSnapshot, ep.start, rev, strings.Join(dirs, ", "), errors.Join(errs...))
+		err := fmt.Errorf("changelog: %w from revision %d (where the log of the point's epoch starts) to %d in %s",
+			snapshot.ErrNoSnapshot, ep.start, rev, strings.Join(dirs, ", "))
+		return snapshot.Found{}, errors.Join(append([]error{err}, errs...)...)
 	}
 	return best, nil
 }

@@ -99,6 +99,10 @@ func (a Archive) State(ctx context.Context, to Target) (io.Reader, Point, error)
 		p.Revision = w.epochs[e].last
 	}
 	objs, err := a.replay(segs, w.epochs[e], e, &p)
+	if err != nil && e == 0 && w.lost != nil {
+		// The log's start was lost to damage.
+		err = fmt.Errorf("%w; the log before revision %d is damaged: %w", err, w.epochs[0].start, w.lost)
+	}
 	if err != nil {
 		return nil, p, err
 	}
