@@ -72,8 +72,9 @@ type Shipper[T any] struct {
 }
 
 // NewShipper returns the Shipper of s, whose values it logs as codec's
-// bytes (nil: a byte store's values as they are, as snapshot.Bytes saves
-// them; else the store's own codec if it has one, else store.JSON), or an
+// bytes (nil: the store's own codec if it has one, as snapshot.Typed
+// saves them; else a byte store's values as they are, as snapshot.Bytes
+// does; else store.JSON), or an
 // error matching store.ErrInvalid for a nil s, an empty Dir or a negative
 // value.
 func NewShipper[T any](s store.Store[T], codec store.Codec[T], opts Options) (*Shipper[T], error) {
@@ -85,15 +86,14 @@ func NewShipper[T any](s store.Store[T], codec store.Codec[T], opts Options) (*S
 	case opts.SyncEvery < 0 || opts.SyncBytes < 0 || opts.SegmentSize < 0:
 		return nil, fmt.Errorf("changelog: %w: sync every %v, sync bytes %d, segment size %d: want 0 or more", store.ErrInvalid, opts.SyncEvery, opts.SyncBytes, opts.SegmentSize)
 	}
+	if enc, ok := s.(store.Encoded[T]); ok && codec == nil && enc.Codec() != nil {
+		codec = enc.Codec()
+	}
 	if _, bytes := any(s).(store.Store[[]byte]); bytes && codec == nil {
 		codec = any(raw{}).(store.Codec[T])
 	}
 	if codec == nil {
-		if enc, ok := s.(store.Encoded[T]); ok && enc.Codec() != nil {
-			codec = enc.Codec()
-		} else {
-			codec = store.JSON[T]{}
-		}
+		codec = store.JSON[T]{}
 	}
 	opts.SnapshotDir = cmp.Or(opts.SnapshotDir, opts.Dir)
 	opts.SyncEvery = cmp.Or(opts.SyncEvery, DefaultSyncEvery)
