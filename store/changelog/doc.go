@@ -53,7 +53,9 @@
 //   - A restore to a revision holds exactly the state the store had at
 //     that revision, for every revision of the log from a snapshot on
 //     (TestARestoreToARevisionHoldsExactlyTheStateAtThatRevision, random
-//     changes on the memory store against a model); to a time, the state
+//     changes on the memory store against a model;
+//     TestAShipperOfAServedStoreRestoresEveryRevision, the Shipper a
+//     client of a store served over HTTP); to a time, the state
 //     of the last revision received at or before it
 //     (TestARestoreToATimeHoldsTheRevisionsReceivedByThen).
 //   - A change synced before the store's disk is lost is restored:

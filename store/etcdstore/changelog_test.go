@@ -41,7 +41,7 @@ func TestAWriteAcknowledgedBeforeTheDiskWasLostIsRestored(t *testing.T) {
 	<-time.After(1500 * time.Millisecond) // real time: the load runs
 
 	// The cluster is lost: the log's disk holds what it holds now.
-	killed := time.Now()
+	killed, synced := time.Now(), sh.Synced()
 	lostLog, lostSnaps := filepath.Join(dir, "log-at-loss"), filepath.Join(dir, "snapshots-at-loss")
 	require.NoError(t, os.CopyFS(lostLog, os.DirFS(logDir)))
 	require.NoError(t, os.CopyFS(lostSnaps, os.DirFS(snaps)))
@@ -62,4 +62,6 @@ func TestAWriteAcknowledgedBeforeTheDiskWasLostIsRestored(t *testing.T) {
 	objs, _, err := rs.List(t.Context(), "")
 	require.NoError(t, err)
 	changelogtest.RequireRecoveryPoint(t, acked, killed, time.Second, objs, bytes.Equal)
+	n, oldest := changelogtest.Unsynced(acked, killed, synced)
+	t.Logf("not yet synced at the loss (what a power failure would also lose): %d writes, the oldest acknowledged %v before it", n, oldest)
 }

@@ -19,9 +19,10 @@ import (
 // Acked is a write a store acknowledged: its key, its value, and when the
 // call returned.
 type Acked[T any] struct {
-	Key   string
-	Value T
-	At    time.Time
+	Key      string
+	Value    T
+	Revision int64
+	At       time.Time
 }
 
 // Load creates new keys in s from writers goroutines, each key once, with
@@ -37,12 +38,13 @@ func Load[T any](ctx context.Context, s store.Store[T], writers int, value func(
 			for i := 0; ctx.Err() == nil; i++ {
 				key := fmt.Sprintf("load/%02d/%07d", w, i)
 				v := value(key)
-				if _, err := s.Create(ctx, key, v); err != nil {
+				obj, err := s.Create(ctx, key, v)
+				if err != nil {
 					continue
 				}
 				at := time.Now()
 				mu.Lock()
-				acked = append(acked, Acked[T]{Key: key, Value: v, At: at})
+				acked = append(acked, Acked[T]{Key: key, Value: v, Revision: obj.Revision, At: at})
 				mu.Unlock()
 			}
 		})
@@ -103,4 +105,20 @@ func countBefore[T any](acked []Acked[T], killed time.Time) int {
 		}
 	}
 	return n
+}
+
+// Unsynced returns how many writes of acked made before killed lie above
+// revision synced (a Shipper's Synced at the loss: what a power failure
+// of the log's disk would have lost too), and the age at killed of the
+// oldest of them.
+func Unsynced[T any](acked []Acked[T], killed time.Time, synced int64) (int, time.Duration) {
+	n := 0
+	var oldest time.Duration
+	for _, a := range acked {
+		if a.At.Before(killed) && a.Revision > synced {
+			n++
+			oldest = max(oldest, killed.Sub(a.At))
+		}
+	}
+	return n, oldest
 }
