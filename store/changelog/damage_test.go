@@ -80,15 +80,7 @@ func TestATornOrDamagedRecordIsDetectedAndNeverSkippedPast(t *testing.T) {
 	dir, id, recs := shippedLog(t)
 	segs := segmentFiles(t, dir)
 	require.GreaterOrEqual(t, len(segs), 3)
-	// Records per segment, to know which come before a damaged one.
-	before := map[string]int{}
-	n := 0
-	for _, seg := range segs {
-		before[filepath.Base(seg)] = n
-		data, err := os.ReadFile(seg)
-		require.NoError(t, err)
-		n += len(frames(t, data)) - 1
-	}
+	before := recordsBefore(t, segs)
 	last := filepath.Base(segs[len(segs)-1])
 	lastData, err := os.ReadFile(segs[len(segs)-1])
 	require.NoError(t, err)
@@ -158,6 +150,19 @@ func TestATornOrDamagedRecordIsDetectedAndNeverSkippedPast(t *testing.T) {
 			}
 		}
 	})
+}
+
+// recordsBefore returns, by segment name, how many records the segments
+// before it hold.
+func recordsBefore(t *testing.T, segs []string) map[string]int {
+	t.Helper()
+	before := map[string]int{}
+	n := 0
+	for _, seg := range segs {
+		before[filepath.Base(seg)] = n
+		n += len(frames(t, mustRead(t, seg))) - 1
+	}
+	return before
 }
 
 func mustRead(t *testing.T, path string) []byte {

@@ -22,7 +22,7 @@ import (
 
 // registerLogFlags declares the change log's flags on fs, bound to cfg.
 func registerLogFlags(fs *flag.FlagSet, cfg *config) {
-	fs.StringVar(&cfg.logDir, "log-dir", "", "ship every change of the store into this `directory` (created with mode 0700), synced within a tenth of a second; it begins with a snapshot, saved into -snapshot-dir (or the log's directory), and keeps what the oldest snapshot there needs: -restore-from DIR restores from it")
+	fs.StringVar(&cfg.logDir, "log-dir", "", "ship every change of the store into this `directory` (created with mode 0700), synced within a tenth of a second; it begins with a snapshot, saved into -snapshot-dir (or the log's directory), and keeps what the oldest snapshot there needs (with -snapshot-dir, the last -snapshot-keep snapshots' worth): -restore-from DIR restores from it")
 	fs.Int64Var(&cfg.restoreToRevision, "restore-to-revision", 0, "with -restore-from a log directory: restore the state the store had at this `revision` (default: the log's last)")
 	fs.Func("restore-to-time", "with -restore-from a log directory: restore the state the log had shipped at this `time` (RFC 3339)", func(v string) error {
 		t, err := time.Parse(time.RFC3339Nano, v)

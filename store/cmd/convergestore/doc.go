@@ -165,7 +165,9 @@
 // changelog.DefaultSyncEvery, into checksummed segments. The log begins
 // with a snapshot of the store, saved into -snapshot-dir (L without it),
 // and keeps every segment a restore from the oldest snapshot there needs:
-// with -snapshot-keep N, the log covers the last N snapshots. A server
+// with -snapshot-dir and -snapshot-keep N, the log covers the last N
+// snapshots (without -snapshot-dir, the log's own first snapshot stays the
+// oldest, and nothing is removed). A server
 // whose disk is lost thus loses the changes not yet shipped, a fraction
 // of a second of writes, instead of those since its last snapshot.
 //
