@@ -75,6 +75,12 @@
 //     (TestATornOrDamagedRecordIsDetectedAndNeverSkippedPast); a Shipper
 //     that resumes a log ending in a torn record cuts it there and goes
 //     on (TestAShipperResumesItsLogAfterARestartAndCutsATornTail).
+//   - A log directory group or others may change is refused
+//     (internal/privatefile's rule: a restore would read what another
+//     user planted), unless Options.InsecurePermissions accepts it
+//     (TestAShipperRefusesALogDirectoryOthersMayChange); bad input is
+//     store.ErrInvalid and changes nothing
+//     (TestBadInputIsErrInvalidAndChangesNothing).
 //
 // Errors match ErrDamaged, ErrTorn, ErrFormat, ErrGap, ErrNoLog,
 // ErrAlreadyRunning, snapshot.ErrNoSnapshot, store.ErrInvalid (bad input),
