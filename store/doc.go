@@ -58,6 +58,10 @@
 //     them; a client whose old revision lies beyond the cluster's (a
 //     snapshot of another store) is told by the identity alone.
 //
+// store/changelog ships a store's changes, between its snapshots, to a
+// log from which the state at any revision or time it covers is read as
+// a snapshot: a restore from it follows the same rule.
+//
 // A restore refuses, writing nothing, a snapshot holding what the store
 // could not serve (snapshot.ErrUnservable, naming the key or revision): a
 // value the layer or codec that will serve the store cannot decode (the

@@ -19,6 +19,7 @@ import (
 	"github.com/converge-go/converge/reconcile/shard"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
+	"github.com/converge-go/converge/store/changelog"
 	"github.com/converge-go/converge/store/snapshot"
 	"github.com/stretchr/testify/require"
 )
@@ -95,6 +96,11 @@ func runnables(t *testing.T) map[string]func(t *testing.T) runnable {
 			return func(ctx context.Context) error {
 				return e.Run(ctx, func(ctx context.Context) error { <-ctx.Done(); return nil })
 			}
+		},
+		"changelog": func(t *testing.T) runnable {
+			s, err := changelog.NewShipper(store.NewMemory[[]byte](), nil, changelog.Options{Dir: t.TempDir()})
+			require.NoError(t, err)
+			return s.Run
 		},
 		"snapshot": func(t *testing.T) runnable {
 			s, err := snapshot.NewSaver(snapshot.Bytes(store.NewMemory[[]byte]()), snapshot.SaverOptions{Dir: t.TempDir()})

@@ -14,7 +14,9 @@
 // revision in a directory (LatestAtMost, at or below a revision) and
 // Retain keeps its few highest; a Saver saves one every interval while the
 // store moves. A Source is what a snapshot is taken of: Bytes(s) for a
-// byte store, Typed(s, codec) for any other.
+// byte store, Typed(s, codec) for any other, State(identity, rev, objs)
+// for a state held in memory (store/changelog's replay of a change log,
+// which a restore then reads as any snapshot).
 //
 // Snapshots are chosen by identity, then revision, never by the clock: the
 // time in a header is when a process's clock said it was taken, and a

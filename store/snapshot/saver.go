@@ -146,7 +146,7 @@ func (s *Saver) saveIfMoved(ctx context.Context, last mark) mark {
 	var info Info
 	name := ""
 	if err == nil {
-		name = fmt.Sprintf("snapshot-%s-r%d%s", time.Now().UTC().Format("20060102T150405.000000000Z"), c.rev, Ext)
+		name = FileName(c.rev, time.Now())
 		info, err = WriteFile(ctx, filepath.Join(s.dir, name), captured(c))
 	}
 	if err != nil {

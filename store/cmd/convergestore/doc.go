@@ -60,8 +60,16 @@
 //	                     snapshot.DefaultKeep, 10)
 //	-recover-from S      recover a damaged store file from its store's
 //	                     snapshots in the directory S, or from the file S
-//	-restore-from F      make the store from the snapshot file F, in a -dir
-//	                     without a store file, then serve it
+//	-restore-from F      make the store from the snapshot file F, or from the
+//	                     change log in the directory F, in a -dir without a
+//	                     store file, then serve it
+//	-log-dir L           ship every change of the store into L (see Change
+//	                     log)
+//	-restore-to-revision R
+//	                     with -restore-from L: restore the state at
+//	                     revision R (default: the log's last)
+//	-restore-to-time T   with -restore-from L: restore the state the log had
+//	                     shipped at T (RFC 3339)
 //
 // Tokens: without -token-file, the read-write token is the one in
 // DIR/token, generated the first time (32 bytes from crypto/rand, hex, mode
@@ -82,7 +90,7 @@
 //
 // Before it reads or writes anything, the server checks the places it is
 // given by internal/privatefile's rule, the one its token files follow:
-// -dir and -snapshot-dir (made with mode 0700 when missing, and their
+// -dir, -snapshot-dir and -log-dir (made with mode 0700 when missing, and their
 // parents with them), and the directory or file of -recover-from and
 // -restore-from, must be of the server's user or root, and not writable
 // by group or others (0755 or stricter); the -tls-key file must be the
@@ -149,6 +157,32 @@
 // snapshot's plus boltstore.DefaultRevisionBump, every earlier one
 // compacted, so that a client resuming a watch from before the restore
 // re-lists.
+//
+// # Change log
+//
+// With -log-dir L the server ships every change of its store into L
+// (store/changelog): each change, synced within
+// changelog.DefaultSyncEvery, into checksummed segments. The log begins
+// with a snapshot of the store, saved into -snapshot-dir (L without it),
+// and keeps every segment a restore from the oldest snapshot there needs:
+// with -snapshot-dir and -snapshot-keep N, the log covers the last N
+// snapshots (without -snapshot-dir, the log's own first snapshot stays the
+// oldest, and nothing is removed). A server
+// whose disk is lost thus loses the changes not yet shipped, a fraction
+// of a second of writes, instead of those since its last snapshot.
+//
+// -restore-from L (a directory) makes the store of a new -dir from the
+// log in L and the snapshots in L and -snapshot-dir: to the last revision
+// the log holds, to -restore-to-revision R (the state the store had at R,
+// every change up to it and none after), or to -restore-to-time T (every
+// change the log had received by T). It says on standard output which
+// revision it restored, from which snapshot and how many changes. A log
+// ending in a torn record (a crash while it was written) is restored up
+// to the record before it, with a warning; a point the log does not cover
+// (before it began, past its end, in a gap its store's history left) or
+// past damage in it is refused (exit 1) and makes nothing. The restored
+// store is another store, as from a snapshot; given -log-dir L again, it
+// goes on shipping into L under its new identity.
 //
 // # Example session
 //

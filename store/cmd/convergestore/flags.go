@@ -41,6 +41,11 @@ type config struct {
 	snapshotDir              string
 	snapshotEvery            time.Duration
 	snapshotKeep             int
+	// The change log (changelog.go): shipped into logDir, or restored
+	// from restoreFrom to a revision or a time.
+	logDir            string
+	restoreToRevision int64
+	restoreToTime     time.Time
 	// kinds is the file of the kinds' rules (store/apistore/schema).
 	kinds string
 	// insecurePermissions accepts places others may change or read
@@ -74,12 +79,13 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.Var(&cfg.tokenFiles, "token-file", "read a read-write bearer token from this `file` (mode 0600, yours; repeatable); without it the token of DIR/token is used, generated the first time")
 	fs.Var(&cfg.readTokenFiles, "read-token-file", "read a read-only bearer token from this `file` (mode 0600, yours; repeatable): it may read and watch, not write")
 	fs.BoolVar(&cfg.insecureNoToken, "insecure-no-token", false, "serve without any token: every program that can reach the address may read and write (logged as a warning)")
-	fs.BoolVar(&cfg.insecurePermissions, privatefile.AcceptFlag, false, "use -dir, -snapshot-dir, -recover-from, -restore-from and -tls-key even if another user may change them (or read the key), with a warning; without it such a place is refused")
+	fs.BoolVar(&cfg.insecurePermissions, privatefile.AcceptFlag, false, "use -dir, -snapshot-dir, -log-dir, -recover-from, -restore-from and -tls-key even if another user may change them (or read the key), with a warning; without it such a place is refused")
 	fs.Var(&cfg.allowHosts, "allow-host", "a host `name` clients reach the server by, besides IP literals and localhost (repeatable; \"*\" gives up the defence against DNS rebinding)")
 	fs.DurationVar(&cfg.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait for the store file while another process holds it")
 	fs.StringVar(&cfg.kinds, "kinds", "", "a JSON `file` of kind rules per key prefix (store/apistore/schema): writes that break them are refused naming the field, defaults are filled in")
 	fs.DurationVar(&cfg.heartbeat, "heartbeat", httpstore.DefaultHeartbeat, "how often a watch stream carries a heartbeat; clients judge a stream dead after two silent heartbeats")
 	registerSnapshotFlags(fs, cfg)
+	registerLogFlags(fs, cfg)
 	return fs
 }
 
@@ -128,7 +134,10 @@ func (cfg *config) contradiction() string {
 	if _, err := httpguard.New(httpguard.Policy{Hosts: cfg.allowHosts}); err != nil {
 		return "-allow-host: " + err.Error()
 	}
-	return cfg.snapshotContradiction()
+	if msg := cfg.snapshotContradiction(); msg != "" {
+		return msg
+	}
+	return cfg.logContradiction()
 }
 
 // validAddr reports whether addr is HOST:PORT (HOST may be empty: every

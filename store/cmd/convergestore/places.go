@@ -14,7 +14,7 @@ import (
 // read is no longer private. -insecure-permissions accepts such a place,
 // with a warning.
 
-// checkPlaces makes -dir and -snapshot-dir with mode 0700 if they do not
+// checkPlaces makes -dir, -snapshot-dir and -log-dir with mode 0700 if they do not
 // exist, and checks them, -recover-from, -restore-from (a missing one is
 // left to their own errors) and -tls-key. An unsafe place is an error
 // naming its flag, what is wrong and how to fix it, or, with
@@ -23,6 +23,7 @@ func checkPlaces(cfg config, log *slog.Logger) error {
 	return privatefile.CheckPlaces(log, cfg.insecurePermissions,
 		privatefile.Place{Flag: "-dir", Path: cfg.dir, Check: privatefile.Dir},
 		privatefile.Place{Flag: "-snapshot-dir", Path: cfg.snapshotDir, Check: privatefile.Dir},
+		privatefile.Place{Flag: "-log-dir", Path: cfg.logDir, Check: privatefile.Dir},
 		privatefile.Place{Flag: "-recover-from", Path: cfg.recoverFrom, Check: privatefile.Trusted},
 		privatefile.Place{Flag: "-restore-from", Path: cfg.restoreFrom, Check: privatefile.Trusted},
 		privatefile.Place{Flag: "-tls-key", Path: cfg.tlsKey, Check: privatefile.Secret},

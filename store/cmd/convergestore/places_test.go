@@ -22,7 +22,7 @@ type unsafePlace struct {
 }
 
 // unsafePlaces returns one unsafe place of each kind, made in t's
-// temporary directories: -dir and -snapshot-dir of mode 0777 or of
+// temporary directories: -dir, -snapshot-dir and -log-dir of mode 0777 or of
 // another user, -recover-from a directory or a file others may write,
 // -restore-from another user's file, and -tls-key of mode 0644.
 func unsafePlaces(t *testing.T) map[string]unsafePlace {
@@ -42,10 +42,11 @@ func unsafePlaces(t *testing.T) map[string]unsafePlace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, sharedSnaps := chmod(t.TempDir(), 0o777), chmod(t.TempDir(), 0o777)
+	shared, sharedSnaps, sharedLog := chmod(t.TempDir(), 0o777), chmod(t.TempDir(), 0o777), chmod(t.TempDir(), 0o777)
 	places := map[string]unsafePlace{
 		"-dir of mode 0777":                      {[]string{"-dir", shared}, []string{"-dir", shared, "0777", "chmod 700 " + shared}},
 		"-snapshot-dir of mode 0777":             {[]string{"-snapshot-dir", sharedSnaps}, []string{"-snapshot-dir", sharedSnaps, "chmod 700"}},
+		"-log-dir of mode 0777":                  {[]string{"-log-dir", sharedLog}, []string{"-log-dir", sharedLog, "chmod 700"}},
 		"-recover-from a directory of mode 0770": {[]string{"-recover-from", chmod(t.TempDir(), 0o770)}, []string{"-recover-from", "0770", "chmod 700"}},
 		"-recover-from a file of mode 0666":      {[]string{"-recover-from", snap(0o666)}, []string{"-recover-from", "0666", "chmod 644"}},
 		"-restore-from a file of mode 0646":      {[]string{"-restore-from", snap(0o646)}, []string{"-restore-from", "0646", "chmod 644"}},
@@ -114,12 +115,13 @@ func TestInsecurePermissionsAcceptsAnUnsafePlaceWithAWarning(t *testing.T) {
 }
 
 // TestTheDirectoriesTheServerMakesAreItsUsersAlone: a -dir and a
-// -snapshot-dir that do not exist are made with mode 0700.
+// -snapshot-dir and a -log-dir that do not exist are made with mode 0700.
 func TestTheDirectoriesTheServerMakesAreItsUsersAlone(t *testing.T) {
 	dir, snaps := filepath.Join(t.TempDir(), "a", "store"), filepath.Join(t.TempDir(), "b", "snaps")
-	s := start(t, dir, "-snapshot-dir", snaps)
+	logDir := filepath.Join(t.TempDir(), "c", "log")
+	s := start(t, dir, "-snapshot-dir", snaps, "-log-dir", logDir)
 	s.stop(t)
-	for _, p := range []string{dir, filepath.Dir(dir), snaps, filepath.Dir(snaps)} {
+	for _, p := range []string{dir, filepath.Dir(dir), snaps, filepath.Dir(snaps), logDir, filepath.Dir(logDir)} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

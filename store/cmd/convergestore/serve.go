@@ -68,6 +68,9 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err := addSaver(m, s, cfg, log); err != nil {
 		return err
 	}
+	if err := addShipper(m, s, cfg, log); err != nil {
+		return err
+	}
 	announce(stdout, log, cfg, toks, url, tlsCfg != nil)
 	if err := m.Run(ctx); err != nil {
 		return err

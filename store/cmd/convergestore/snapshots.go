@@ -24,7 +24,7 @@ import (
 
 // registerSnapshotFlags declares the snapshot flags on fs, bound to cfg.
 func registerSnapshotFlags(fs *flag.FlagSet, cfg *config) {
-	fs.StringVar(&cfg.restoreFrom, "restore-from", "", "make the store from the snapshot in this `file` (convergectl snapshot save, or -snapshot-dir), then serve it: -dir must hold no store file yet; the store gets a new identity and revisions above the snapshot's")
+	fs.StringVar(&cfg.restoreFrom, "restore-from", "", "make the store from the snapshot in this `file` (convergectl snapshot save, or -snapshot-dir), or from the change log in this directory (-log-dir) and its snapshots there and in -snapshot-dir, then serve it: -dir must hold no store file yet; the store gets a new identity and revisions above the snapshot's")
 	fs.StringVar(&cfg.recoverFrom, "recover-from", "", "if the store file is damaged, move it aside and restore in its place the good snapshot of its own store with the highest revision in this `directory` (it is left as it is if there is none, or if its identity cannot be read), or the snapshot file named, whatever store it is of")
 	fs.StringVar(&cfg.snapshotDir, "snapshot-dir", "", "save a snapshot of the store into this `directory` (created with mode 0700) at start and then at every -snapshot-every in which the store changed")
 	fs.DurationVar(&cfg.snapshotEvery, "snapshot-every", 0, fmt.Sprintf("how often to look whether the store changed and save a snapshot if it did, with -snapshot-dir (0: %v)", snapshot.DefaultEvery))
@@ -77,27 +77,39 @@ func servable(kind apistore.Kind[json.RawMessage]) snapshot.ValueCheck {
 }
 
 // restoreStore makes the store file at path from the snapshot file of
-// -restore-from.
+// -restore-from, or from the change log in its directory.
 func restoreStore(path string, cfg config, opts []boltstore.Option, stdout io.Writer, log *slog.Logger) error {
+	if fi, err := os.Stat(cfg.restoreFrom); err == nil && fi.IsDir() {
+		return restoreFromLog(path, cfg, opts, stdout, log)
+	}
+	if cfg.restoreToRevision != 0 || !cfg.restoreToTime.IsZero() {
+		return fmt.Errorf("-restore-to-revision and -restore-to-time restore from a change log: -restore-from %s is no directory", cfg.restoreFrom)
+	}
 	f, err := os.Open(cfg.restoreFrom)
 	if err != nil {
 		return fmt.Errorf("-restore-from: %w", err)
 	}
 	defer f.Close()
 	restored, err := boltstore.Restore(path, f, opts...)
-	switch {
-	case errors.Is(err, os.ErrExist):
-		return fmt.Errorf("-restore-from makes a new store, and %s holds one already (serve it without -restore-from, or give another -dir): %w", cfg.dir, err)
-	case errors.Is(err, snapshot.ErrUnservable):
-		return fmt.Errorf("-restore-from %s holds what this server could not serve, and nothing was restored: %w", cfg.restoreFrom, err)
-	case err != nil:
-		return fmt.Errorf("-restore-from %s: %w", cfg.restoreFrom, err)
+	if err != nil {
+		return restoreError(cfg, err)
 	}
 	fmt.Fprintf(stdout, "convergestore: restored %s from %s: %d objects of revision %d, now at revision %d\n",
 		path, cfg.restoreFrom, restored.Snapshot.Count, restored.Snapshot.Revision, restored.Revision)
 	log.Info("store restored from a snapshot", "file", path, "snapshot", cfg.restoreFrom,
 		"objects", restored.Snapshot.Count, "snapshot revision", restored.Snapshot.Revision, "revision", restored.Revision)
 	return nil
+}
+
+// restoreError says why the restore of -restore-from made no store.
+func restoreError(cfg config, err error) error {
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return fmt.Errorf("-restore-from makes a new store, and %s holds one already (serve it without -restore-from, or give another -dir): %w", cfg.dir, err)
+	case errors.Is(err, snapshot.ErrUnservable):
+		return fmt.Errorf("-restore-from %s holds what this server could not serve, and nothing was restored: %w", cfg.restoreFrom, err)
+	}
+	return fmt.Errorf("-restore-from %s: %w", cfg.restoreFrom, err)
 }
 
 // recoverStore opens the store file at path, recovering it from the

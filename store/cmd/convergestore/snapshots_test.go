@@ -164,10 +164,14 @@ func TestRecoverFromSnapshotsServesTheNewestAfterTheStoreFileIsDamaged(t *testin
 func TestSnapshotFlagsThatContradictExitTwo(t *testing.T) {
 	dir := t.TempDir()
 	for args, want := range map[string]string{
-		"-restore-from f -recover-from d":     "-restore-from and -recover-from together",
-		"-snapshot-every 1s":                  "-snapshot-every and -snapshot-keep go with -snapshot-dir",
-		"-snapshot-dir d -snapshot-every -1s": "-snapshot-every -1s: want more than 0",
-		"-snapshot-dir d -snapshot-keep -1":   "-snapshot-keep -1: want 1 or more",
+		"-restore-from f -recover-from d":         "-restore-from and -recover-from together",
+		"-snapshot-every 1s":                      "-snapshot-every and -snapshot-keep go with -snapshot-dir",
+		"-snapshot-dir d -snapshot-every -1s":     "-snapshot-every -1s: want more than 0",
+		"-snapshot-dir d -snapshot-keep -1":       "-snapshot-keep -1: want 1 or more",
+		"-restore-to-revision 5":                  "go with -restore-from a log directory",
+		"-restore-from d -restore-to-revision -1": "-restore-to-revision -1: want more than 0",
+		"-restore-from d -restore-to-revision 5 -restore-to-time 2026-12-07T15:00:00Z": "restore to a revision or to a time",
+		"-restore-from d -restore-to-time yesterday":                                   "want RFC 3339",
 	} {
 		r := runIn(t.Context(), append([]string{"-dir", dir}, strings.Fields(args)...)...)
 		if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != exitUsage || !strings.Contains(first, want) {
