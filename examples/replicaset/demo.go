@@ -14,10 +14,6 @@ import (
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/internal/privatefile"
-	"github.com/converge-go/converge/reconcile/kit/resource"
-	"github.com/converge-go/converge/store/apistore"
-	"github.com/converge-go/converge/store/boltstore"
-	"github.com/converge-go/converge/store/faultstore"
 )
 
 // demoKey is the replica set the demo runs.
@@ -27,11 +23,12 @@ const demoKey = "web"
 type Config struct {
 	// Replicas is the pod count the demo starts with (at least 1).
 	Replicas int
-	// StoreDir holds the bbolt file and the controllers' checkpoint. Empty:
-	// a temporary directory, removed when the demo ends. One another user
-	// may change (of another user than this process's and root, or
-	// writable by group or others) is refused (internal/privatefile),
-	// unless InsecurePermissions; a missing one is made with mode 0700.
+	// StoreDir holds the bbolt file, its change log and the controllers'
+	// checkpoint. Empty: a temporary directory, removed when the demo
+	// ends. One another user may change (of another user than this
+	// process's and root, or writable by group or others) is refused
+	// (internal/privatefile), unless InsecurePermissions; a missing one is
+	// made with mode 0700.
 	StoreDir string
 	// InsecurePermissions uses such a StoreDir, with a warning in the log.
 	InsecurePermissions bool
@@ -85,6 +82,9 @@ type Report struct {
 	Checkpoint CheckpointResult
 	// Deletion describes the deletion made while the controller was down.
 	Deletion DeletionResult
+	// DiskLoss describes the step in which the store's disk was lost and
+	// the store restored from its snapshot and change log.
+	DiskLoss DiskLossResult
 	// Controllers counts the controllers started (one per controller
 	// process, restarts included).
 	Controllers int
@@ -97,11 +97,12 @@ type Report struct {
 	Leftover []int
 	// Final is the replica set as stored at the end.
 	Final controller.ReplicaSet
-	// StorePath is the bbolt file and CheckpointPath the controllers'
-	// checkpoint file, beside it; StoreKept says whether they outlive the
-	// demo.
-	StorePath, CheckpointPath string
-	StoreKept                 bool
+	// StorePath is the bbolt file; ChangelogPath the directory of its
+	// change log and of the snapshots the log begins from, and
+	// CheckpointPath the controllers' checkpoint file, both beside it;
+	// StoreKept says whether they outlive the demo.
+	StorePath, ChangelogPath, CheckpointPath string
+	StoreKept                                bool
 }
 
 // PhaseResult is the state at the end of one step, once converged.
@@ -158,9 +159,10 @@ type DeletionResult struct {
 	WebPods, WebPodsAfter []int
 }
 
-// Run runs the demo: it opens the store, starts the supervisor and the
-// controller, plays the scenario, shuts everything down, checks that no pod
-// is left and writes a summary. It returns an error if a step did not
+// Run runs the demo: it opens the store, ships its changes to a change
+// log beside it, starts the supervisor and the controller, plays the
+// scenario, shuts everything down, checks that no pod is left and writes
+// a summary. It returns an error if a step did not
 // converge in time or a guarantee broke; the report holds what happened
 // up to then.
 func Run(ctx context.Context, cfg Config) (rep Report, err error) {
@@ -174,61 +176,44 @@ func Run(ctx context.Context, cfg Config) (rep Report, err error) {
 	defer removeDir()
 	rep.StoreKept = cfg.StoreDir != ""
 	rep.StorePath = filepath.Join(dir, "replicasets.db")
+	rep.ChangelogPath = filepath.Join(dir, "replicasets.changelog")
 	rep.CheckpointPath = filepath.Join(dir, "replicaset.checkpoint")
-	db, err := boltstore.Open[*controller.ReplicaSet](rep.StorePath)
-	if err != nil {
-		return rep, err
-	}
-	defer func() { err = errors.Join(err, db.Close()) }()
 
 	say := demo.NewNarrator(cfg.Out)
 	sup := pods.NewSupervisor(pods.SupervisorConfig{Executable: cfg.Executable, StopGrace: time.Second, OnEvent: say.PodEvent})
 	defer sup.Close()
-	// The controller and the operator reach bbolt through the API-server
-	// layer (finalizers, generation, status), over a fault store, which
-	// injects nothing until the scenario's outage makes it unreachable;
-	// the narrator reads bbolt directly.
-	net, err := faultstore.New[*controller.ReplicaSet](db, faultstore.Options{})
-	if err != nil {
-		return rep, err
-	}
-	api, err := apistore.New(net, resource.Kind[controller.Spec, controller.Status]{})
-	if err != nil {
-		return rep, err
-	}
-
-	say.Say("replicaset demo: pods are child processes of this program; store %s", rep.StorePath)
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	narrator := &storeNarrator{say: say, s: db}
-	narrated := make(chan error, 1)
-	go func() {
-		narrated <- narrator.run(runCtx)
-		stop() // a failed narrator ends the scenario too
-	}()
-	r := &rig{cfg: cfg, say: say, api: api, sup: sup, checkpoint: rep.CheckpointPath, fail: stop}
-	proc, err := r.start(runCtx)
-	if err == nil {
-		d := &scenario{cfg: cfg, say: say, narrator: narrator, db: db, net: net, api: api, sup: sup, rig: r, proc: proc, rep: &rep}
-		err = d.play(runCtx)
-		proc = d.proc
+	// The controller and the operator reach bbolt through the API-server
+	// layer, over a fault store that the outages cut (demoStore).
+	places := storePlaces{path: rep.StorePath, logDir: rep.ChangelogPath, insecure: cfg.InsecurePermissions, logger: cfg.Logger}
+	st, err := openStore(runCtx, places, say, stop)
+	if err != nil {
+		return rep, err
+	}
+	say.Say("replicaset demo: pods are child processes of this program; store %s, its change log in %s", rep.StorePath, rep.ChangelogPath)
+	r := &rig{cfg: cfg, say: say, api: st.api, sup: sup, checkpoint: rep.CheckpointPath, fail: stop}
+	s := &scenario{cfg: cfg, say: say, demoStore: st, places: places, sup: sup, rig: r, rep: &rep}
+	if s.proc, err = r.start(runCtx); err == nil {
+		err = s.play(runCtx)
 	}
 
 	say.Say("== shutdown: stopping the controller, then every pod")
 	rep.BeforeShutdown = sup.Stats()
-	if proc != nil {
-		err = errors.Join(err, proc.stop())
+	if s.proc != nil {
+		err = errors.Join(err, s.proc.stop())
 	}
-	stop()
-	err = errors.Join(err, <-narrated)
 	rep.Controllers = r.started
 	var stopErr error
 	rep.Leftover, stopErr = demo.StopPods(sup, say)
 	err = errors.Join(err, stopErr)
 	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
-	if obj, gerr := db.Get(context.WithoutCancel(ctx), demoKey); gerr == nil {
-		rep.Final = *obj.Value
+	if !s.closed {
+		if obj, gerr := s.db.Get(context.WithoutCancel(ctx), demoKey); gerr == nil {
+			rep.Final = *obj.Value
+		}
 	}
+	err = errors.Join(err, s.close())
 	summarize(cfg.Out, &rep, err)
 	return rep, err
 }

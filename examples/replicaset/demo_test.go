@@ -72,9 +72,9 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 		assert.Equal(t, p.Want, p.Ready, p.Name)
 		assert.Equal(t, p.Generation, p.ObservedGeneration, p.Name)
 	}
-	require.Equal(t, []string{"converge", "power failure", "scale up", "scale down", "store outage", stepBothGone}, names)
-	want := []int{3, 3, 5, 2, 2, 2}
-	gens := []int64{1, 1, 2, 3, 3, 3}
+	require.Equal(t, []string{"converge", "power failure", "scale up", "scale down", "store outage", stepBothGone, stepDiskLost}, names)
+	want := []int{3, 3, 5, 2, 2, 2, 3}
+	gens := []int64{1, 1, 2, 3, 3, 3, 4}
 	for i, p := range rep.Phases {
 		assert.Equal(t, want[i], p.Want, p.Name)
 		assert.Equal(t, gens[i], p.Generation, p.Name)
@@ -127,10 +127,10 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 	assert.Regexp(t, `\n  checkpoint: +store and controller gone: a fresh controller ran from its checkpoint \(revision \d+, `, out, "the summary")
 	assert.Contains(t, out, "controller: runs from its checkpoint of revision ", "the narration")
 
-	assert.Equal(t, 2, rep.Final.Spec.Replicas)
-	assert.Equal(t, 2, rep.Final.Status.ReadyReplicas)
-	assert.Equal(t, final, rep.Final.Status.Pods)
-	assert.Equal(t, int64(3), rep.Final.ObservedGeneration)
+	assert.Equal(t, 3, rep.Final.Spec.Replicas)
+	assert.Equal(t, 3, rep.Final.Status.ReadyReplicas)
+	assert.Equal(t, rep.Phases[6].Pods, rep.Final.Status.Pods)
+	assert.Equal(t, int64(4), rep.Final.ObservedGeneration)
 
 	// Every pod is accounted for: killed by the demo, stopped by the
 	// controller, or stopped at shutdown; none is left.
@@ -139,7 +139,7 @@ func TestDemoConvergesEveryStepAndServesItsPageAndMetrics(t *testing.T) {
 	assert.Equal(t, 3+batchPods, rep.BeforeShutdown.Stopped, "scale down from 5 to 2, then the deleted replica set's pods")
 	assert.Equal(t, len(rep.StartedPIDs), rep.Stats.Started)
 	assert.Equal(t, rep.Stats.Started, rep.Stats.Stopped+rep.Stats.Exited)
-	assert.Equal(t, 3+3+2+1+1+batchPods, rep.Stats.Started)
+	assert.Equal(t, 3+3+2+1+1+batchPods+1, rep.Stats.Started)
 	assert.Empty(t, rep.Leftover)
 	assert.Len(t, slices.Compact(slices.Sorted(slices.Values(rep.StartedPIDs))), len(rep.StartedPIDs))
 }
@@ -163,8 +163,52 @@ func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testin
 	}
 	require.Len(t, d.WebPods, 1)
 	assert.Equal(t, d.WebPods, d.WebPodsAfter, "the next controller replaced the pods of a replica set it should have adopted")
-	assert.Equal(t, 3, rep.Controllers, "the first, the one started from the checkpoint, the one after the deletion")
+	assert.Equal(t, 4, rep.Controllers, "the first, the one started from the checkpoint, the one after the deletion, the one on the restored store")
 	assert.Equal(t, 0, rep.BeforeShutdown.Exited-rep.Killed, "a pod died that nobody killed")
+}
+
+// The store's disk lost a moment after a write (the demo's last step):
+// the store restored from the snapshot and the change log holds the write
+// acknowledged before the loss, under a new identity, above every
+// revision of the lost store; the controller started on it converges to
+// that spec and undoes nothing: the pods that ran at the loss run on,
+// none is stopped.
+func TestDemoRestoresTheLastAcknowledgedWriteAfterTheStoresDiskIsLost(t *testing.T) {
+	rep, out := runDemo(t, fast(Config{Replicas: 2}))
+	d := rep.DiskLoss
+	require.Equal(t, 2, d.Want, "scaled down to 1, then up by one")
+	require.Positive(t, d.Acked)
+
+	// The last acknowledged write is present after the restore, read from
+	// the lost store's log up to its last revision.
+	assert.Equal(t, d.Want, d.Found.Spec.Replicas, "the spec the restored store holds")
+	assert.Equal(t, d.Generation, d.Found.Generation, "its generation")
+	assert.Equal(t, d.Identity, d.Point.Identity, "the log read")
+	assert.GreaterOrEqual(t, d.Point.Revision, d.Acked)
+	assert.LessOrEqual(t, d.Point.Revision, d.Revision)
+	assert.Positive(t, d.Point.Records)
+	assert.Positive(t, d.Shipped)
+
+	// A new identity, above every revision of the lost store.
+	assert.NotEmpty(t, d.Restored.Identity)
+	assert.NotEqual(t, d.Identity, d.Restored.Identity)
+	assert.Greater(t, d.Restored.Revision, d.Revision)
+
+	// The pods converge to the restored spec, undoing nothing.
+	last := rep.Phases[len(rep.Phases)-1]
+	require.Equal(t, stepDiskLost, last.Name)
+	assert.Equal(t, d.Want, last.Want)
+	assert.Len(t, last.Pods, d.Want)
+	assert.Equal(t, d.Want, last.Ready)
+	assert.Equal(t, d.Generation, last.ObservedGeneration)
+	assert.Zero(t, d.Stopped, "pods stopped after the write: the write undone")
+	for _, pid := range d.PodsAtLoss {
+		assert.Contains(t, last.Pods, pid, "a pod that ran at the loss")
+	}
+	assert.Positive(t, d.Reconciled)
+	assert.Equal(t, d.Want, rep.Final.Spec.Replicas)
+	assert.Equal(t, d.Generation, rep.Final.ObservedGeneration)
+	assert.Regexp(t, `\n  disk loss: +web scaled to 2 at revision \d+, in the change log .* the write present, as a new store above revision \d+;`, out, "the summary")
 }
 
 // With a store directory, the desired state survives a restart: the second
@@ -172,19 +216,32 @@ func TestDemoKillsThePodsOfAReplicaSetDeletedWhileTheControllerWasDown(t *testin
 func TestDemoResumesFromStore(t *testing.T) {
 	dir := t.TempDir()
 	first, _ := runDemo(t, fast(Config{Replicas: 2, StoreDir: dir}))
-	require.Equal(t, 1, first.Final.Spec.Replicas)
-	require.Equal(t, int64(3), first.Final.Generation)
+	require.Equal(t, 2, first.Final.Spec.Replicas)
+	require.Equal(t, int64(4), first.Final.Generation)
 
 	second, _ := runDemo(t, fast(Config{Replicas: 2, StoreDir: dir}))
 	require.NotNil(t, second.Resumed)
-	assert.Equal(t, 1, second.Resumed.Want)
-	assert.Len(t, second.Resumed.Pods, 1)
-	assert.Equal(t, int64(3), second.Resumed.ObservedGeneration)
+	assert.Equal(t, 2, second.Resumed.Want)
+	assert.Len(t, second.Resumed.Pods, 2)
+	assert.Equal(t, int64(4), second.Resumed.ObservedGeneration)
 	for _, pid := range first.StartedPIDs {
 		assert.NotContains(t, second.Resumed.Pods, pid, "a pod of the first run")
 	}
-	assert.Equal(t, int64(6), second.Final.Generation)
-	assert.Equal(t, int64(6), second.Final.ObservedGeneration)
+	// The converge step writes the spec the store already holds (2
+	// replicas): no generation. Scale up, scale down and the disk loss's
+	// scale make three.
+	assert.Equal(t, int64(7), second.Final.Generation)
+	assert.Equal(t, int64(7), second.Final.ObservedGeneration)
+
+	// The store resumed is the one the first run restored; its changes
+	// went on into the same log, under its identity, from a snapshot of
+	// it, from which the second run's restore began.
+	d := second.DiskLoss
+	assert.Equal(t, first.DiskLoss.Restored.Identity, d.Identity)
+	assert.Equal(t, d.Identity, d.Point.Identity)
+	assert.GreaterOrEqual(t, d.Point.SnapshotRevision, first.DiskLoss.Restored.Revision)
+	assert.Equal(t, d.Want, d.Found.Spec.Replicas)
+	assert.NotEqual(t, d.Identity, d.Restored.Identity)
 }
 
 func TestRunRejectsNoReplicas(t *testing.T) {

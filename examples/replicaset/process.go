@@ -25,14 +25,16 @@ import (
 // a fresh controller (nothing cached, as in a restarted process) under a
 // manager of its own, with its checkpoint file opened for it and closed
 // once its manager has stopped, and with the debug page and the metrics
-// when Config.HTTPAddr asks for them. The store, the checkpoint file and
-// the pods (children of the supervisor, as a node's processes are
-// children of its agent) outlive every controller. The etcd-loss test's
+// when Config.HTTPAddr asks for them. The store (until its disk is lost),
+// the checkpoint file and the pods (children of the supervisor, as a
+// node's processes are children of its agent) outlive every controller. The etcd-loss test's
 // controller processes run their controller with a rig too
 // (etcdlossproc_test.go).
 type rig struct {
 	cfg Config
 	say *demo.Narrator
+	// api is the store the next controller starts on (the demo's
+	// disk-loss step sets the one restored).
 	api store.Store[*controller.ReplicaSet]
 	sup *pods.Supervisor
 	// checkpoint is the path of the controllers' checkpoint file.

@@ -19,19 +19,17 @@ import (
 
 // scenario plays the demo's steps against a running controller.
 type scenario struct {
-	cfg      Config
-	say      *demo.Narrator
-	narrator *storeNarrator
-	db       store.Store[*controller.ReplicaSet]       // the store itself, always reachable
-	net      *faultstore.Store[*controller.ReplicaSet] // the network to it, which the outage cuts
-	// api is the controller's and the user's way to the store: the
-	// API-server layer, over net.
-	api  *apistore.Store[*controller.ReplicaSet]
-	sup  *pods.Supervisor
-	rig  *rig
-	proc *controllerProc // the controller running now
-	rep  *Report
-	want int
+	cfg Config
+	say *demo.Narrator
+	// demoStore is the store now, and places where it lives: the
+	// disk-loss step replaces it with the one restored there.
+	*demoStore
+	places storePlaces
+	sup    *pods.Supervisor
+	rig    *rig
+	proc   *controllerProc // the controller running now
+	rep    *Report
+	want   int
 }
 
 // play resumes the replica set an earlier run left, if any, then runs
@@ -58,6 +56,7 @@ func (s *scenario) play(ctx context.Context) error {
 		s.outage,
 		s.storeAndControllerGone,
 		s.deleteWhileDown,
+		s.diskLost,
 	)
 }
 
@@ -193,7 +192,9 @@ func (s *scenario) deleteWhileDown(ctx context.Context) error {
 	out.Pods, out.WebPods = obj.Value.Status.Pods, pidsOf(s.sup.Running(demoKey))
 
 	s.say.Say("== the controller stops")
-	if err := s.proc.stop(); err != nil {
+	err = s.proc.stop()
+	s.proc = nil // stopped: Run does not stop it again
+	if err != nil {
 		return fmt.Errorf("delete while down: stop the controller: %w", err)
 	}
 	rev, _, err := s.api.DeleteWith(ctx, batchKey, obj.Revision, apistore.Background)

@@ -8,8 +8,8 @@ import (
 )
 
 // summarize writes what the demo did: each step, the pod counts, the
-// outage, the start from the checkpoint, the deletion, the final state and whether any pod was left
-// behind.
+// outage, the start from the checkpoint, the deletion, the restore after
+// the disk loss, the final state and whether any pod was left behind.
 func summarize(w io.Writer, rep *Report, err error) {
 	sum := demo.NewSummary(w)
 	for _, p := range rep.Phases {
@@ -29,6 +29,11 @@ func summarize(w io.Writer, rep *Report, err error) {
 	if d := rep.Deletion; d.Key != "" && d.Gone > 0 {
 		sum.Line("deletion", "%s deleted while the controller was down: kept, marked, its pods %s running; gone %v after the controller started again, its pods stopped first",
 			d.Key, demo.PIDList(d.RunningWhileDown), d.Gone.Round(time.Millisecond))
+	}
+	if d := rep.DiskLoss; d.Reconciled > 0 {
+		sum.Line("disk loss", "%s scaled to %d at revision %d, in the change log %v later, the disk lost %v after the write; restored in %v from the snapshot at revision %d and %s, the write present, as a new store above revision %d; reconciled by the controller %v after it started, %s stopped",
+			demoKey, d.Want, d.Acked, d.Shipped.Round(time.Millisecond), d.Lost.Round(time.Millisecond), d.RestoreTook.Round(time.Millisecond),
+			d.Point.SnapshotRevision, demo.Count(d.Point.Records, "record"), d.Restored.Revision, d.Reconciled.Round(time.Millisecond), demo.Count(d.Stopped, "pod"))
 	}
 	if f := rep.Final; f.Generation > 0 {
 		sum.Line("final", "%s wants %s (generation %d); status %d/%d ready, observed generation %d",
