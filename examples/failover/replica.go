@@ -71,36 +71,13 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	}()
 	log := d.logger.With("replica", name)
 
-	// The lease record and the replica sets share one etcd prefix, so the
-	// lease's guard is a compare etcd checks in each replica set write the
-	// controller makes while the replica leads.
-	// Both go through a fault store, which cuts the replica off when it
-	// crashes.
-	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
-	if err != nil {
-		return nil, err
-	}
-	rawObjects, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
-	if err != nil {
-		return nil, err
-	}
-	leases, err := faultstore.New(rawLeases, faultstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	faulty, err := faultstore.New(rawObjects, faultstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	// The API-server layer over the objects: a deletion of a replica set
-	// marks it until the controller has stopped its pods (its finalizer).
-	objects, err := apistore.New[*controller.ReplicaSet](faulty, resource.Kind[controller.Spec, controller.Status]{})
+	leases, objects, err := replicaStores(client)
 	if err != nil {
 		return nil, err
 	}
 	r.cutOff = func() {
 		leases.SetOutage(faultstore.Loud)
-		faulty.SetOutage(faultstore.Loud)
+		objects.SetOutage(faultstore.Loud)
 	}
 	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
 	if err != nil {
@@ -113,7 +90,13 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	// The controller's writes need no wrapper: it writes through itself
 	// (Request.Store), which adds the guard of the term the elector runs it
 	// in to each write.
-	ctrl, err := controller.New(objects, controller.Config{
+	// The API-server layer over the objects: a deletion of a replica set
+	// marks it until the controller has stopped its pods (its finalizer).
+	layer, err := apistore.New[*controller.ReplicaSet](objects, resource.Kind[controller.Spec, controller.Status]{})
+	if err != nil {
+		return nil, err
+	}
+	ctrl, err := controller.New(layer, controller.Config{
 		Pods:   d.pods,
 		Exits:  d.pods.Exits(),
 		Logger: log,
@@ -140,6 +123,31 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// replicaStores returns a replica's stores over client: its lease record
+// and the replica sets, each through a fault store that cuts the replica
+// off when it crashes. They share one etcd prefix, so the lease's guard is
+// a compare etcd checks in each replica set write the controller makes
+// while the replica leads.
+func replicaStores(client *clientv3.Client) (*faultstore.Store[lock.Record], *faultstore.Store[*controller.ReplicaSet], error) {
+	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	rawObjects, err := etcdstore.New[*controller.ReplicaSet](client, etcdPrefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	leases, err := faultstore.New(rawLeases, faultstore.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	objects, err := faultstore.New(rawObjects, faultstore.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return leases, objects, nil
 }
 
 // start runs the replica's manager until crash or stop.
