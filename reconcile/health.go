@@ -123,7 +123,7 @@ func (c *Controller[T]) Health() Health {
 	h.Revision = c.cache.Revision()
 	h.Workers = c.workers()
 	h.Checkpoint = c.keep.report(c.cache.Restored(), now)
-	h.History = History(c.cache.History())
+	h.History = c.cache.History()
 	return h
 }
 

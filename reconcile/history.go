@@ -1,10 +1,6 @@
 package reconcile
 
-import (
-	"time"
-
-	"github.com/converge-go/converge/store"
-)
+import "github.com/converge-go/converge/reconcile/internal/cache"
 
 // Another history: the store the cache follows is not the history the
 // cache reflects. Either it answers another identity (store.Identifier:
@@ -17,17 +13,10 @@ import (
 // (replaced.go). Health.History reports it.
 
 // History is what a controller reports of the times it found its store to
-// be another history (Health.History). Each time, the cache re-listed the
-// store whole, every key of it was reconciled from the store's value, and
-// every key it lacks as deleted with the last value the cache held.
-type History struct {
-	// Changes counts them since New; the other fields are of the latest
-	// (zero if none).
-	Changes int
-	// Reason says why: store.AnotherIdentity or store.RolledBack.
-	Reason store.HistoryReason
-	// At is when the store was re-listed; From is the revision the cache
-	// reflected before, To the revision of that list.
-	At       time.Time
-	From, To int64
-}
+// be another history (Health.History): how many since New, and the
+// latest's reason (store.AnotherIdentity or store.RolledBack), time, and
+// the revisions of the cache before and of the store's list. Each time,
+// the cache re-listed the store whole, every key of it was reconciled from
+// the store's value, and every key it lacks as deleted with the last value
+// the cache held.
+type History = cache.History
