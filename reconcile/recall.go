@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store/checkpoint"
 )
 
@@ -75,10 +74,7 @@ func (c *Controller[T]) storeBack(end func()) {
 	end()
 	keys := c.led.awaiting()
 	c.mu.Unlock()
-	q := c.q()
-	for _, key := range keys {
-		q.AddWith(key, queue.AddOptions{Tags: trigStoreBack})
-	}
+	addAll(c.q(), keys, trigStoreBack)
 	c.opts.Logger.Info("the store serves again and the cache has caught up with it; the checkpoint is no longer used",
 		"waited", len(keys))
 }

@@ -1,9 +1,6 @@
 package reconcile
 
-import (
-	"github.com/converge-go/converge/queue"
-	"github.com/converge-go/converge/store"
-)
+import "github.com/converge-go/converge/store"
 
 // Another history (history.go): the store has another identity (restored
 // from a snapshot, or replaced), or the same one below the cache's
@@ -30,13 +27,9 @@ func (c *Controller[T]) storeReplaced(install func(), why store.HistoryReason) {
 	c.mu.Lock()
 	c.led.storeReplaced()
 	install()
-	var pending []string
-	c.led.eachPending(func(key string, _ *pendingChange) { pending = append(pending, key) })
+	pending := c.led.pendingKeys()
 	c.mu.Unlock()
-	q := c.q()
-	for _, key := range pending {
-		q.AddWith(key, queue.AddOptions{Tags: trigListed})
-	}
+	addAll(c.q(), pending, trigListed)
 	h := c.cache.History()
 	c.opts.Logger.Warn(historyMessage(why), "reason", string(why), "from", h.From, "to", h.To, "pending", len(pending))
 }

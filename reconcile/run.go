@@ -113,13 +113,9 @@ func (c *Controller[T]) startIntake(intake context.Context, sources *sync.WaitGr
 func (c *Controller[T]) requeueAfterRelist(carried []queue.Item[string]) {
 	c.enqueueAll(trigListed)
 	c.mu.Lock()
-	var unfinished []string
-	c.led.eachPending(func(key string, _ *pendingChange) { unfinished = append(unfinished, key) })
+	unfinished := c.led.pendingKeys()
 	c.mu.Unlock()
-	q := c.q()
-	for _, key := range unfinished {
-		q.AddWith(key, queue.AddOptions{Tags: trigListed})
-	}
+	addAll(c.q(), unfinished, trigListed)
 	c.carryOver(carried)
 }
 
@@ -199,8 +195,13 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	c.mu.Lock()
 	owed := c.led.unsettled()
 	c.mu.Unlock()
-	for _, key := range owed {
-		q.AddWith(key, queue.AddOptions{Tags: trigRetry})
+	addAll(q, owed, trigRetry)
+}
+
+// addAll queues keys at once, woken by why.
+func addAll(q *queue.Queue[string], keys []string, why trigger) {
+	for _, key := range keys {
+		q.AddWith(key, queue.AddOptions{Tags: why})
 	}
 }
 
