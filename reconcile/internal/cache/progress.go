@@ -66,14 +66,7 @@ func (c *Cache[T]) AskProgress() {
 func (c *Cache[T]) Synced() <-chan struct{} { return c.synced }
 
 // IsSynced reports whether Synced is closed.
-func (c *Cache[T]) IsSynced() bool {
-	select {
-	case <-c.synced:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Cache[T]) IsSynced() bool { return closed(c.synced) }
 
 // markSynced closes synced, once: the store's state is in the cache.
 func (c *Cache[T]) markSynced() {
@@ -89,9 +82,12 @@ func (c *Cache[T]) markSynced() {
 func (c *Cache[T]) Filled() <-chan struct{} { return c.filled }
 
 // isFilled reports whether a list or a restored state is in the cache.
-func (c *Cache[T]) isFilled() bool {
+func (c *Cache[T]) isFilled() bool { return closed(c.filled) }
+
+// closed reports whether ch is closed (nothing is ever sent on it).
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-c.filled:
+	case <-ch:
 		return true
 	default:
 		return false
