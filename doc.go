@@ -64,6 +64,9 @@
 //
 // Parts of the loop (packages the controller itself imports):
 //
+//   - reconcile/internal/cache: the controller's cache of its store, fed by
+//     list and watch, telling its hooks and observer what changed; it
+//     knows nothing of checkpoints (the controller's journal observes it).
 //   - reconcile/dependency: the health of the external systems a program
 //     acts on; a controller pauses while one is down.
 //   - reconcile/shard: a controller's keys split among replicas, each write

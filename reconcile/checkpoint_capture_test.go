@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -10,21 +9,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/internal/cache"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
 
 // captureWorld is a store's history made of random multi-key transactions,
-// delivered to an informer with a journal in batches that end anywhere,
+// delivered to a cache with a journal in batches that end anywhere,
 // in the middle of a revision included, as a watch delivers them.
 type captureWorld struct {
 	t       *testing.T
 	rng     *rand.Rand
-	in      *informer[*item]
+	in      *cache.Cache[*item]
+	j       *journal[*item]
 	rev     int64
 	objects map[string]store.Object[*item]
 	history []store.Event[*item]
-	sent    int // events of history delivered to the informer
+	sent    int // events of history delivered to the cache
 	// written is the checkpoint the captures built, and writtenRev its
 	// revision.
 	written    map[string]store.Object[*item]
@@ -54,7 +55,7 @@ func (w *captureWorld) txn() {
 	}
 }
 
-// deliver hands the informer the next few events, and a progress report
+// deliver hands the cache the next few events, and a progress report
 // if they end at a revision boundary.
 func (w *captureWorld) deliver() {
 	n := min(len(w.history)-w.sent, 1+w.rng.IntN(5))
@@ -70,21 +71,21 @@ func (w *captureWorld) deliver() {
 		batch = append(batch, store.Event[*item]{Type: store.Progress, Object: store.Object[*item]{Revision: upTo}})
 	}
 	if len(batch) > 0 {
-		w.in.apply(batch, false)
+		w.in.Apply(batch, false)
 	}
 }
 
 // relist installs a list of the store as it is now.
 func (w *captureWorld) relist() {
 	objs := slices.SortedFunc(maps.Values(w.objects), func(a, b store.Object[*item]) int { return strings.Compare(a.Key, b.Key) })
-	w.in.replace(objs, w.rev, "", false)
+	w.in.Replace(objs, w.rev, "", false)
 	w.sent = len(w.history)
 }
 
 // capture applies a capture to the checkpoint written so far and checks
 // that it is the store at the capture's revision, whole.
 func (w *captureWorld) capture() {
-	b, ok := w.in.capture(time.Hour)
+	b, ok := w.j.capture(w.in, time.Hour)
 	if !ok {
 		return
 	}
@@ -101,7 +102,7 @@ func (w *captureWorld) capture() {
 	}
 	w.writtenRev = b.Revision
 	require.Equal(w.t, stateAt(w.history, b.Revision, ""), w.written,
-		"the checkpoint at revision %d is not the store at that revision (the cache has applied up to %d)", b.Revision, w.in.revision)
+		"the checkpoint at revision %d is not the store at that revision (the cache has published up to %d)", b.Revision, w.in.Revision())
 }
 
 // A checkpoint captured at any moment, even while the cache has applied
@@ -112,8 +113,8 @@ func (w *captureWorld) capture() {
 func TestACheckpointHoldsEveryChangeOfARevisionOrNone(t *testing.T) {
 	for seed := range 300 {
 		w := &captureWorld{t: t, rng: rand.New(rand.NewPCG(uint64(seed), 11)), objects: map[string]store.Object[*item]{}}
-		w.in = newInformer[*item](nil, "", slog.New(slog.DiscardHandler), time.Second, func([]change[*item]) {})
-		w.in.journal = newJournal[*item]()
+		w.j = newJournal[*item]()
+		w.in = cache.New[*item](nil, cache.Options[*item]{Observer: w.j})
 		for range 3 {
 			w.txn()
 		}

@@ -13,7 +13,7 @@ import (
 // every Checkpoint.Interval (a list that changed nothing at once: one that
 // changed keys waits for the next tick, so that its write yields to the
 // reconciles it woke), and once more as the run stops. It captures the changed keys under the cache's lock
-// (informer.capture) and writes them without it: neither the cache nor a
+// (journal.capture) and writes them without it: neither the cache nor a
 // reconcile waits for the file.
 
 // refreshIntervals is how many Checkpoint.Interval a checkpoint with no
@@ -49,7 +49,7 @@ func (c *Controller[T]) keepCheckpoint(ctx context.Context) {
 			c.writeCheckpoint()
 			return
 		case <-tick.C:
-		case <-c.cache.journal.kick:
+		case <-c.journal.kick:
 		}
 		c.writeCheckpoint()
 	}
@@ -58,12 +58,12 @@ func (c *Controller[T]) keepCheckpoint(ctx context.Context) {
 // writeCheckpoint writes what the cache changed since the latest write, if
 // anything; after a failure the next write is a whole one.
 func (c *Controller[T]) writeCheckpoint() {
-	b, ok := c.cache.capture(refreshIntervals * c.keep.opts.Interval)
+	b, ok := c.journal.capture(c.cache, refreshIntervals*c.keep.opts.Interval)
 	if !ok {
 		return
 	}
 	if err := c.keep.opts.Store.Write(b); err != nil {
-		c.cache.captureFailed()
+		c.journal.captureFailed(c.cache)
 		c.keep.failed(err)
 		c.opts.Logger.Warn("checkpoint not written; the next write is a whole one", "error", err, "revision", b.Revision)
 		return

@@ -11,6 +11,7 @@ import (
 	"github.com/converge-go/converge/internal/running"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile/dependency"
+	"github.com/converge-go/converge/reconcile/internal/cache"
 	"github.com/converge-go/converge/store"
 )
 
@@ -61,16 +62,18 @@ var ErrAlreadyRunning error = running.New("reconcile")
 // become keys), run.go (Run, sources, resync, carry-over between runs),
 // workers.go (hand-outs, reconciles and what follows each), circuit.go
 // (holding the hand-outs while a dependency is down), recall.go (the
-// start from a checkpoint), checkpointing.go (keeping it current),
-// replaced.go (a store of another identity), the ledger (ledger*.go: every
-// per-key fact), and introspection (health.go, inspect.go).
+// start from a checkpoint), checkpointing.go and journal.go (keeping it
+// current, from what the journal observes of the cache), replaced.go (a
+// store of another history), the ledger (ledger*.go: every per-key fact),
+// and introspection (health.go, inspect.go). The cache is a package of its
+// own, reconcile/internal/cache, that knows nothing of checkpoints.
 type Controller[T any] struct {
 	store store.Store[T]
 	opts  Options[T]
 	rec   Reconciler[T]
 	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
 	marks bool               // values of T can be marked for deletion (deleting.go)
-	cache *informer[T]       // kept across runs: a later run re-lists and diffs
+	cache *cache.Cache[T]    // kept across runs: a later run re-lists and diffs
 	ids   atomic.Uint64
 	// refused counts the keys refused as outside the view (see inView).
 	refused refusals
@@ -78,8 +81,10 @@ type Controller[T any] struct {
 	// circ holds the hand-outs while one is down (nil without any).
 	deps *dependency.Set
 	circ *circuit
-	// keep writes Options.Checkpoint and reports it (nil without one).
-	keep *keeper[T]
+	// keep writes Options.Checkpoint and reports it, from what journal,
+	// the cache's observer, keeps (both nil without one).
+	keep    *keeper[T]
+	journal *journal[T]
 
 	// queue is the current run's workqueue; each Run after the first gets a
 	// fresh one, since a run ends by shutting its queue down.
@@ -141,17 +146,20 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		c.batch = batch
 	}
 	c.queue.Store(c.newQueue())
-	c.cache = newInformer(s, opts.Prefix, opts.Logger, opts.HeartbeatInterval, c.observe)
-	c.cache.onListing = c.listing
-	c.cache.onReplaced = c.storeReplaced
-	c.cache.keepTombstones()
+	copts := cache.Options[T]{
+		Prefix:     opts.Prefix,
+		Logger:     opts.Logger,
+		Heartbeat:  opts.HeartbeatInterval,
+		Tombstones: true,
+		Indexes:    opts.Indexes,
+		Hooks:      cache.Hooks[T]{Changed: c.observe, Listing: c.listing, Replaced: c.storeReplaced},
+	}
 	if c.keep = newKeeper(opts.Checkpoint); c.keep != nil {
-		c.cache.journal = newJournal[T]()
-		c.cache.recall = recall{fn: c.recallCheckpoint, after: opts.Checkpoint.StartAfter, back: c.storeBack}
+		c.journal = newJournal[T]()
+		copts.Observer = c.journal
+		copts.Restore = cache.Restore{Load: c.recallCheckpoint, After: opts.Checkpoint.StartAfter, CaughtUp: c.storeBack}
 	}
-	for name, fn := range opts.Indexes {
-		c.cache.indexes[name] = newIndex(fn)
-	}
+	c.cache = cache.New(s, copts)
 	return c, nil
 }
 
@@ -170,7 +178,7 @@ func (c *Controller[T]) NeedsLeaderElection() bool { return !c.opts.WithoutLeade
 func (c *Controller[T]) Name() string { return c.opts.Name }
 
 // Lister reads the controller's cache.
-func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{in: c.cache} }
+func (c *Controller[T]) Lister() Lister[T] { return Lister[T]{c: c.cache} }
 
 // listing makes room in the ledger and the queue for a list of n changes
 // about to be observed.

@@ -18,7 +18,8 @@
 //   - The cache is fed by List then Watch. A broken watch resumes from the
 //     last revision seen; a compacted one re-lists and wakes exactly the keys
 //     that changed or vanished meanwhile: no change lost, no storm of
-//     reconciles of unchanged keys.
+//     reconciles of unchanged keys. (The cache is reconcile/internal/cache;
+//     its package doc lists what it guarantees on its own.)
 //   - A transient error backs off per key; a terminal error (Terminal) is not
 //     retried; a panic is recovered and retried; each call may have a timeout;
 //     a status write that conflicts with a newer write reconciles the newer
@@ -46,7 +47,7 @@
 //     cache never resumes a watch after a revision the store has not
 //     reached (its revision is read first, and after a progress report of
 //     an open watch), re-lists it whole as above, and Health.History says
-//     so (RolledBack; AnotherIdentity for the case above).
+//     so (store.RolledBack; store.AnotherIdentity for the case above).
 //   - With Options.Checkpoint, the controller keeps its desired state in a
 //     local checkpoint, written in the background, every change of a
 //     revision or none. Started while its store cannot be listed within

@@ -95,8 +95,8 @@ const maxStaleKeys = 16
 // failing keys (for the stale ones). A degraded store or a dependency down
 // makes the controller unready (Ready), not unhealthy (Healthy).
 func (c *Controller[T]) Health() Health {
-	h := Health{Synced: c.cache.isSynced()}
-	if err := c.cache.health(); err != nil {
+	h := Health{Synced: c.cache.IsSynced()}
+	if err := c.cache.Health(); err != nil {
 		h.Degraded = append(h.Degraded, "store: "+err.Error())
 	}
 	for i, src := range c.opts.Sources {
@@ -120,10 +120,10 @@ func (c *Controller[T]) Health() Health {
 		}
 	}
 	slices.SortFunc(h.Stuck, func(a, b KeyState) int { return strings.Compare(a.Key, b.Key) })
-	h.Revision = c.cache.currentRevision()
+	h.Revision = c.cache.Revision()
 	h.Workers = c.workers()
-	h.Checkpoint = c.keep.report(c.cache.fromCheckpoint(), now)
-	h.History = c.cache.history()
+	h.Checkpoint = c.keep.report(c.cache.Restored(), now)
+	h.History = c.cache.History()
 	return h
 }
 
@@ -150,19 +150,19 @@ func (c *Controller[T]) stale(now time.Time) (int, []string) {
 // keys while a dependency is down. Another source's store being degraded
 // does not make it unready. It takes two locks.
 func (c *Controller[T]) Ready() error {
-	if c.cache.fromCheckpoint() {
+	if c.cache.Restored() {
 		st := c.keep.report(true, time.Now())
 		why := "catching up with the store"
-		if err := c.cache.health(); err != nil {
+		if err := c.cache.Health(); err != nil {
 			why = err.Error()
 		}
 		return fmt.Errorf("%w: running from the checkpoint of revision %d (%v old): %s",
 			ErrDegraded, st.Revision, st.Age.Round(time.Millisecond), why)
 	}
-	if !c.cache.isSynced() {
+	if !c.cache.IsSynced() {
 		return ErrNotSynced
 	}
-	if err := c.cache.health(); err != nil {
+	if err := c.cache.Health(); err != nil {
 		return fmt.Errorf("%w: %w", ErrDegraded, err)
 	}
 	return c.deps.Err()
@@ -189,7 +189,7 @@ func (c *Controller[T]) Healthy() error {
 // has caught up with its store.
 func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 	select {
-	case <-c.cache.synced:
+	case <-c.cache.Synced():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -226,37 +226,37 @@ func (c *Controller[T]) WaitForSync(ctx context.Context) error {
 // whose revisions do not continue above the old ones, a revision of the
 // old history above the list's is waited for as one of the new.
 func (c *Controller[T]) WaitForRevision(ctx context.Context, rev int64) error {
-	epoch := c.cache.epochNow()
-	replaced := c.cache.otherHistoryNow(ctx)
+	epoch := c.cache.Epoch()
+	replaced := c.cache.OtherHistoryNow(ctx)
 	for {
-		p, advanced := c.cache.progressNow() // before c.mu: see complete
+		p, advanced := c.cache.ProgressNow() // before c.mu: see complete
 		target := rev
 		switch {
-		case p.epoch != epoch:
+		case p.Epoch != epoch:
 			// The cache moved to another store since the call: its first
 			// list reflects every revision of the old one.
-			target, replaced = p.epochRev, false
-		case p.epoch > 0 && rev < p.epochRev:
+			target, replaced = p.EpochRev, false
+		case p.Epoch > 0 && rev < p.EpochRev:
 			// rev is below the list that began the cache's store: it is
 			// taken for a revision of an older one, which that list
 			// reflects once its keys are reconciled.
-			target = p.epochRev
+			target = p.EpochRev
 		}
 		c.mu.Lock()
 		progress := c.led.progressed()
 		// The ledger moves to another store before the cache publishes
 		// its epoch (storeReplaced): until then p is of the old one.
-		moving := uint64(c.led.stores) != p.epoch
-		done := !replaced && !moving && p.published >= target && !c.led.pendingUpTo(target)
+		moving := uint64(c.led.stores) != p.Epoch
+		done := !replaced && !moving && p.Published >= target && !c.led.pendingUpTo(target)
 		c.mu.Unlock()
 		if done {
 			return nil
 		}
-		if p.published < target {
+		if p.Published < target {
 			// rev may have been written outside the cache's view (another
 			// prefix, another program): only the watch can prove it has
 			// nothing more to deliver up to rev.
-			c.cache.askProgress()
+			c.cache.AskProgress()
 		}
 		select {
 		case <-progress:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/reconcile/internal/cache"
 	"github.com/converge-go/converge/store"
 )
 
@@ -21,7 +22,7 @@ import (
 // still wait for every key of it.
 func TestTheFirstReconcileComesBeforeTheWholeInitialListIsRecorded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const n = 5 * reportChunk
+		const n = 5 * cache.ReportChunk
 		s := store.NewMemory[*item]()
 		for i := range n {
 			put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
@@ -35,10 +36,11 @@ func TestTheFirstReconcileComesBeforeTheWholeInitialListIsRecorded(t *testing.T)
 		})
 		c, err := New(s, rec, Options[*item]{Name: "early", Workers: 2})
 		require.NoError(t, err)
-		observe := c.cache.onChange
+		hooks := c.cache.Hooks()
+		observe := hooks.Changed
 		calls := 0
 		reconciledEarly := false
-		c.cache.onChange = func(changes []change[*item]) {
+		hooks.Changed = func(changes []change[*item]) {
 			calls++
 			if calls == 2 {
 				// The rest of the list waits for the first reconcile, or

@@ -9,9 +9,9 @@ import (
 	"github.com/converge-go/converge/queue"
 )
 
-// DefaultKeyLimit is the page size of Inspect when KeyQuery.Limit is not
+// defaultKeyLimit is the page size of Inspect when KeyQuery.Limit is not
 // positive.
-const DefaultKeyLimit = 100
+const defaultKeyLimit = 100
 
 // KeySort orders the keys of an Inspect page. Every order ends by key, so
 // pages of one query do not overlap.
@@ -45,7 +45,7 @@ type KeyQuery struct {
 	Sort       KeySort
 	Descending bool
 	// Offset skips that many matching keys; Limit bounds the page
-	// (DefaultKeyLimit when not positive).
+	// (100 when not positive).
 	Offset, Limit int
 }
 
@@ -148,7 +148,7 @@ type pageWalk[T any] struct {
 func newPageWalk[T any](led *ledger[T], q KeyQuery) *pageWalk[T] {
 	w := &pageWalk[T]{led: led, q: q, limit: q.Limit, offset: max(q.Offset, 0)}
 	if w.limit <= 0 {
-		w.limit = DefaultKeyLimit
+		w.limit = defaultKeyLimit
 	}
 	for _, s := range q.States {
 		if int(s) < len(w.wanted) {

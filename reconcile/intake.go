@@ -4,7 +4,12 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/internal/cache"
 )
+
+// change is one change of the cache (cache.Change), as observe, the
+// ledger and the predicates see it.
+type change[T any] = cache.Change[T]
 
 // observe is the cache's change callback: it records a batch's changes in
 // the ledger under one lock, then queues their keys. Predicates run before,
@@ -27,7 +32,7 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	led.batchObserved(changes)
 	for i := range changes {
 		ch := &changes[i]
-		led.deletionSeen(ch.key(), ch.HasCur && c.markedDeleting(ch.Cur), now)
+		led.deletionSeen(ch.Key(), ch.HasCur && c.markedDeleting(ch.Cur), now)
 		r := &rulings[i]
 		var gone bool
 		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
@@ -41,10 +46,10 @@ func (c *Controller[T]) observe(changes []change[T]) {
 	q := c.q()
 	c.queueChanges(q, changes, rulings)
 	for _, i := range unwanted {
-		if key := changes[i].key(); !q.View().Queued(key) {
+		if key := changes[i].Key(); !q.View().Queued(key) {
 			// Nothing will hand the key out again; if something will, that
 			// request carries the tombstone and its end lets it go.
-			c.cache.forgetTombstone(key, changes[i].revision())
+			c.cache.ForgetTombstone(key, changes[i].Revision())
 		}
 	}
 	c.mu.Unlock()
@@ -71,7 +76,7 @@ func (c *Controller[T]) queueChanges(q *queue.Queue[string], changes []change[T]
 		if changes[i].Initial {
 			prio = queue.PriorityLow
 		}
-		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].key(), Options: queue.AddOptions{
+		adds = append(adds, queue.BatchAdd[string]{Key: changes[i].Key(), Options: queue.AddOptions{
 			Priority: prio, Tags: changeTrigger(&changes[i]), Hint: rulings[i].hint,
 		}})
 		if len(adds) == addChunk {
@@ -96,7 +101,7 @@ func (c *Controller[T]) admit(ch *change[T]) bool {
 	if len(c.opts.Predicates) == 0 || ch.HasCur && c.markedDeleting(ch.Cur) {
 		return true
 	}
-	old, cur := ch.pointers()
+	old, cur := ch.Pointers()
 	for _, p := range c.opts.Predicates {
 		if !p(old, cur) {
 			return false
@@ -128,7 +133,7 @@ func (c *Controller[T]) EnqueueAll() { c.enqueueAll(trigEnqueued) }
 
 func (c *Controller[T]) enqueueAll(why trigger) {
 	q := c.q()
-	c.cache.eachKey(func(key string) {
+	c.cache.EachKey(func(key string) {
 		q.AddWith(key, queue.AddOptions{Priority: queue.PriorityLow, Tags: why})
 	})
 }

@@ -25,7 +25,7 @@ func (l *ledger[T]) batchObserved(changes []change[T]) {
 	l.reserved = max(0, l.reserved-len(changes))
 	top := l.observed.Load()
 	for i := range changes {
-		top = max(top, changes[i].revision())
+		top = max(top, changes[i].Revision())
 	}
 	if top > l.observed.Load() {
 		l.observed.Store(top)
@@ -36,8 +36,8 @@ func (l *ledger[T]) batchObserved(changes []change[T]) {
 		}
 	}
 	for i := range changes {
-		if changes[i].revision() == top {
-			l.observedKeys[changes[i].key()] = struct{}{}
+		if changes[i].Revision() == top {
+			l.observedKeys[changes[i].Key()] = struct{}{}
 		}
 	}
 }
@@ -61,7 +61,7 @@ func (l *ledger[T]) seen(key string, rev int64) bool {
 // A kept change also returns the hint of the key's record, for the queue
 // to hand out with the key (see hinted).
 func (l *ledger[T]) changeObserved(ch *change[T], kept bool, now monoTime) (v verdict, hint uint32, unwanted bool) {
-	key, rev := ch.key(), ch.revision()
+	key, rev := ch.Key(), ch.Revision()
 	if r, ok := l.coveredAhead[key]; ok && rev <= r {
 		// A reconcile already covered this change. It may still be the
 		// echo of an own write (that reconcile was given the written

@@ -200,14 +200,14 @@ func (m *ledgerModel) seen(key string, rev int64) bool {
 func (m *ledgerModel) batch(changes []change[string]) {
 	top := m.observed
 	for i := range changes {
-		top = max(top, changes[i].revision())
+		top = max(top, changes[i].Revision())
 	}
 	if top > m.observed {
 		m.observed, m.observedKeys = top, map[string]bool{}
 	}
 	for i := range changes {
-		if changes[i].revision() == top {
-			m.observedKeys[changes[i].key()] = true
+		if changes[i].Revision() == top {
+			m.observedKeys[changes[i].Key()] = true
 		}
 	}
 }
@@ -223,7 +223,7 @@ func (m *ledgerModel) changed(key string, rev int64, now monoTime) {
 
 // observe is changeObserved.
 func (m *ledgerModel) observe(ch *change[string], kept bool, now monoTime) (verdict, bool) {
-	key, rev := ch.key(), ch.revision()
+	key, rev := ch.Key(), ch.Revision()
 	if r, ok := m.coveredAhead[key]; ok && rev <= r {
 		if rev == r {
 			delete(m.coveredAhead, key)
@@ -249,7 +249,7 @@ func (m *ledgerModel) observe(ch *change[string], kept bool, now monoTime) (verd
 // ownChange, ownObject, writeBegun and writeEnded are the ledger's, on
 // the model's records of own writes.
 func (m *ledgerModel) ownChange(ch *change[string], kept bool) bool {
-	key, rev := ch.key(), ch.revision()
+	key, rev := ch.Key(), ch.Revision()
 	o := m.own[key]
 	if o == nil {
 		return false
@@ -573,12 +573,12 @@ func FuzzLedger(f *testing.F) {
 				m.batch(changes)
 				for j := range changes {
 					marked := changes[j].HasCur && (arg>>(j+6))&1 == 0
-					l.deletionSeen(changes[j].key(), marked, now)
-					m.deletionSeen(changes[j].key(), marked, now)
+					l.deletionSeen(changes[j].Key(), marked, now)
+					m.deletionSeen(changes[j].Key(), marked, now)
 					kept := (arg>>(j+5))&1 == 0
 					v, hint, gone := l.changeObserved(&changes[j], kept, now)
 					if hint != 0 {
-						hints[changes[j].key()] = hint
+						hints[changes[j].Key()] = hint
 					}
 					mv, mgone := m.observe(&changes[j], kept, now)
 					require.Equal(t, mv, v, "verdict")

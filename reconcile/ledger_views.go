@@ -17,6 +17,13 @@ func (l *ledger[T]) eachPending(fn func(key string, p *pendingChange)) {
 	}
 }
 
+// pendingKeys returns the keys with a pending change.
+func (l *ledger[T]) pendingKeys() []string {
+	keys := make([]string, 0, len(l.pend))
+	l.eachPending(func(key string, _ *pendingChange) { keys = append(keys, key) })
+	return keys
+}
+
 // pendingUpTo reports whether some key has a pending change at or below
 // rev.
 func (l *ledger[T]) pendingUpTo(rev int64) bool {

@@ -180,12 +180,12 @@ func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
 	t := &l.own
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := ch.key()
+	key := ch.Key()
 	ow := t.keys[key]
 	if ow == nil {
 		return false
 	}
-	rev := ch.revision()
+	rev := ch.Revision()
 	if ow.inflight > 0 {
 		if kept {
 			ow.held = append(ow.held, heldChange{rev: rev, initial: ch.Initial})

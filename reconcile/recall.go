@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/store/checkpoint"
 )
 
 // The start from a checkpoint (Options.Checkpoint): a controller whose
 // store cannot be listed within Checkpoint.StartAfter of a run's start
 // loads its checkpoint and, if it is usable, reconciles toward it
-// (informer_recall.go installs it in the cache). Until the cache has caught
+// (the cache installs it: cache.Restore). Until the cache has caught
 // up with the store, a key neither holds waits for the store
 // (AwaitingStore) rather than being reconciled as deleted: the checkpoint
 // says nothing of keys created after it. Once the cache has caught up, those
@@ -29,7 +28,8 @@ func (c *Controller[T]) recallCheckpoint() bool {
 		return false
 	}
 	c.keep.using(st)
-	c.cache.startFrom(st)
+	c.journal.restoring(c.cache, st.Seen)
+	c.cache.Restore(st.Objects, st.Revision, st.Identity)
 	c.opts.Logger.Warn("store not listed in time; reconciling toward the checkpoint until it serves",
 		"start_after", c.opts.Checkpoint.StartAfter, "revision", st.Revision, "age", time.Since(st.Seen).Round(time.Millisecond),
 		"objects", len(st.Objects))
@@ -59,7 +59,7 @@ func (c *Controller[T]) usableCheckpoint() (checkpoint.State[T], string) {
 	if _, err := st.CheckAge(time.Now(), opts.MaxAge); err != nil {
 		return st, err.Error()
 	}
-	if id := c.cache.answeredIdentity(); id != "" && st.Identity != "" && id != st.Identity {
+	if id := c.cache.AnsweredIdentity(); id != "" && st.Identity != "" && id != st.Identity {
 		return st, fmt.Sprintf("of another store (identity %s; the store's is %s)", st.Identity, id)
 	}
 	return st, ""
@@ -74,10 +74,7 @@ func (c *Controller[T]) storeBack(end func()) {
 	end()
 	keys := c.led.awaiting()
 	c.mu.Unlock()
-	q := c.q()
-	for _, key := range keys {
-		q.AddWith(key, queue.AddOptions{Tags: trigStoreBack})
-	}
+	addAll(c.q(), keys, trigStoreBack)
 	c.opts.Logger.Info("the store serves again and the cache has caught up with it; the checkpoint is no longer used",
 		"waited", len(keys))
 }

@@ -89,11 +89,11 @@ func TestTheRoomReservedForAListIsKeptUntilItsChangesAreSeen(t *testing.T) {
 		}
 		led.batchObserved(changes)
 		for i := range changes {
-			led.changed(changes[i].key(), changes[i].revision(), now)
+			led.changed(changes[i].Key(), changes[i].Revision(), now)
 		}
 		// The workers keep up: all but the chunk's last key are let go.
 		for i := range len(changes) - 1 {
-			led.dropped(changes[i].key())
+			led.dropped(changes[i].Key())
 		}
 		if led.reserved > 0 {
 			require.Same(t, pend, &led.pend[:1][0], "the pending changes were moved out of the reserved room after %d keys", from+len(changes))
@@ -115,9 +115,10 @@ func TestTheRoomReservedForAListIsKeptUntilItsChangesAreSeen(t *testing.T) {
 }
 
 // TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted: once most of
-// the objects are deleted and their deletions reconciled, the cache's map
-// of objects and its tombstones have given their slots back (rebuilt at
-// their size), and the objects left are still cached and reconciled.
+// the objects are deleted and their deletions reconciled, the cache's
+// tombstones are gone and the objects left are still cached and
+// reconciled. That its maps then give their slots back (rebuilt at their
+// size) is the cache's own test of the same name (internal/cache).
 func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 20_000
@@ -133,15 +134,11 @@ func TestCacheMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
 		}
 		require.NoError(t, c.WaitForRevision(context.Background(), rev))
 		synctest.Wait()
-		in := c.cache
-		in.mu.RLock()
-		defer in.mu.RUnlock()
-		require.Len(t, in.objects, 100)
-		require.Less(t, in.objectsPeak, n/8, "the map of objects was not rebuilt")
-		require.Empty(t, in.tombstones, "tombstones outlived their reconciled deletions")
-		require.Less(t, in.tombstonesPeak, n/8, "the tombstones were not rebuilt")
+		require.Len(t, c.Lister().List(), 100)
+		require.Zero(t, c.cache.TombstoneCount(), "tombstones outlived their reconciled deletions")
 		for i := n - 100; i < n; i++ {
-			require.Contains(t, in.objects, fmt.Sprintf("k%05d", i))
+			_, ok := c.Lister().Get(fmt.Sprintf("k%05d", i))
+			require.True(t, ok)
 		}
 	})
 }
@@ -199,33 +196,4 @@ func storeWith(t *testing.T, n int) *store.Memory[*item] {
 		put(t, s, fmt.Sprintf("k%05d", i), &item{Want: 1})
 	}
 	return s
-}
-
-// TestIndexMapsAreRebuiltSmallAfterMostObjectsAreDeleted: an index whose
-// values and keys grew with a burst of objects gives their slots back once
-// most are deleted, and still finds the objects left.
-func TestIndexMapsAreRebuiltSmallAfterMostObjectsAreDeleted(t *testing.T) {
-	ix := newIndex(func(obj store.Object[string]) []string {
-		return []string{"all", "own:" + obj.Key} // one shared value, one per object
-	})
-	const n = 20_000
-	obj := func(i int) store.Object[string] {
-		return store.Object[string]{Key: fmt.Sprintf("k%05d", i), Value: "v"}
-	}
-	for i := range n {
-		ix.add(obj(i))
-	}
-	require.Equal(t, n+1, ix.peak)
-	require.Equal(t, n, ix.keys["all"].peak)
-	for i := range n - 10 {
-		ix.remove(obj(i))
-	}
-	require.Less(t, ix.peak, n/8, "the map of values was not rebuilt")
-	require.Less(t, ix.keys["all"].peak, n/8, "the shared value's set was not rebuilt")
-	require.Len(t, ix.keys, 11)
-	require.Len(t, ix.keys["all"].keys, 10)
-	for i := n - 10; i < n; i++ {
-		require.Contains(t, ix.keys["all"].keys, obj(i).Key)
-		require.Contains(t, ix.keys["own:"+obj(i).Key].keys, obj(i).Key)
-	}
 }

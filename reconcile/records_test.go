@@ -89,7 +89,7 @@ func TestDeletedRequestsCarryLastValuesUnderChurn(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		require.Empty(t, bad, "Deleted requests without the last value")
-		require.Zero(t, c.cache.tombstoneCount(), "tombstones outlived their reconciled deletions")
+		require.Zero(t, c.cache.TombstoneCount(), "tombstones outlived their reconciled deletions")
 	})
 }
 
@@ -257,7 +257,7 @@ func TestRecordsFollowKeysAliveAcrossManyRuns(t *testing.T) {
 		require.Empty(t, c.led.pend)
 		c.led.recs.each(func(r *record) { require.False(t, r.has(conflicted), r.key) })
 		c.mu.Unlock()
-		require.Zero(t, c.cache.tombstoneCount())
+		require.Zero(t, c.cache.TombstoneCount())
 	})
 }
 

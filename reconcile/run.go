@@ -46,7 +46,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 	// while its keys are still being recorded and queued in chunks: the
 	// first reconcile need not wait for the whole list, and every
 	// reconcile still sees the whole list in the cache (Lister).
-	var ready <-chan struct{} = c.cache.filled
+	var ready <-chan struct{} = c.cache.Filled()
 	again := c.runs.Add(1) > 1
 	var carried []queue.Item[string]
 	if again {
@@ -55,7 +55,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 		carried = c.q().View().Snapshot()
 		// Act on nothing older than this run: wait for a fresh list.
 		c.queue.Store(c.newQueue())
-		ready = c.cache.relist()
+		ready = c.cache.Relist()
 	}
 	intake, stopIntake := context.WithCancel(ctx)
 	var sources sync.WaitGroup
@@ -90,7 +90,7 @@ func (c *Controller[T]) Run(ctx context.Context) error {
 // startIntake starts the cache, the sources, the resync, the checks of
 // the dependencies and the checkpoint's writes, each until intake ends.
 func (c *Controller[T]) startIntake(intake context.Context, sources *sync.WaitGroup) {
-	sources.Go(func() { c.cache.run(intake) })
+	sources.Go(func() { c.cache.Run(intake) })
 	for i, src := range c.opts.Sources {
 		sources.Go(func() { c.runSource(intake, src, sourceTrigger(i)) })
 	}
@@ -113,13 +113,9 @@ func (c *Controller[T]) startIntake(intake context.Context, sources *sync.WaitGr
 func (c *Controller[T]) requeueAfterRelist(carried []queue.Item[string]) {
 	c.enqueueAll(trigListed)
 	c.mu.Lock()
-	var unfinished []string
-	c.led.eachPending(func(key string, _ *pendingChange) { unfinished = append(unfinished, key) })
+	unfinished := c.led.pendingKeys()
 	c.mu.Unlock()
-	q := c.q()
-	for _, key := range unfinished {
-		q.AddWith(key, queue.AddOptions{Tags: trigListed})
-	}
+	addAll(c.q(), unfinished, trigListed)
 	c.carryOver(carried)
 }
 
@@ -170,11 +166,11 @@ func (c *Controller[T]) stopWorkers(ctx context.Context, r *run[T], cancelReconc
 // taken, once the cache reflects the store at the take's revision, so that
 // the new owner acts on nothing older than the handover.
 func (c *Controller[T]) takeOver(ctx context.Context, owns func(string) bool, rev int64) {
-	if err := c.cache.waitRevision(ctx, rev); err != nil {
+	if err := c.cache.WaitRevision(ctx, rev); err != nil {
 		return
 	}
 	q := c.q()
-	c.cache.eachKey(func(key string) {
+	c.cache.EachKey(func(key string) {
 		if owns(key) {
 			q.AddWith(key, queue.AddOptions{Tags: trigListed})
 		}
@@ -199,8 +195,13 @@ func (c *Controller[T]) carryOver(items []queue.Item[string]) {
 	c.mu.Lock()
 	owed := c.led.unsettled()
 	c.mu.Unlock()
-	for _, key := range owed {
-		q.AddWith(key, queue.AddOptions{Tags: trigRetry})
+	addAll(q, owed, trigRetry)
+}
+
+// addAll queues keys at once, woken by why.
+func addAll(q *queue.Queue[string], keys []string, why trigger) {
+	for _, key := range keys {
+		q.AddWith(key, queue.AddOptions{Tags: why})
 	}
 }
 
@@ -219,7 +220,7 @@ func (c *Controller[T]) runSource(ctx context.Context, src Source, tag trigger) 
 			return
 		}
 		failures++
-		d := c.cache.backoff(failures)
+		d := c.cache.Backoff(failures)
 		c.opts.Logger.Error("source failed; restarting", "error", err, "retry_in", d)
 		if ctxtime.Sleep(ctx, d) != nil {
 			return

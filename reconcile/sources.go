@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/internal/cache"
 	"github.com/converge-go/converge/store"
 )
 
@@ -94,7 +95,7 @@ type storeSource[C any] struct {
 	store  store.Store[C]
 	prefix string
 	mapper func(old, cur *store.Object[C]) []string
-	in     atomic.Pointer[informer[C]]
+	cache  atomic.Pointer[cache.Cache[C]]
 }
 
 // Start runs the source on its own: no logs, the default heartbeat. A
@@ -107,22 +108,27 @@ func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log
 	if s.mapper == nil {
 		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalid)
 	}
-	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), hb, func(changes []change[C]) {
-		for i := range changes {
-			for _, key := range s.mapper(changes[i].pointers()) {
-				enqueue(key)
+	in := cache.New(s.store, cache.Options[C]{
+		Prefix:    s.prefix,
+		Logger:    log.With("source", "store", "prefix", s.prefix),
+		Heartbeat: hb,
+		Hooks: cache.Hooks[C]{Changed: func(changes []cache.Change[C]) {
+			for i := range changes {
+				for _, key := range s.mapper(changes[i].Pointers()) {
+					enqueue(key)
+				}
 			}
-		}
+		}},
 	})
-	s.in.Store(in)
-	in.run(ctx)
+	s.cache.Store(in)
+	in.Run(ctx)
 	return nil
 }
 
 // health reports why the source's cache is not following its store.
 func (s *storeSource[C]) health() error {
-	if in := s.in.Load(); in != nil {
-		return in.health()
+	if in := s.cache.Load(); in != nil {
+		return in.Health()
 	}
 	return nil
 }

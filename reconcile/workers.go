@@ -132,17 +132,17 @@ func (c *Controller[T]) request(h queue.Handout[string]) (Request[T], begun) {
 	// miss in a large map) or behind a batch the cache is applying, and
 	// read again under c.mu (lock order: c.mu, then the cache's) only if
 	// the cache changed meanwhile: else it holds what was read.
-	obj, present, tombstone, edits := c.cache.lookupCounted(key)
+	obj, present, tombstone, edits := c.cache.LookupCounted(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cache.edited() != edits {
-		obj, present, tombstone = c.cache.lookup(key)
+	if c.cache.Edits() != edits {
+		obj, present, tombstone = c.cache.Lookup(key)
 	}
 	// Never older than the controller's own last write of the key.
 	req.Object, req.Deleted = c.led.reconcileBegun(key, h.Hint, obj, present)
 	req.Deleting = !req.Deleted && c.markedDeleting(req.Object)
 	b := begun{stores: c.led.stores, hint: h.Hint}
-	b.await = req.Deleted && !tombstone && req.Object.Revision == 0 && c.cache.fromCheckpoint()
+	b.await = req.Deleted && !tombstone && req.Object.Revision == 0 && c.cache.Restored()
 	return req, b
 }
 
@@ -233,7 +233,7 @@ func (c *Controller[T]) retryConflict(q *queue.Queue[string], req Request[T]) {
 	c.mu.Lock()
 	c.led.writeConflicted(req.Key)
 	c.mu.Unlock()
-	if cur, present, _ := c.cache.lookup(req.Key); present && cur.Revision > req.Object.Revision || !present && !req.Deleted {
+	if cur, present, _ := c.cache.Lookup(req.Key); present && cur.Revision > req.Object.Revision || !present && !req.Deleted {
 		c.mu.Lock()
 		c.led.conflictResolved(req.Key)
 		c.mu.Unlock()
@@ -253,9 +253,9 @@ func (c *Controller[T]) finish(q *queue.Queue[string], e ending) (latency time.D
 	defer c.mu.Unlock()
 	res := c.led.reconcileEnded(e)
 	if res.gone && !q.View().Queued(e.key) {
-		c.cache.forgetTombstone(e.key, e.revision)
+		c.cache.ForgetTombstone(e.key, e.revision)
 	}
-	if e.outcome == AwaitingStore && !c.cache.fromCheckpoint() {
+	if e.outcome == AwaitingStore && !c.cache.Restored() {
 		// The store came back since the hand-out, and storeBack, which
 		// runs under c.mu too, has queued the waiting keys already.
 		q.AddWith(e.key, queue.AddOptions{Tags: trigStoreBack})
@@ -272,6 +272,6 @@ func (c *Controller[T]) disown(key string, q *queue.Queue[string]) {
 	defer c.mu.Unlock()
 	c.led.dropped(key)
 	if !q.View().Queued(key) {
-		c.cache.forgetTombstone(key, math.MaxInt64)
+		c.cache.ForgetTombstone(key, math.MaxInt64)
 	}
 }

@@ -70,3 +70,21 @@ func (v *View[T]) Identity(ctx context.Context) (string, error) {
 	}
 	return id.Identity(ctx)
 }
+
+// HistoryReason says why a client found a store to be another history than
+// the one it read before: its revisions then say nothing of the ones the
+// client holds, so it reads the store whole again. A controller reports
+// the latest in Health.History; logs and the debug page use these words.
+type HistoryReason string
+
+const (
+	// AnotherIdentity: the store answers another identity (Identifier)
+	// than the one it was read under: it was restored from a snapshot, or
+	// replaced.
+	AnotherIdentity HistoryReason = "another identity"
+	// RolledBack: the store answers the same identity (or none) at a
+	// revision below one the client read: it was restored from an older
+	// copy of its file or data, or the client's saved state (a
+	// checkpoint) is newer than the store.
+	RolledBack HistoryReason = "rolled back"
+)

@@ -164,17 +164,10 @@ func (m *Memory[T]) Revision(ctx context.Context) (int64, error) {
 // Create stores value at key if the key does not exist (ErrExists) and every
 // guard holds (ErrGuardFailed).
 func (m *Memory[T]) Create(ctx context.Context, key string, value T, guards ...Guard) (Object[T], error) {
-	if err := validateWrite(key, value, 0, guards); err != nil {
+	if err := m.lockWrite(ctx, key, value, 0, guards); err != nil {
 		return Object[T]{}, err
 	}
-	if err := m.begin(ctx); err != nil {
-		return Object[T]{}, err
-	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.precheck(guards); err != nil {
-		return Object[T]{}, err
-	}
 	if _, ok := m.objects[key]; ok {
 		return Object[T]{}, fmt.Errorf("%w: %q", ErrExists, key)
 	}
@@ -184,21 +177,32 @@ func (m *Memory[T]) Create(ctx context.Context, key string, value T, guards ...G
 	return obj, nil
 }
 
+// lockWrite checks a write of value at key (revision 0 for a create),
+// begins it and takes the store's lock, then checks the guards under it.
+// It returns with m.mu held if and only if it returns nil.
+func (m *Memory[T]) lockWrite(ctx context.Context, key string, value T, revision int64, guards []Guard) error {
+	if err := validateWrite(key, value, revision, guards); err != nil {
+		return err
+	}
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if err := m.precheck(guards); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // Update replaces the value at key if the key's Revision is still revision
 // (else ErrConflict, or ErrNotFound if the key does not exist) and every guard
 // holds (ErrGuardFailed).
 func (m *Memory[T]) Update(ctx context.Context, key string, value T, revision int64, guards ...Guard) (Object[T], error) {
-	if err := validateWrite(key, value, revision, guards); err != nil {
+	if err := m.lockWrite(ctx, key, value, revision, guards); err != nil {
 		return Object[T]{}, err
 	}
-	if err := m.begin(ctx); err != nil {
-		return Object[T]{}, err
-	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.precheck(guards); err != nil {
-		return Object[T]{}, err
-	}
 	cur, err := m.expect(key, revision)
 	if err != nil {
 		return Object[T]{}, err

@@ -75,10 +75,7 @@ type modifyConfig struct {
 // ModifyOptions.Guards are passed to every Update and Check. A nil ctx, store or
 // mutate, or invalid options, are refused with an error matching ErrInvalid.
 func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur T) (T, error), opts ...ModifyOptions) (Object[T], error) {
-	cfg, err := newModifyConfig(opts)
-	if err == nil {
-		err = checkModify(ctx, s, mutate == nil)
-	}
+	cfg, err := checkModify(ctx, s, mutate == nil, opts)
 	if err != nil {
 		return Object[T]{}, err
 	}
@@ -91,14 +88,7 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 		if err != nil {
 			return Object[T]{}, stop(err)
 		}
-		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
-			return unchangedRound(ctx, s, key, cur, cfg.guards)
-		}
-		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
-		if errors.Is(err, ErrNotFound) {
-			return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
-		}
-		return obj, err
+		return updateRound(ctx, s, key, cur, next, cfg.guards)
 	})
 }
 
@@ -111,10 +101,7 @@ func Modify[T any](ctx context.Context, s Store[T], key string, mutate func(cur 
 // written: CreateOrUpdate returns the object read, with its revision,
 // once the key's revision and the guards are checked (Check).
 func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate func(cur T, exists bool) (T, error), opts ...ModifyOptions) (Object[T], error) {
-	cfg, err := newModifyConfig(opts)
-	if err == nil {
-		err = checkModify(ctx, s, mutate == nil)
-	}
+	cfg, err := checkModify(ctx, s, mutate == nil, opts)
 	if err != nil {
 		return Object[T]{}, err
 	}
@@ -135,15 +122,22 @@ func CreateOrUpdate[T any](ctx context.Context, s Store[T], key string, mutate f
 			}
 			return obj, err
 		}
-		if same, err := Unchanged(s, cur.Value, next); err == nil && same {
-			return unchangedRound(ctx, s, key, cur, cfg.guards)
-		}
-		obj, err := s.Update(ctx, key, next, cur.Revision, cfg.guards...)
-		if errors.Is(err, ErrNotFound) {
-			return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
-		}
-		return obj, err
+		return updateRound(ctx, s, key, cur, next, cfg.guards)
 	})
+}
+
+// updateRound ends a round that read key's cur and computed next: next is
+// written over cur's revision, unless it would change nothing
+// (unchangedRound). A key deleted meanwhile is a conflict, retried.
+func updateRound[T any](ctx context.Context, s Store[T], key string, cur Object[T], next T, guards []Guard) (Object[T], error) {
+	if same, err := Unchanged(s, cur.Value, next); err == nil && same {
+		return unchangedRound(ctx, s, key, cur, guards)
+	}
+	obj, err := s.Update(ctx, key, next, cur.Revision, guards...)
+	if errors.Is(err, ErrNotFound) {
+		return Object[T]{}, fmt.Errorf("%w (deleted during update): %w", ErrConflict, err)
+	}
+	return obj, err
 }
 
 // unchangedRound ends a round whose write would change nothing (see
@@ -188,17 +182,21 @@ func newModifyConfig(opts []ModifyOptions) (modifyConfig, error) {
 	return cfg, nil
 }
 
-// checkModify refuses the nil inputs of Modify and CreateOrUpdate.
-func checkModify[T any](ctx context.Context, s Store[T], nilMutate bool) error {
+// checkModify checks the options of Modify and CreateOrUpdate
+// (newModifyConfig) and refuses their nil inputs.
+func checkModify[T any](ctx context.Context, s Store[T], nilMutate bool, opts []ModifyOptions) (modifyConfig, error) {
+	cfg, err := newModifyConfig(opts)
 	switch {
+	case err != nil:
+		return cfg, err
 	case ctx == nil:
-		return fmt.Errorf("%w: nil context", ErrInvalid)
+		return cfg, fmt.Errorf("%w: nil context", ErrInvalid)
 	case nilness.Is(s):
-		return fmt.Errorf("%w: nil store", ErrInvalid)
+		return cfg, fmt.Errorf("%w: nil store", ErrInvalid)
 	case nilMutate:
-		return fmt.Errorf("%w: nil mutate function", ErrInvalid)
+		return cfg, fmt.Errorf("%w: nil mutate function", ErrInvalid)
 	}
-	return nil
+	return cfg, nil
 }
 
 // stopError marks an error that ends the retry loop even if it wraps

@@ -228,16 +228,8 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 			err = errors.Join(err, r.stop())
 		}
 	}()
-	for i := range replicaCount {
-		name := fmt.Sprintf("replica-%d", i+1)
-		r, err := newReplica(name, deps)
-		if err != nil {
-			return err
-		}
-		replicas[name] = r
-	}
-	for _, r := range replicas {
-		r.start(ctx)
+	if err := startReplicas(ctx, replicas, deps); err != nil {
+		return err
 	}
 
 	s := &scenario{cfg: cfg, say: say, objects: objects, leases: leases, etcd: etcd, sup: sup, terms: ts, replicas: replicas, rep: rep}
@@ -254,6 +246,23 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 	err = errors.Join(err, stopErr)
 	rep.Stats, rep.StartedPIDs = sup.Stats(), sup.Started()
 	return err
+}
+
+// startReplicas builds the demo's replicas into replicas (those built
+// before a failure included, for the caller to stop), then starts them.
+func startReplicas(ctx context.Context, replicas map[string]*replica, deps replicaDeps) error {
+	for i := range replicaCount {
+		name := fmt.Sprintf("replica-%d", i+1)
+		r, err := newReplica(name, deps)
+		if err != nil {
+			return err
+		}
+		replicas[name] = r
+	}
+	for _, r := range replicas {
+		r.start(ctx)
+	}
+	return nil
 }
 
 // clearPrefix deletes the demo's keys.

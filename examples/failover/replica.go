@@ -71,9 +71,13 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	}()
 	log := d.logger.With("replica", name)
 
-	leases, objects, err := r.openStores(client)
+	leases, objects, err := replicaStores(client)
 	if err != nil {
 		return nil, err
+	}
+	r.cutOff = func() {
+		leases.SetOutage(faultstore.Loud)
+		objects.SetOutage(faultstore.Loud)
 	}
 	lease, err := lock.NewLease(leases, leaseKey, lock.LeaseOptions{Holder: name, TTL: d.ttl, Logger: log})
 	if err != nil {
@@ -86,7 +90,13 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	// The controller's writes need no wrapper: it writes through itself
 	// (Request.Store), which adds the guard of the term the elector runs it
 	// in to each write.
-	ctrl, err := controller.New(objects, controller.Config{
+	// The API-server layer over the objects: a deletion of a replica set
+	// marks it until the controller has stopped its pods (its finalizer).
+	layer, err := apistore.New[*controller.ReplicaSet](objects, resource.Kind[controller.Spec, controller.Status]{})
+	if err != nil {
+		return nil, err
+	}
+	ctrl, err := controller.New(layer, controller.Config{
 		Pods:   d.pods,
 		Exits:  d.pods.Exits(),
 		Logger: log,
@@ -115,12 +125,12 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	return r, nil
 }
 
-// openStores opens the replica's two stores over etcd and sets r.cutOff.
-// The lease record and the replica sets share one etcd prefix, so the
-// lease's guard is a compare etcd checks in each replica set write the
-// controller makes while the replica leads. Both go through a fault store,
-// which cuts the replica off when it crashes.
-func (r *replica) openStores(client *clientv3.Client) (*faultstore.Store[lock.Record], store.Store[*controller.ReplicaSet], error) {
+// replicaStores returns a replica's stores over client: its lease record
+// and the replica sets, each through a fault store that cuts the replica
+// off when it crashes. They share one etcd prefix, so the lease's guard is
+// a compare etcd checks in each replica set write the controller makes
+// while the replica leads.
+func replicaStores(client *clientv3.Client) (*faultstore.Store[lock.Record], *faultstore.Store[*controller.ReplicaSet], error) {
 	rawLeases, err := etcdstore.New[lock.Record](client, etcdPrefix)
 	if err != nil {
 		return nil, nil, err
@@ -133,19 +143,9 @@ func (r *replica) openStores(client *clientv3.Client) (*faultstore.Store[lock.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	faulty, err := faultstore.New(rawObjects, faultstore.Options{})
+	objects, err := faultstore.New(rawObjects, faultstore.Options{})
 	if err != nil {
 		return nil, nil, err
-	}
-	// The API-server layer over the objects: a deletion of a replica set
-	// marks it until the controller has stopped its pods (its finalizer).
-	objects, err := apistore.New[*controller.ReplicaSet](faulty, resource.Kind[controller.Spec, controller.Status]{})
-	if err != nil {
-		return nil, nil, err
-	}
-	r.cutOff = func() {
-		leases.SetOutage(faultstore.Loud)
-		faulty.SetOutage(faultstore.Loud)
 	}
 	return leases, objects, nil
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/checkpoint"
 	"github.com/converge-go/converge/store/storetest"
@@ -40,7 +39,7 @@ type storeCase struct {
 	serve func(ctx context.Context, t *testing.T, b Backend, copies map[string]func(t *testing.T))
 	// history is what Health.History must say once the store serves, if
 	// the controller ran from the checkpoint ("": no other history).
-	history reconcile.HistoryReason
+	history store.HistoryReason
 }
 
 var storeCases = []storeCase{
@@ -50,14 +49,14 @@ var storeCases = []storeCase{
 		serve: func(_ context.Context, t *testing.T, _ Backend, copies map[string]func(*testing.T)) {
 			copies["early"](t)
 		},
-		history: reconcile.RolledBack,
+		history: store.RolledBack,
 	},
 	{
 		name: "RolledBackToEmpty",
 		serve: func(_ context.Context, t *testing.T, _ Backend, copies map[string]func(*testing.T)) {
 			copies["empty"](t)
 		},
-		history: reconcile.RolledBack,
+		history: store.RolledBack,
 	},
 	{
 		name:  "RolledForward",
@@ -71,7 +70,7 @@ var storeCases = []storeCase{
 			b.StartFresh(t)
 			apply(ctx, t, b.Store(), []write{{"a", 7}, {"f", 1}})
 		},
-		history: reconcile.AnotherIdentity,
+		history: store.AnotherIdentity,
 	},
 	{
 		name:  "Emptied",

@@ -3,7 +3,6 @@ package boltstore
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"sync"
 
@@ -79,18 +78,8 @@ func OpenCheckpoint[T any](path string, opts ...Option) (*Checkpoint[T], error) 
 // it is missing, verified as Open verifies a store's file and with its
 // buckets checked.
 func openCheckpointDB(path string, cfg config) (*bolt.DB, error) {
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := createWith(path, cfg, initCheckpoint); err != nil {
-			return nil, err
-		}
-	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	db, err := openWith(path, cfg, initCheckpoint)
 	if err != nil {
-		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
-	}
-	db, err := openLocked(f, cfg)
-	if err != nil {
-		_ = f.Close()
 		return nil, err
 	}
 	err = view(db, func(tx *bolt.Tx) error {

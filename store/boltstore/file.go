@@ -15,13 +15,17 @@ import (
 var errLockTimeout = errors.New("boltstore: lock wait timed out")
 
 // openDB opens the bbolt file at path for the Store: it creates a missing
-// file whole (see createFile), locks the file, verifies its structure
+// file whole (see createWith), locks the file, verifies its structure
 // (verifyFile) and only then lets bbolt map it. An existing file is never
 // written before it has been verified, so a damaged file is refused as it
 // is: never reset, never partly rewritten.
-func openDB(path string, cfg config) (*bolt.DB, error) {
+func openDB(path string, cfg config) (*bolt.DB, error) { return openWith(path, cfg, initialise) }
+
+// openWith is openDB with init making a missing file's first transaction
+// (its buckets): a checkpoint's file is opened the same way.
+func openWith(path string, cfg config, init func(*bolt.Tx) error) (*bolt.DB, error) {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := createFile(path, cfg); err != nil {
+		if err := createWith(path, cfg, init); err != nil {
 			return nil, err
 		}
 	}
@@ -74,16 +78,13 @@ func openLocked(f *os.File, cfg config) (*bolt.DB, error) {
 	return db, nil
 }
 
-// createFile creates a new store file at path, with the store's buckets.
-// bbolt creates a file empty and then writes its first pages, and the store
-// then adds its buckets; a crash in between would leave an empty file or
-// one without buckets, which Open refuses as damaged. So the file is made complete
+// createWith creates a new file at path, with init making its first
+// transaction (the store's buckets, or a checkpoint's). bbolt creates a
+// file empty and then writes its first pages, and the store then adds its
+// buckets; a crash in between would leave an empty file or one without
+// buckets, which Open refuses as damaged. So the file is made complete
 // under a temporary name in the same directory, synced, and then linked to
 // path, which fails, harmlessly, if another Open created path meanwhile.
-func createFile(path string, cfg config) error { return createWith(path, cfg, initialise) }
-
-// createWith is createFile with init making the file's first transaction
-// (its buckets): a checkpoint's file is made the same way.
 func createWith(path string, cfg config, init func(*bolt.Tx) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {

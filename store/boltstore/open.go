@@ -93,7 +93,7 @@ func inspect(tx *bolt.Tx) (found, error) {
 }
 
 // noStore explains why a bbolt file without the store's meta bucket is
-// refused. Open creates its files with the buckets in them (createFile), so
+// refused. Open creates its files with the buckets in them (createWith), so
 // a file without them is damaged, unless other buckets say that it belongs
 // to someone else.
 func noStore(tx *bolt.Tx) error {

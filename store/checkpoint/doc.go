@@ -28,8 +28,8 @@
 // identity, answers a revision below the checkpoint's: its file or data
 // was restored from an older copy. Its revisions then name other writes
 // than the checkpoint's, so the controller takes it for another history
-// (reconcile.RolledBack), as it takes a store of another identity
-// (reconcile.AnotherIdentity): it re-lists the store whole, every key it
+// (store.RolledBack), as it takes a store of another identity
+// (store.AnotherIdentity): it re-lists the store whole, every key it
 // holds is reconciled from its value and every key the checkpoint held
 // that it lacks as deleted with its last value, the checkpoint is
 // rewritten from the store, and reconcile.Health.History says so.

@@ -314,11 +314,20 @@ func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
 func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
-	a, err := h.parseWrite(w, r, false, true)
+	return h.writeWith(w, r, false, http.StatusCreated, func(a writeArgs[T]) (store.Object[T], error) {
+		return h.s.Create(r.Context(), a.key, a.value, a.guards...)
+	})
+}
+
+// writeWith serves a write of a value: it parses the request (with a
+// revision if withRevision), makes the write with do and answers with the
+// object written, under status code.
+func (h *Handler[T]) writeWith(w http.ResponseWriter, r *http.Request, withRevision bool, code int, do func(a writeArgs[T]) (store.Object[T], error)) error {
+	a, err := h.parseWrite(w, r, withRevision, true)
 	if err != nil {
 		return err
 	}
-	obj, err := h.s.Create(r.Context(), a.key, a.value, a.guards...)
+	obj, err := do(a)
 	if err != nil {
 		return err
 	}
@@ -326,7 +335,7 @@ func (h *Handler[T]) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(w, http.StatusCreated, &wo, h.enc.trusted)
+	return writeObject(w, code, &wo, h.enc.trusted)
 }
 
 // update serves Update, or Replace when the store has it (the layer's:

@@ -69,19 +69,9 @@ func (h *Handler[T]) status(w http.ResponseWriter, r *http.Request) error {
 	if h.layer.status == nil {
 		return unsupported(pathStatus, "has no status writes (serve an apistore.Store)")
 	}
-	a, err := h.parseWrite(w, r, true, true)
-	if err != nil {
-		return err
-	}
-	obj, err := h.layer.status.UpdateStatus(r.Context(), a.key, a.value, a.revision, a.guards...)
-	if err != nil {
-		return err
-	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
-	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
+	return h.writeWith(w, r, true, http.StatusOK, func(a writeArgs[T]) (store.Object[T], error) {
+		return h.layer.status.UpdateStatus(r.Context(), a.key, a.value, a.revision, a.guards...)
+	})
 }
 
 // apply serves Apply: what the body states, written over the stored
@@ -90,19 +80,9 @@ func (h *Handler[T]) apply(w http.ResponseWriter, r *http.Request) error {
 	if h.layer.applier == nil {
 		return unsupported(pathApply, "has no apply (serve an apistore.Store)")
 	}
-	a, err := h.parseWrite(w, r, false, true)
-	if err != nil {
-		return err
-	}
-	obj, err := h.layer.applier.Apply(r.Context(), a.key, a.value, a.guards...)
-	if err != nil {
-		return err
-	}
-	wo, err := h.written(a, obj)
-	if err != nil {
-		return err
-	}
-	return writeObject(w, http.StatusOK, &wo, h.enc.trusted)
+	return h.writeWith(w, r, false, http.StatusOK, func(a writeArgs[T]) (store.Object[T], error) {
+		return h.layer.applier.Apply(r.Context(), a.key, a.value, a.guards...)
+	})
 }
 
 // identity serves the store's identity (store.Identifier).

@@ -92,6 +92,73 @@ const watchGrace = time.Minute
 // error if the store cannot be opened, read, restarted, disrupted or
 // watched.
 func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, error) {
+	r, err := openRig(ctx, t, b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	final := make(chan int64, 1)
+	var (
+		wlog    WatchLog
+		watchEr error
+		watched = make(chan struct{})
+	)
+	go func() {
+		defer close(watched)
+		wlog, watchEr = watchUntil(watchCtx, r.front, KeyPrefix, r.start, cfg.DisconnectEvery, final)
+	}()
+
+	mid := runClients(ctx, t, b, cfg, r.h, r.front, r.faults, r.rs)
+
+	rev, revErr := r.rs.Revision(ctx)
+	if revErr == nil {
+		final <- rev
+		grace := time.AfterFunc(watchGrace, stopWatch)
+		defer grace.Stop()
+	} else {
+		stopWatch()
+	}
+	<-watched
+	if err := errors.Join(mid.err, revErr, watchEr); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name, err)
+	}
+	var after store.Store[Value] = r.rs
+	if b.Serve != nil {
+		after = r.front
+	}
+	ops := r.h.Ops()
+	r.outcomes.fill(ops)
+	return &Report{
+		Backend:     b.Name,
+		Config:      cfg,
+		Ops:         ops,
+		Watch:       wlog,
+		Start:       r.start,
+		Revision:    rev,
+		Restarted:   mid.restarted,
+		Disrupted:   mid.disrupted,
+		DisruptedAt: mid.disruptedAt,
+		Store:       after,
+	}, nil
+}
+
+// rig is what a run records through: the history of the clients' calls,
+// the store (restartable) and its faults, the revision it started at, and
+// the front the clients and the watcher use (the store itself, or served
+// with the outcomes of its calls recorded).
+type rig struct {
+	h        *History
+	rs       *restartable
+	faults   *Faults
+	start    int64
+	front    store.Store[Value]
+	outcomes *Outcomes // nil unless served
+}
+
+// openRig checks cfg and b, opens b's store and puts the faults and the
+// server, if any, in front of it.
+func openRig(ctx context.Context, t testing.TB, b Backend, cfg Config) (*rig, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -115,65 +182,16 @@ func Record(ctx context.Context, t testing.TB, b Backend, cfg Config) (*Report, 
 	if err != nil {
 		return nil, err
 	}
-
-	var (
-		front    store.Store[Value] = faults
-		outcomes *Outcomes
-	)
+	r := &rig{h: h, rs: rs, faults: faults, start: start, front: faults}
 	if b.Serve != nil {
-		outcomes = NewOutcomes(h.now)
-		served, err := b.Serve(t, outcomes.Store(faults), outcomes)
+		r.outcomes = NewOutcomes(h.now)
+		served, err := b.Serve(t, r.outcomes.Store(faults), r.outcomes)
 		if err != nil {
 			return nil, fmt.Errorf("serve %s: %w", b.Name, err)
 		}
-		front = compactVia{served, rs}
+		r.front = compactVia{served, rs}
 	}
-
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	final := make(chan int64, 1)
-	var (
-		wlog    WatchLog
-		watchEr error
-		watched = make(chan struct{})
-	)
-	go func() {
-		defer close(watched)
-		wlog, watchEr = watchUntil(watchCtx, front, KeyPrefix, start, cfg.DisconnectEvery, final)
-	}()
-
-	mid := runClients(ctx, t, b, cfg, h, front, faults, rs)
-
-	rev, revErr := rs.Revision(ctx)
-	if revErr == nil {
-		final <- rev
-		grace := time.AfterFunc(watchGrace, stopWatch)
-		defer grace.Stop()
-	} else {
-		stopWatch()
-	}
-	<-watched
-	if err := errors.Join(mid.err, revErr, watchEr); err != nil {
-		return nil, fmt.Errorf("%s: %w", b.Name, err)
-	}
-	var after store.Store[Value] = rs
-	if b.Serve != nil {
-		after = front
-	}
-	ops := h.Ops()
-	outcomes.fill(ops)
-	return &Report{
-		Backend:     b.Name,
-		Config:      cfg,
-		Ops:         ops,
-		Watch:       wlog,
-		Start:       start,
-		Revision:    rev,
-		Restarted:   mid.restarted,
-		Disrupted:   mid.disrupted,
-		DisruptedAt: mid.disruptedAt,
-		Store:       after,
-	}, nil
+	return r, nil
 }
 
 // midway is what happened halfway through a run.

@@ -19,15 +19,13 @@ import (
 // half-written. perm is set as it is (no umask). See File for content
 // written as it comes.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
-	f, err := CreateFile(path, perm)
-	if err != nil {
+	if err := checkFile("WriteFile", path, perm); err != nil {
 		return err
 	}
-	defer f.Close()
-	if _, err := f.Write(data); err != nil {
-		return err
+	if err := atomicfile.WriteFile(path, data, perm); err != nil {
+		return fmt.Errorf("intent: write %s: %w", path, err)
 	}
-	return f.Commit()
+	return nil
 }
 
 // File is a file being written that becomes path only once Commit
@@ -44,17 +42,26 @@ type File struct {
 // before Commit leaves that file behind (RemoveLeftovers removes such
 // files) and path as it was.
 func CreateFile(path string, perm fs.FileMode) (*File, error) {
-	if path == "" || perm&^fs.ModePerm != 0 {
-		return nil, fmt.Errorf("%w: CreateFile(%q, %v): want a path and permission bits", ErrInvalid, path, perm)
-	}
-	if _, name := filepath.Split(path); name == "" {
-		return nil, fmt.Errorf("%w: CreateFile(%q): a directory", ErrInvalid, path)
+	if err := checkFile("CreateFile", path, perm); err != nil {
+		return nil, err
 	}
 	f, err := atomicfile.Create(path, perm)
 	if err != nil {
 		return nil, fmt.Errorf("intent: create %s: %w", path, err)
 	}
 	return &File{f: f, path: path}, nil
+}
+
+// checkFile refuses a path that names no file, or perm beyond the
+// permission bits, with an error matching ErrInvalid.
+func checkFile(op, path string, perm fs.FileMode) error {
+	if path == "" || perm&^fs.ModePerm != 0 {
+		return fmt.Errorf("%w: %s(%q, %v): want a path and permission bits", ErrInvalid, op, path, perm)
+	}
+	if _, name := filepath.Split(path); name == "" {
+		return fmt.Errorf("%w: %s(%q): a directory", ErrInvalid, op, path)
+	}
+	return nil
 }
 
 // TempName returns the temporary file's path, for a program that writes

@@ -4,7 +4,7 @@ import "github.com/converge-go/converge/reconcile"
 
 // historyView is reconcile.Health.History, for a controller that found its
 // store to be another history at least once: how many times, and the
-// latest's reason (reconcile.AnotherIdentity or reconcile.RolledBack),
+// latest's reason (store.AnotherIdentity or store.RolledBack),
 // time, and the revisions of the cache before and of the store's list.
 type historyView struct {
 	Changes int    `json:"changes"`

@@ -11,13 +11,14 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/observe/debugpage"
+	"github.com/converge-go/converge/store"
 )
 
 // rolledBack is a controller that found its store rolled back.
 type rolledBack struct{ fake }
 
 func (r rolledBack) Health() reconcile.Health {
-	return reconcile.Health{History: reconcile.History{Changes: 2, Reason: reconcile.RolledBack,
+	return reconcile.Health{History: reconcile.History{Changes: 2, Reason: store.RolledBack,
 		At: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC), From: 5, To: 2}}
 }
 

@@ -51,34 +51,26 @@ func (c *cli) put(fs *flag.FlagSet, parse func() ([]string, error)) (action, err
 
 func (c *cli) apply(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {
 	patch := fs.Bool("patch", false, "merge FILE as a JSON merge patch even if it is a resource (to change some members of a spec)")
-	args, err := parse()
-	if err != nil {
-		return nil, err
-	}
-	key, file := args[0], append(args, "")[1]
-	return func(ctx context.Context) error {
-		v, err := c.readValue(file)
-		if err != nil {
-			return err
-		}
+	return c.withValue(parse, func(ctx context.Context, key string, v value) error {
 		ctx, cancel := c.call(ctx)
 		defer cancel()
+		var obj store.Object[value]
+		var err error
 		if *patch || !isResource(v) {
-			obj, err := store.Modify(ctx, c.s, key, func(cur value) (value, error) { return patched(cur, v) })
-			if err != nil {
-				return err
-			}
-			return c.print(printed(obj))
+			obj, err = store.Modify(ctx, c.s, key, func(cur value) (value, error) { return patched(cur, v) })
+		} else {
+			obj, err = c.applyResource(ctx, key, v)
 		}
-		obj, err := c.applyResource(ctx, key, v)
 		if err != nil {
 			return err
 		}
 		return c.print(printed(obj))
-	}, nil
+	})
 }
 
-func (c *cli) status(_ *flag.FlagSet, parse func() ([]string, error)) (action, error) {
+// withValue parses KEY [FILE] and returns the action that reads FILE's
+// value (standard input without one) and calls do with it.
+func (c *cli) withValue(parse func() ([]string, error), do func(ctx context.Context, key string, v value) error) (action, error) {
 	args, err := parse()
 	if err != nil {
 		return nil, err
@@ -89,6 +81,12 @@ func (c *cli) status(_ *flag.FlagSet, parse func() ([]string, error)) (action, e
 		if err != nil {
 			return err
 		}
+		return do(ctx, key, v)
+	}, nil
+}
+
+func (c *cli) status(_ *flag.FlagSet, parse func() ([]string, error)) (action, error) {
+	return c.withValue(parse, func(ctx context.Context, key string, v value) error {
 		if _, err := kind.Meta(v); err != nil {
 			return fmt.Errorf("%w: %s", errInvalid, reason(err))
 		}
@@ -99,7 +97,7 @@ func (c *cli) status(_ *flag.FlagSet, parse func() ([]string, error)) (action, e
 			return withoutLayer(err)
 		}
 		return c.print(printed(obj))
-	}, nil
+	})
 }
 
 func (c *cli) delete(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {

@@ -1,13 +1,11 @@
-package reconcile
+package cache
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
@@ -38,17 +36,17 @@ func TestAListOutOfOrderFillsAnEmptyCacheAsASortedOneWould(t *testing.T) {
 
 		// The model: every key looked up in order.
 		model := map[string]store.Object[*item]{}
-		var want []change[*item]
+		var want []Change[*item]
 		for _, obj := range objs {
 			old, had := model[obj.Key]
 			if had && old.Revision == obj.Revision {
 				continue
 			}
 			model[obj.Key] = obj
-			want = append(want, change[*item]{Old: old, HadOld: had, Cur: obj, HasCur: true, Initial: true})
+			want = append(want, Change[*item]{Old: old, HadOld: had, Cur: obj, HasCur: true, Initial: true})
 		}
 
-		in := newInformer[*item](nil, "", slog.New(slog.DiscardHandler), time.Second, func([]change[*item]) {})
+		in := New[*item](nil, Options[*item]{})
 		byOwner := newIndex(func(obj store.Object[*item]) []string { return []string{obj.Value.Owner} })
 		in.indexes["owner"] = byOwner
 		got, _ := in.install(objs, 10, "", false, "")

@@ -1,4 +1,4 @@
-package reconcile
+package cache
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// The informer and the identity of its store (store.Identifier). The cache
+// The cache and the identity of its store (store.Identifier). The cache
 // remembers the identity of the store it listed, and checks it before it
 // resumes a watch: a store of another identity (restored from a snapshot,
 // or replaced) is re-listed, never resumed from a revision of the old one,
@@ -19,11 +19,11 @@ import (
 // has another identity than the one the cache reflects.
 var errReplaced = errors.New("the store has another identity than the one the cache was listed from")
 
-// storeIdentity is what the informer knows of the identity of the store its
+// storeIdentity is what the cache knows of the identity of the store its
 // cache reflects, guarded by its mu.
 type storeIdentity struct {
 	// id is the identity of the store the cache was listed from (or of
-	// its checkpoint's); "" if unknown, or the store has none.
+	// its restored state's); "" if unknown, or the store has none.
 	id string
 	// answered is the identity the store last answered (a list reads it
 	// first, so it is known even when the list itself fails).
@@ -38,8 +38,8 @@ type storeIdentity struct {
 
 // readIdentity asks the store for its identity; has is false for a store
 // that has none (no store.Identifier, or errors.ErrUnsupported).
-func (in *informer[T]) readIdentity(ctx context.Context) (id string, has bool, _ error) {
-	idr, ok := in.store.(store.Identifier)
+func (c *Cache[T]) readIdentity(ctx context.Context) (id string, has bool, _ error) {
+	idr, ok := c.store.(store.Identifier)
 	if !ok {
 		return "", false, nil
 	}
@@ -50,40 +50,40 @@ func (in *informer[T]) readIdentity(ctx context.Context) (id string, has bool, _
 	case err != nil:
 		return "", false, fmt.Errorf("identity: %w", err)
 	}
-	in.mu.Lock()
-	in.ident.answered = id
-	in.mu.Unlock()
+	c.mu.Lock()
+	c.ident.answered = id
+	c.mu.Unlock()
 	return id, true, nil
 }
 
-// answeredIdentity returns the identity the store last answered, "" if it
+// AnsweredIdentity returns the identity the store last answered, "" if it
 // never did (or has none).
-func (in *informer[T]) answeredIdentity() string {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.ident.answered
+func (c *Cache[T]) AnsweredIdentity() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ident.answered
 }
 
 // other reports whether identity id, read from the store, is another than
 // the one the cache reflects (false while either is unknown).
-func (in *informer[T]) other(id string, has bool) bool {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return has && in.ident.id != "" && id != in.ident.id
+func (c *Cache[T]) other(id string, has bool) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return has && c.ident.id != "" && id != c.ident.id
 }
 
 // sameStore checks, before a watch is resumed, that the store is still the
 // one the cache reflects: errReplaced if it has another identity, the
 // error of reading it if the store does not answer.
-func (in *informer[T]) sameStore(ctx context.Context) error {
-	id, has, err := in.readIdentity(ctx)
+func (c *Cache[T]) sameStore(ctx context.Context) error {
+	id, has, err := c.readIdentity(ctx)
 	if err != nil {
 		return err
 	}
-	if in.other(id, has) {
-		in.mu.RLock()
-		was := in.ident.id
-		in.mu.RUnlock()
+	if c.other(id, has) {
+		c.mu.RLock()
+		was := c.ident.id
+		c.mu.RUnlock()
 		return fmt.Errorf("%w (%s, was %s)", errReplaced, id, was)
 	}
 	return nil
@@ -93,21 +93,21 @@ func (in *informer[T]) sameStore(ctx context.Context) error {
 // than the cache's, and if so asks the running watch to check it (a
 // store replaced behind an open watch is re-listed at once). An identity
 // that cannot be read counts as the same.
-func (in *informer[T]) replacedBy(ctx context.Context) bool {
-	id, has, err := in.readIdentity(ctx)
-	if err != nil || !in.other(id, has) {
+func (c *Cache[T]) replacedBy(ctx context.Context) bool {
+	id, has, err := c.readIdentity(ctx)
+	if err != nil || !c.other(id, has) {
 		return false
 	}
 	select {
-	case in.recheck <- struct{}{}:
+	case c.recheck <- struct{}{}:
 	default:
 	}
 	return true
 }
 
-// epochNow returns the current epoch (see storeIdentity).
-func (in *informer[T]) epochNow() uint64 {
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.ident.epoch
+// Epoch returns the current epoch (see storeIdentity).
+func (c *Cache[T]) Epoch() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ident.epoch
 }

@@ -1,11 +1,9 @@
-package reconcile
+package cache
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
@@ -13,11 +11,11 @@ import (
 
 // TestTheCacheHoldsWhatWasReadWhileItsEditCountStands: a request reads
 // the cache before it takes the controller's lock and trusts the read
-// once it holds the lock only if edited() still returns the count
-// lookupCounted read. That is sound only if every way the cache's objects
+// once it holds the lock only if Edits still returns the count
+// LookupCounted read. That is sound only if every way the cache's objects
 // or tombstones change counts an edit. Random lists, watch batches
 // (creates, updates, deletes, repeats of applied revisions, progress),
-// tombstones let go and shrinks are applied to an informer that keeps
+// tombstones let go and shrinks are applied to a cache that keeps
 // tombstones; after each step, if the count stands, every key must look
 // up as it did before the step. A change made without counting fails it.
 func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
@@ -27,8 +25,7 @@ func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
 	}
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		in := newInformer[*item](nil, "", slog.New(slog.DiscardHandler), time.Second, func([]change[*item]) {})
-		in.keepTombstones()
+		in := New[*item](nil, Options[*item]{Tombstones: true})
 		keys := make([]string, 6)
 		for i := range keys {
 			keys[i] = fmt.Sprintf("k%d", i)
@@ -37,7 +34,7 @@ func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
 			reads := map[string]read{}
 			var count uint64
 			for i, key := range keys {
-				obj, present, deleted, edits := in.lookupCounted(key)
+				obj, present, deleted, edits := in.LookupCounted(key)
 				if i == 0 {
 					count = edits
 				}
@@ -63,7 +60,7 @@ func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
 						objs = append(objs, object(key))
 					}
 				}
-				in.replace(objs, rev, "", false)
+				in.Replace(objs, rev, "", false)
 				step = fmt.Sprintf("list of %d at %d", len(objs), rev)
 			case 1, 2: // a watch batch
 				var evs []store.Event[*item]
@@ -83,11 +80,11 @@ func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
 						evs = append(evs, store.Event[*item]{Type: typ, Object: object(keys[rng.IntN(len(keys))])})
 					}
 				}
-				in.apply(evs, rng.IntN(2) == 0)
+				in.Apply(evs, rng.IntN(2) == 0)
 				step = fmt.Sprintf("batch of %d up to %d", len(evs), rev)
 			case 3: // a tombstone let go, or kept for a newer removal
 				key := keys[rng.IntN(len(keys))]
-				in.forgetTombstone(key, rng.Int64N(rev+2))
+				in.ForgetTombstone(key, rng.Int64N(rev+2))
 				step = "forget " + key
 			case 4: // the maps rebuilt, as at the end of a batch
 				in.mu.Lock()
@@ -96,7 +93,7 @@ func TestTheCacheHoldsWhatWasReadWhileItsEditCountStands(t *testing.T) {
 				step = "shrink"
 			}
 			steps = append(steps, step)
-			if in.edited() != count {
+			if in.Edits() != count {
 				continue
 			}
 			after, _ := snapshot()

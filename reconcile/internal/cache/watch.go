@@ -1,4 +1,4 @@
-package reconcile
+package cache
 
 import (
 	"context"
@@ -14,50 +14,50 @@ import (
 // progress report, for a whole heartbeat after being asked.
 var errSilent = errors.New("watch silent")
 
-// run follows the store until ctx ends. The backoff between attempts grows
+// Run follows the store until ctx ends. The backoff between attempts grows
 // for as long as no attempt proves the store reachable, so that a store
 // that accepts a watch but never serves it does not reset it. A cache
-// never filled whose store cannot be listed in time may start from a
-// checkpoint (informer_recall.go).
-func (in *informer[T]) run(ctx context.Context) {
-	in.armRecall()
+// never filled whose store cannot be listed in time may start from a saved
+// state (restore.go).
+func (c *Cache[T]) Run(ctx context.Context) {
+	c.armRestore()
 	failures := 0
 	for ctx.Err() == nil {
-		proven, err := in.follow(ctx)
+		proven, err := c.follow(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if proven {
 			failures = 0
 		}
-		in.setDown(err)
+		c.setDown(err)
 		if errors.Is(err, store.ErrCompacted) || errors.Is(err, errReplaced) || errors.Is(err, errRewound) || errors.Is(err, errUnproven) {
 			// The resume point is gone, or means nothing to this store (of
 			// another identity, or rolled back below it), or cannot be
 			// proven caught up: re-list at once.
-			in.mu.Lock()
-			in.listed = false
-			in.mu.Unlock()
-			in.log.Info("re-listing", "error", err)
+			c.mu.Lock()
+			c.listed = false
+			c.mu.Unlock()
+			c.log.Info("re-listing", "error", err)
 			continue
 		}
 		if errors.Is(err, store.ErrLagging) && proven {
 			// Fell behind but nothing is lost: resume at once.
 			continue
 		}
-		if in.tryRecall() {
-			continue // from the checkpoint; the next attempt resumes after it
+		if c.tryRestore() {
+			continue // from the saved state; the next attempt resumes after it
 		}
 		failures++
-		d := in.untilRecall(in.backoff(failures))
-		in.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
+		d := c.untilRestore(c.Backoff(failures))
+		c.log.Warn("store unavailable; keeping the cache and retrying", "error", err, "retry_in", d)
 		if ctxtime.Sleep(ctx, d) != nil {
 			return
 		}
 	}
 }
 
-// errUnproven ends a watch resumed after a checkpoint's revision that
+// errUnproven ends a watch resumed after a saved state's revision that
 // cannot report progress: nothing would prove the cache caught up with
 // the store, so it re-lists instead.
 var errUnproven = errors.New("the watch cannot prove the cache caught up with the store")
@@ -67,14 +67,14 @@ var errUnproven = errors.New("the watch cannot prove the cache caught up with th
 // probe answered) and why the watch ended. The cache counts as following
 // the store only from that proof on: a Watch call that returns is no proof
 // (a backend may return before its watch exists).
-func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
+func (c *Cache[T]) follow(ctx context.Context) (proven bool, _ error) {
 	prove := func() {
 		if !proven {
 			proven = true
-			in.setDown(nil)
+			c.setDown(nil)
 		}
 	}
-	after, listed, err := in.resumePoint(ctx)
+	after, listed, err := c.resumePoint(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -83,19 +83,19 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := in.store.Watch(wctx, in.prefix, after)
+	w, err := c.store.Watch(wctx, c.prefix, after)
 	if err != nil {
 		return proven, fmt.Errorf("watch: %w", err)
 	}
 	defer w.Stop()
-	hb := newHeartbeat(in, w)
-	if hb.requester == nil && in.fromCheckpoint() {
+	hb := newHeartbeat(c, w)
+	if hb.requester == nil && c.Restored() {
 		return proven, errUnproven
 	}
 	if err := hb.ask(wctx); err != nil {
 		return proven, err
 	}
-	tick := time.NewTicker(in.heartbeat)
+	tick := time.NewTicker(c.heartbeat)
 	defer tick.Stop()
 	batch := make([]store.Event[T], 0, maxBatch)
 	for {
@@ -111,7 +111,7 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 			// events, so that the cache keeps up with busy writers.
 			batch = append(batch[:0], ev)
 			batch = drain(w.Events(), batch)
-			partial := in.apply(batch, hb.requester == nil)
+			partial := c.Apply(batch, hb.requester == nil)
 			hb.heard(batch)
 			prove()
 			if partial {
@@ -121,15 +121,15 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 					return proven, err
 				}
 			}
-		case <-in.wantProgress:
+		case <-c.wantProgress:
 			if err := hb.ask(wctx); err != nil {
 				return proven, err
 			}
-		case <-in.recheck:
-			if err := in.sameStore(wctx); err != nil {
+		case <-c.recheck:
+			if err := c.sameStore(wctx); err != nil {
 				return proven, err
 			}
-			if err := in.behind(wctx); err != nil {
+			if err := c.behind(wctx); err != nil {
 				return proven, err
 			}
 		case <-tick.C:
@@ -146,31 +146,31 @@ func (in *informer[T]) follow(ctx context.Context) (proven bool, _ error) {
 // resumePoint returns the revision to watch after: the cache's, once the
 // store is known to be the one the cache reflects (same identity, a
 // revision at or above the cache's), or a new list's (listed set).
-func (in *informer[T]) resumePoint(ctx context.Context) (after int64, listed bool, _ error) {
-	in.mu.RLock()
-	resume, after := in.listed, in.complete
-	in.mu.RUnlock()
+func (c *Cache[T]) resumePoint(ctx context.Context) (after int64, listed bool, _ error) {
+	c.mu.RLock()
+	resume, after := c.listed, c.complete
+	c.mu.RUnlock()
 	if resume {
 		// A reconnect: resume only a watch of the store the cache reflects,
 		// and only after a revision the store has reached.
-		if err := in.sameStore(ctx); err != nil {
+		if err := c.sameStore(ctx); err != nil {
 			return 0, false, err
 		}
-		return after, false, in.behind(ctx)
+		return after, false, c.behind(ctx)
 	}
-	if err := in.list(ctx); err != nil {
+	if err := c.list(ctx); err != nil {
 		return 0, false, err
 	}
-	in.mu.RLock()
-	defer in.mu.RUnlock()
-	return in.complete, true, nil
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.complete, true, nil
 }
 
 // list reads the store's identity, then lists it, and installs the list.
-// While a list missed in time starts the cache from a checkpoint, the
+// While a list missed in time starts the cache from a saved state, the
 // attempt is cut at that deadline.
-func (in *informer[T]) list(ctx context.Context) error {
-	if at, ok := in.recallDeadline(); ok {
+func (c *Cache[T]) list(ctx context.Context) error {
+	if at, ok := c.restoreDeadline(); ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, at)
 		defer cancel()
@@ -179,15 +179,15 @@ func (in *informer[T]) list(ctx context.Context) error {
 	// listed as the old one and found another at the next reconnect,
 	// which re-lists it; the other order could take the new store's list
 	// for the old one's.
-	id, has, err := in.readIdentity(ctx)
+	id, has, err := c.readIdentity(ctx)
 	if err != nil {
 		return err
 	}
-	objs, listRev, err := in.store.List(ctx, in.prefix)
+	objs, listRev, err := c.store.List(ctx, c.prefix)
 	if err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
-	in.replace(objs, listRev, id, has)
+	c.Replace(objs, listRev, id, has)
 	return nil
 }
 
@@ -217,7 +217,7 @@ const maxBatch = 256
 // heartbeat. Either way a store that cannot serve is detected within two
 // heartbeats.
 type heartbeat[T any] struct {
-	in        *informer[T]
+	c         *Cache[T]
 	requester store.ProgressRequester
 	asked     bool // a progress request is unanswered
 	heardAny  bool // something arrived since the last beat
@@ -225,9 +225,9 @@ type heartbeat[T any] struct {
 	probed    bool // a revision probe succeeded (no requester)
 }
 
-func newHeartbeat[T any](in *informer[T], w store.Watcher[T]) *heartbeat[T] {
+func newHeartbeat[T any](c *Cache[T], w store.Watcher[T]) *heartbeat[T] {
 	r, _ := w.(store.ProgressRequester)
-	return &heartbeat[T]{in: in, requester: r}
+	return &heartbeat[T]{c: c, requester: r}
 }
 
 // ask requests a progress report unless one is outstanding.
@@ -259,31 +259,38 @@ func (h *heartbeat[T]) heard(batch []store.Event[T]) {
 // its member), which would wait, silent, for revisions the store has not
 // reached, or answer progress at the revision it was resumed after.
 func (h *heartbeat[T]) beat(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, h.in.heartbeat)
+	pctx, cancel := context.WithTimeout(ctx, h.c.heartbeat)
 	defer cancel()
 	if h.requester == nil {
-		if err := h.in.behind(pctx); err != nil {
+		if err := h.c.behind(pctx); err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 			}
 			return fmt.Errorf("probe: %w", err)
 		}
 		h.probed = true
-		h.in.served()
+		h.c.served()
 		return nil
 	}
 	heard := h.heardAny
 	h.heardAny = false
 	if h.asked && !heard {
-		return fmt.Errorf("%w: %w: no progress report within %v", store.ErrUnavailable, errSilent, h.in.heartbeat)
+		return fmt.Errorf("%w: %w: no progress report within %v", store.ErrUnavailable, errSilent, h.c.heartbeat)
 	}
 	if h.answered {
 		// The store answers: its revision comes back at once. Whether it
 		// serves is for the progress reports to tell.
 		h.answered = false
-		if err := h.in.behind(pctx); errors.Is(err, errRewound) {
+		if err := h.c.behind(pctx); errors.Is(err, errRewound) {
 			return err
 		}
 	}
 	return h.ask(ctx)
+}
+
+// served notes that the store has just served (a probe answered).
+func (c *Cache[T]) served() {
+	c.mu.Lock()
+	c.obs.Served()
+	c.mu.Unlock()
 }
