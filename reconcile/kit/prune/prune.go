@@ -108,6 +108,7 @@ type Pruner[T any] struct {
 	s    store.Store[T]
 	id   store.Identifier
 	opts Options
+	mark *Marker // Mark's, told the identity each pass reads
 
 	mu   sync.Mutex
 	loop *loop // the current Run's, nil between runs
@@ -134,7 +135,11 @@ func New[T any](c Controller, s store.Store[T], opts Options) (*Pruner[T], error
 	}
 	opts.fillDefaults()
 	opts.Logger = opts.Logger.With("pruner", opts.Name)
-	return &Pruner[T]{c: c, s: s, id: id, opts: opts}, nil
+	mark, err := NewMarker(opts.Name, id)
+	if err != nil {
+		return nil, err
+	}
+	return &Pruner[T]{c: c, s: s, id: id, opts: opts, mark: mark}, nil
 }
 
 // Name returns Options.Name.
@@ -145,18 +150,10 @@ func (p *Pruner[T]) Name() string { return p.opts.Name }
 func (p *Pruner[T]) NeedsLeaderElection() bool { return true }
 
 // Mark returns the mark the operator must store beside each object it
-// creates in the world: Options.Name and the store's identity, read now.
-// It fails as store.Identifier.Identity does.
-func (p *Pruner[T]) Mark(ctx context.Context) (Mark, error) {
-	id, err := p.id.Identity(ctx)
-	if err != nil {
-		return Mark{}, err
-	}
-	if id == "" {
-		return Mark{}, fmt.Errorf("%w: the store reported an empty identity", ErrInvalid)
-	}
-	return Mark{Owner: p.opts.Name, Store: id}, nil
-}
+// creates in the world: Options.Name and the store's identity, read once
+// per identity (see Marker): at the first call, and again once a pass
+// has read another. It fails as store.Identifier.Identity does.
+func (p *Pruner[T]) Mark(ctx context.Context) (Mark, error) { return p.mark.Mark(ctx) }
 
 // Last returns the latest pass, and false if none has run.
 func (p *Pruner[T]) Last() (Pass, bool) {
