@@ -70,6 +70,10 @@ type Options struct {
 	Delete func(ctx context.Context, obj WorldObject) error
 	// Logger receives a line per pass (default: discarded).
 	Logger *slog.Logger
+	// Marker, if set, is the Marker Mark uses and each pass tells the
+	// identity it read: share one between the pruner and whatever marks
+	// objects before the pruner exists. Its owner must be Name.
+	Marker *Marker
 }
 
 func (o *Options) check() error {
@@ -135,9 +139,14 @@ func New[T any](c Controller, s store.Store[T], opts Options) (*Pruner[T], error
 	}
 	opts.fillDefaults()
 	opts.Logger = opts.Logger.With("pruner", opts.Name)
-	mark, err := NewMarker(opts.Name, id)
-	if err != nil {
-		return nil, err
+	mark := opts.Marker
+	if mark == nil {
+		var err error
+		if mark, err = NewMarker(opts.Name, id); err != nil {
+			return nil, err
+		}
+	} else if mark.owner != opts.Name {
+		return nil, fmt.Errorf("%w: Marker of owner %q, Name %q", ErrInvalid, mark.owner, opts.Name)
 	}
 	return &Pruner[T]{c: c, s: s, id: id, opts: opts, mark: mark}, nil
 }
