@@ -79,7 +79,8 @@ func (r *Reconciler[Spec, Status]) lookup(ctx context.Context, key, id string) (
 // the object is made carrying it in its mark; then its name is recorded
 // and the ID cleared. A crash between the first write and the last
 // leaves the ID recorded, and the next reconcile looks the object up by
-// it (desired) before it creates anything.
+// it (desired) before it creates anything. So does a create that failed,
+// unless it was Rejected: only a refusal says that nothing was made.
 func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desired[Spec], error) {
 	mark, err := t.r.marker.Mark(ctx)
 	if err != nil {
@@ -100,7 +101,14 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 	}
 	name, err := t.r.world.Create(ctx, d)
 	if err != nil {
-		return d, fromWorld("create", err)
+		err = fromWorld("create", err)
+		if t.r.classify(err) == Rejected {
+			// Refused: nothing was made, and nothing is to look up.
+			if werr := t.writeRecord(ctx, Record{Name: rec.Name}); werr != nil {
+				return d, werr
+			}
+		}
+		return d, err
 	}
 	if name != "" {
 		d.Name = name

@@ -54,7 +54,10 @@
 //     a process killed before or after any step of a create, then
 //     started again, ends with exactly one object, made once, named in
 //     status, and no person asked
-//     (TestACrashAtEveryStepOfACreateLeavesExactlyOneObjectWithoutAPerson).
+//     (TestACrashAtEveryStepOfACreateLeavesExactlyOneObjectWithoutAPerson;
+//     over random histories of changes, deletions, hand edits and
+//     crashes, the world never holds two objects for a key:
+//     TestRandomHistoriesWithCrashesNeverLeakNorDuplicate).
 //   - Where the world offers no lookup (no List, names chosen by the
 //     world), a create whose result is unknown is never made again
 //     blindly: the reconcile is terminal (ErrCreateUnknown), status says

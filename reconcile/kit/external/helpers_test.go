@@ -1,7 +1,6 @@
 package external_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -133,6 +132,3 @@ func (e *env) requireOneObject(size int, msg ...any) {
 	require.Empty(e.t, obj.Value.Status.External.Creating, msg...)
 	require.Equal(e.t, resource.ConditionTrue, e.condition(external.ConditionReady).Status, msg...)
 }
-
-// ctx is a test's context.
-func ctx(t *testing.T) context.Context { return t.Context() }

@@ -103,6 +103,14 @@ func (f *Fake[Spec]) Edit(name string, spec *Spec) bool {
 	return ok
 }
 
+// Put puts obj in the world as it is, under its name: an object made by
+// someone else, or by an earlier run.
+func (f *Fake[Spec]) Put(obj Object[Spec]) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.objs[obj.Name] = obj
+}
+
 // call counts a call of op and fails it while the world is down.
 func (f *Fake[Spec]) call(op string) error {
 	f.calls[op]++
