@@ -76,6 +76,10 @@
 //     instant it is found down, by its check or by a reconcile of any of
 //     them, every one reports it down in Health and Ready and hands out
 //     no key; the instant it is back, every one retries its held keys.
+//   - Every source can be named (Named, or a Name method): the name is
+//     shown in the triggers of the keys it wakes, on the debug page and in
+//     Health.Degraded, whatever the source
+//     (TestANamedSourceIsShownByItsNameWhateverItIs).
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

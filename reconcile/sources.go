@@ -132,3 +132,32 @@ func (s *storeSource[C]) health() error {
 type controllerSource interface {
 	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration) error
 }
+
+// Named gives src a name: the name the controller shows for it in
+// KeyState triggers ("source NAME"), the debug page and Health.Degraded,
+// in place of its index in Options.Sources or a name it had. What src
+// reports of itself (a store source's health, an Err method) and how a
+// controller starts it are kept. Give each source of a controller its own
+// name.
+func Named(name string, src Source) Source { return &named{src: src, name: name} }
+
+type named struct {
+	src  Source
+	name string
+}
+
+func (n *named) Name() string { return n.name }
+
+func (n *named) Start(ctx context.Context, enqueue func(string)) error {
+	return n.src.Start(ctx, enqueue)
+}
+
+func (n *named) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration) error {
+	if cs, ok := n.src.(controllerSource); ok {
+		return cs.startFor(ctx, enqueue, log, hb)
+	}
+	return n.src.Start(ctx, enqueue)
+}
+
+// Err is what src reports of itself (see Source), nil if nothing.
+func (n *named) Err() error { return sourceErr(n.src) }
