@@ -100,16 +100,20 @@ type storeSource[C any] struct {
 // Start runs the source on its own: no logs, the default heartbeat. A
 // controller starts it with its own logger and heartbeat instead.
 func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error {
-	return s.startFor(ctx, enqueue, slog.New(slog.DiscardHandler), defaultHeartbeat)
+	return s.startFor(ctx, enqueue, slog.New(slog.DiscardHandler), defaultHeartbeat, nil)
 }
 
-func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration) error {
+func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration, own *echoes) error {
 	if s.mapper == nil {
 		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalid)
 	}
 	in := newInformer(s.store, s.prefix, log.With("source", "store", "prefix", s.prefix), hb, func(changes []change[C]) {
 		for i := range changes {
-			for _, key := range s.mapper(changes[i].pointers()) {
+			ch := &changes[i]
+			if own.echoed(s.store, ch.key(), ch.revision(), !ch.HasCur) {
+				continue // the echo of the controller's own write (Through)
+			}
+			for _, key := range s.mapper(ch.pointers()) {
 				enqueue(key)
 			}
 		}
@@ -128,9 +132,9 @@ func (s *storeSource[C]) health() error {
 }
 
 // controllerSource is a source of this package that a controller starts
-// with its logger and heartbeat interval.
+// with its logger, heartbeat interval and table of echoes to skip.
 type controllerSource interface {
-	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration) error
+	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration, own *echoes) error
 }
 
 // Named gives src a name: the name the controller shows for it in
@@ -152,9 +156,9 @@ func (n *named) Start(ctx context.Context, enqueue func(string)) error {
 	return n.src.Start(ctx, enqueue)
 }
 
-func (n *named) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration) error {
+func (n *named) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration, own *echoes) error {
 	if cs, ok := n.src.(controllerSource); ok {
-		return cs.startFor(ctx, enqueue, log, hb)
+		return cs.startFor(ctx, enqueue, log, hb, own)
 	}
 	return n.src.Start(ctx, enqueue)
 }
