@@ -1,7 +1,6 @@
 package external_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,34 +12,18 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// steps counts the steps of a scenario run without faults on a fresh env.
-func steps(t *testing.T, n naming, setup func(*env), scenario func(*env, *externaltest.Faults) error) int {
-	e := newEnv(t, n)
-	setup(e)
-	f := &externaltest.Faults{}
-	require.NoError(t, scenario(e, f))
-	return len(f.Steps())
-}
-
-// everyCrash runs scenario on a fresh env once per step and side of it,
-// crashing there, then settles with a fresh process and calls check.
+// everyCrash runs scenario on a fresh env with setup, crashing at each
+// step of it, then settles with a fresh process and calls check.
 func everyCrash(t *testing.T, n naming, setup func(*env), scenario func(*env, *externaltest.Faults) error, check func(e *env, msg string)) {
-	total := steps(t, n, setup, scenario)
-	require.Positive(t, total)
-	for at := 1; at <= total; at++ {
-		for _, after := range []bool{false, true} {
-			e := newEnv(t, n)
-			setup(e)
-			f := &externaltest.Faults{At: at, After: after}
-			err := scenario(e, f)
-			steps := f.Steps()
-			msg := fmt.Sprintf("%v: crash at %v (after: %v)", n, steps[min(at, len(steps))-1], after)
-			require.True(t, f.Crashed(), msg)
-			require.ErrorIs(t, err, externaltest.ErrCrash, msg)
-			require.NoError(t, e.settle(), msg)
-			check(e, msg)
+	externaltest.EveryCrash(t, func(t *testing.T, f *externaltest.Faults) (error, func(*testing.T)) {
+		e := newEnv(t, n)
+		setup(e)
+		err := scenario(e, f)
+		return err, func(t *testing.T) {
+			require.NoError(t, e.settle(), n)
+			check(e, n.String())
 		}
-	}
+	})
 }
 
 // stepOf returns the number of the first step op of converging a new

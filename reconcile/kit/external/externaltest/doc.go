@@ -4,7 +4,10 @@
 // listing with the marks read back), fault injection that crashes a
 // step of the world or a write of the store before or after its effect,
 // a driver that reconciles one key until it settles, as a restarted
-// process would, and a store server to run an operator against.
+// process would (Settle), a crash test that kills the scenario at each of
+// its steps and checks the recovery (EveryCrash), and a store server to
+// run an operator against (Serve). Wrap a real World with WithFaults to
+// crash-test it the same way.
 //
 // It imports testing only through httpstoretest's Serve; use it from
 // tests.
