@@ -132,93 +132,108 @@ type FakeOptions[Spec, Status any] struct {
 
 // Client returns the external.World of f: Create makes a new object at
 // every call, named by the world unless the Desired names it (then a
-// name taken is an error); Observe compares specs (go-cmp); List reads every mark
-// back; Delete of a gone object is done; Unmark clears a mark.
+// name taken is an error); Observe compares specs (go-cmp); List reads
+// every mark back; Delete of a gone object is done; Unmark clears a mark.
 func Client[Spec, Status any](f *Fake[Spec], opts FakeOptions[Spec, Status]) external.World[Spec, Status] {
-	type d = external.Desired[Spec]
-	w := external.World[Spec, Status]{
-		Observe: func(_ context.Context, x d) (external.Observation[Status], error) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if err := f.call("observe"); err != nil {
-				return external.Observation[Status]{}, err
-			}
-			obj, ok := f.objs[x.Name]
-			if !ok {
-				return external.Observation[Status]{State: external.Absent}, nil
-			}
-			o := external.Observation[Status]{State: external.UpToDate, Fingerprint: fingerprint(obj.Spec)}
-			if !cmp.Equal(obj.Spec, x.Spec) {
-				o.State = external.Differs
-			}
-			if opts.Status != nil {
-				o.Status = opts.Status(obj)
-			}
-			return o, nil
-		},
-		Create: func(_ context.Context, x d) (string, error) {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if err := f.call("create"); err != nil {
-				return "", err
-			}
-			if err := rejected(opts.Reject, x.Spec); err != nil {
-				return "", err
-			}
-			name := x.Name
-			if _, taken := f.objs[name]; name != "" && taken {
-				return "", fmt.Errorf("externaltest: create: %q exists", name)
-			}
-			f.made++
-			if name == "" {
-				name = "obj-" + strconv.Itoa(f.made)
-			}
-			f.objs[name] = Object[Spec]{Name: name, Spec: x.Spec, Mark: x.Mark.String()}
-			return name, nil
-		},
-		Update: func(_ context.Context, x d, _ external.Observation[Status]) error {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if err := f.call("update"); err != nil {
-				return err
-			}
-			if err := rejected(opts.Reject, x.Spec); err != nil {
-				return err
-			}
-			obj, ok := f.objs[x.Name]
-			if !ok {
-				return fmt.Errorf("externaltest: update: no object %q", x.Name)
-			}
-			obj.Spec = x.Spec
-			f.objs[x.Name] = obj
-			return nil
-		},
-		Delete: func(_ context.Context, x d) error {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if err := f.call("delete"); err != nil {
-				return err
-			}
-			delete(f.objs, x.Name)
-			return nil
-		},
-		Unmark: func(_ context.Context, x d) error {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if err := f.call("unmark"); err != nil {
-				return err
-			}
-			if obj, ok := f.objs[x.Name]; ok {
-				obj.Mark = ""
-				f.objs[x.Name] = obj
-			}
-			return nil
-		},
-	}
+	c := &fakeClient[Spec, Status]{f: f, opts: opts}
+	w := external.World[Spec, Status]{Observe: c.observe, Create: c.create, Update: c.update, Delete: c.delete, Unmark: c.unmark}
 	if !opts.NoList {
 		w.List = func(context.Context) ([]external.Listed, error) { return f.list() }
 	}
 	return w
+}
+
+// fakeClient is the World of a Fake.
+type fakeClient[Spec, Status any] struct {
+	f    *Fake[Spec]
+	opts FakeOptions[Spec, Status]
+}
+
+func (c *fakeClient[Spec, Status]) observe(_ context.Context, x external.Desired[Spec]) (external.Observation[Status], error) {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("observe"); err != nil {
+		return external.Observation[Status]{}, err
+	}
+	obj, ok := f.objs[x.Name]
+	if !ok {
+		return external.Observation[Status]{State: external.Absent}, nil
+	}
+	o := external.Observation[Status]{State: external.UpToDate, Fingerprint: fingerprint(obj.Spec)}
+	if !cmp.Equal(obj.Spec, x.Spec) {
+		o.State = external.Differs
+	}
+	if c.opts.Status != nil {
+		o.Status = c.opts.Status(obj)
+	}
+	return o, nil
+}
+
+func (c *fakeClient[Spec, Status]) create(_ context.Context, x external.Desired[Spec]) (string, error) {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("create"); err != nil {
+		return "", err
+	}
+	if err := rejected(c.opts.Reject, x.Spec); err != nil {
+		return "", err
+	}
+	name := x.Name
+	if _, taken := f.objs[name]; name != "" && taken {
+		return "", fmt.Errorf("externaltest: create: %q exists", name)
+	}
+	f.made++
+	if name == "" {
+		name = "obj-" + strconv.Itoa(f.made)
+	}
+	f.objs[name] = Object[Spec]{Name: name, Spec: x.Spec, Mark: x.Mark.String()}
+	return name, nil
+}
+
+func (c *fakeClient[Spec, Status]) update(_ context.Context, x external.Desired[Spec], _ external.Observation[Status]) error {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("update"); err != nil {
+		return err
+	}
+	if err := rejected(c.opts.Reject, x.Spec); err != nil {
+		return err
+	}
+	obj, ok := f.objs[x.Name]
+	if !ok {
+		return fmt.Errorf("externaltest: update: no object %q", x.Name)
+	}
+	obj.Spec = x.Spec
+	f.objs[x.Name] = obj
+	return nil
+}
+
+func (c *fakeClient[Spec, Status]) delete(_ context.Context, x external.Desired[Spec]) error {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("delete"); err != nil {
+		return err
+	}
+	delete(f.objs, x.Name)
+	return nil
+}
+
+func (c *fakeClient[Spec, Status]) unmark(_ context.Context, x external.Desired[Spec]) error {
+	f := c.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.call("unmark"); err != nil {
+		return err
+	}
+	if obj, ok := f.objs[x.Name]; ok {
+		obj.Mark = ""
+		f.objs[x.Name] = obj
+	}
+	return nil
 }
 
 func (f *Fake[Spec]) list() ([]external.Listed, error) {
