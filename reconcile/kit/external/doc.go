@@ -57,7 +57,11 @@
 //     (TestACrashAtEveryStepOfACreateLeavesExactlyOneObjectWithoutAPerson;
 //     over random histories of changes, deletions, hand edits and
 //     crashes, the world never holds two objects for a key:
-//     TestRandomHistoriesWithCrashesNeverLeakNorDuplicate).
+//     TestRandomHistoriesWithCrashesNeverLeakNorDuplicate; the crash
+//     clauses run over memory, HTTP, bolt and etcd through
+//     externaltest.Run: TestTheCrashClausesHoldOverMemoryAndHTTP,
+//     TestTheExternalKitsCrashClausesHoldOverBolt,
+//     TestTheExternalKitsCrashClausesHoldOverEtcd).
 //   - Where the world offers no lookup (no List, names chosen by the
 //     world), a create whose result is unknown is never made again
 //     blindly: the reconcile is terminal (ErrCreateUnknown), status says

@@ -6,7 +6,8 @@
 // a driver that reconciles one key until it settles, as a restarted
 // process would (Settle), a crash test that kills the scenario at each of
 // its steps and checks the recovery (EveryCrash), and a store server to
-// run an operator against (Serve). Wrap a real World with WithFaults to
+// run an operator against (Serve). Run is the kit's crash suite, which a
+// store backend runs from its tests as it runs store/storetest. Wrap a real World with WithFaults to
 // crash-test it the same way.
 //
 // It imports testing only through httpstoretest's Serve; use it from
