@@ -15,14 +15,14 @@ import (
 // everyCrash runs scenario on a fresh env with setup, crashing at each
 // step of it, then settles with a fresh process and calls check.
 func everyCrash(t *testing.T, n naming, setup func(*env), scenario func(*env, *externaltest.Faults) error, check func(e *env, msg string)) {
-	externaltest.EveryCrash(t, func(t *testing.T, f *externaltest.Faults) (error, func(*testing.T)) {
+	externaltest.EveryCrash(t, func(t *testing.T, f *externaltest.Faults) (func(*testing.T), error) {
 		e := newEnv(t, n)
 		setup(e)
 		err := scenario(e, f)
-		return err, func(t *testing.T) {
+		return func(t *testing.T) {
 			require.NoError(t, e.settle(), n)
 			check(e, n.String())
-		}
+		}, err
 	})
 }
 

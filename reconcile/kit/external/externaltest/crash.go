@@ -8,11 +8,11 @@ import (
 
 // Trial is one run of a crash test, on a world and a store of its own:
 // it makes them, runs the scenario with its steps made through f (World
-// wrapped by WithFaults, the store by Store) and returns the scenario's
-// error, and recover: the check after the crash, which runs the operator
-// again as a restarted process (without faults) and checks what it
-// guarantees (no leak, no duplicate, no person asked).
-type Trial func(t *testing.T, f *Faults) (err error, recover func(t *testing.T))
+// wrapped by WithFaults, the store by Store) and returns recover, the
+// check after the crash, which runs the operator again as a restarted
+// process (without faults) and checks what it guarantees (no leak, no
+// duplicate, no person asked), and the scenario's error.
+type Trial func(t *testing.T, f *Faults) (recover func(t *testing.T), err error)
 
 // EveryCrash runs trial once without faults, to count the scenario's
 // steps, then once per step and side of it, each in a subtest of its
@@ -22,7 +22,7 @@ type Trial func(t *testing.T, f *Faults) (err error, recover func(t *testing.T))
 func EveryCrash(t *testing.T, trial Trial) {
 	t.Helper()
 	count := &Faults{}
-	err, recover := trial(t, count)
+	recover, err := trial(t, count)
 	if err != nil {
 		t.Fatalf("externaltest: the scenario fails without faults: %v", err)
 	}
@@ -39,7 +39,7 @@ func EveryCrash(t *testing.T, trial Trial) {
 			}
 			t.Run(fmt.Sprintf("crash %s %v", side, s), func(t *testing.T) {
 				f := &Faults{At: s.N, After: after}
-				err, recover := trial(t, f)
+				recover, err := trial(t, f)
 				switch {
 				case !f.Crashed():
 					t.Fatalf("the scenario never reached step %v", s)

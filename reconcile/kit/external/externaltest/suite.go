@@ -61,24 +61,26 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store[*SuiteResource]) 
 	}
 	for _, n := range []Naming{WorldNames, AuthorNames} {
 		t.Run("CrashAtEveryStepOfACreate/"+n.String(), func(t *testing.T) {
-			EveryCrash(t, func(t *testing.T, f *Faults) (error, func(*testing.T)) {
+			EveryCrash(t, func(t *testing.T, f *Faults) (func(*testing.T), error) {
 				e := fresh(t, n)
 				e.put(t, 2)
-				return e.settle(t, f), func(t *testing.T) {
+				err := e.settle(t, f)
+				return func(t *testing.T) {
 					e.mustSettle(t)
 					e.requireOne(t, 2)
-				}
+				}, err
 			})
 		})
 	}
 	for _, n := range []Naming{WorldNames, AuthorNames, NoLookup} {
 		t.Run("CrashAtEveryStepOfADelete/"+n.String(), func(t *testing.T) {
-			EveryCrash(t, func(t *testing.T, f *Faults) (error, func(*testing.T)) {
+			EveryCrash(t, func(t *testing.T, f *Faults) (func(*testing.T), error) {
 				e := fresh(t, n)
 				e.put(t, 2)
 				e.mustSettle(t)
 				e.del(t)
-				return e.settle(t, f), func(t *testing.T) {
+				err := e.settle(t, f)
+				return func(t *testing.T) {
 					e.mustSettle(t)
 					if objs := e.fake.Objects(); len(objs) != 0 {
 						t.Fatalf("objects left: %v", objs)
@@ -86,7 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store[*SuiteResource]) 
 					if _, err := e.s.Get(t.Context(), suiteKey); !errors.Is(err, store.ErrNotFound) {
 						t.Fatalf("the resource is left: %v", err)
 					}
-				}
+				}, err
 			})
 		})
 	}
