@@ -96,6 +96,10 @@ type Controller[T any] struct {
 	// the cache's (the cache calls observe without its lock held).
 	mu  sync.Mutex
 	led *ledger[T]
+	// echoes are the writes made through Through whose echoes the store
+	// sources skip: keys of other stores, not the ledger's; it has its
+	// own lock, taken alone.
+	echoes echoes
 	// rulings and adds are observe's reusable buffers (only the cache's
 	// goroutine calls observe); adds holds at most addChunk adds.
 	rulings []ruling

@@ -77,6 +77,16 @@
 //     instant it is found down, by its check or by a reconcile of any of
 //     them, every one reports it down in Health and Ready and hands out
 //     no key; the instant it is back, every one retries its held keys.
+//   - Writes of another kind made through Through(req, s) (the children a
+//     parent makes) carry req.Store's guards, so a deposed owner's fail
+//     with store.ErrGuardFailed, and their echoes seen by the
+//     controller's FromStore source over s wake nothing, while others'
+//     changes do
+//     (TestWritesOfAnotherKindThroughTheControllerAreFencedAndTheirEchoesWakeNothing).
+//   - Every source can be named (Named, or a Name method): the name is
+//     shown in the triggers of the keys it wakes, on the debug page and in
+//     Health.Degraded, whatever the source
+//     (TestANamedSourceIsShownByItsNameWhateverItIs).
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
 //

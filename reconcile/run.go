@@ -212,7 +212,7 @@ func (c *Controller[T]) runSource(ctx context.Context, src Source, tag trigger) 
 	for {
 		var err error
 		if cs, ok := src.(controllerSource); ok {
-			err = cs.startFor(ctx, enqueue, c.opts.Logger, c.opts.HeartbeatInterval)
+			err = cs.startFor(ctx, enqueue, c.opts.Logger, c.opts.HeartbeatInterval, &c.echoes)
 		} else {
 			err = src.Start(ctx, enqueue)
 		}

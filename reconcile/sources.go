@@ -101,10 +101,10 @@ type storeSource[C any] struct {
 // Start runs the source on its own: no logs, the default heartbeat. A
 // controller starts it with its own logger and heartbeat instead.
 func (s *storeSource[C]) Start(ctx context.Context, enqueue func(string)) error {
-	return s.startFor(ctx, enqueue, slog.New(slog.DiscardHandler), defaultHeartbeat)
+	return s.startFor(ctx, enqueue, slog.New(slog.DiscardHandler), defaultHeartbeat, nil)
 }
 
-func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration) error {
+func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration, own *echoes) error {
 	if s.mapper == nil {
 		return fmt.Errorf("%w: FromStore needs a mapper", ErrInvalid)
 	}
@@ -114,7 +114,11 @@ func (s *storeSource[C]) startFor(ctx context.Context, enqueue func(string), log
 		Heartbeat: hb,
 		Hooks: cache.Hooks[C]{Changed: func(changes []cache.Change[C]) {
 			for i := range changes {
-				for _, key := range s.mapper(changes[i].Pointers()) {
+				ch := &changes[i]
+				if own.echoed(s.store, ch.Key(), ch.Revision(), !ch.HasCur) {
+					continue // the echo of the controller's own write (Through)
+				}
+				for _, key := range s.mapper(ch.Pointers()) {
 					enqueue(key)
 				}
 			}
@@ -134,7 +138,36 @@ func (s *storeSource[C]) health() error {
 }
 
 // controllerSource is a source of this package that a controller starts
-// with its logger and heartbeat interval.
+// with its logger, heartbeat interval and table of echoes to skip.
 type controllerSource interface {
-	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration) error
+	startFor(ctx context.Context, enqueue func(string), log *slog.Logger, heartbeat time.Duration, own *echoes) error
 }
+
+// Named gives src a name: the name the controller shows for it in
+// KeyState triggers ("source NAME"), the debug page and Health.Degraded,
+// in place of its index in Options.Sources or a name it had. What src
+// reports of itself (a store source's health, an Err method) and how a
+// controller starts it are kept. Give each source of a controller its own
+// name.
+func Named(name string, src Source) Source { return &named{src: src, name: name} }
+
+type named struct {
+	src  Source
+	name string
+}
+
+func (n *named) Name() string { return n.name }
+
+func (n *named) Start(ctx context.Context, enqueue func(string)) error {
+	return n.src.Start(ctx, enqueue)
+}
+
+func (n *named) startFor(ctx context.Context, enqueue func(string), log *slog.Logger, hb time.Duration, own *echoes) error {
+	if cs, ok := n.src.(controllerSource); ok {
+		return cs.startFor(ctx, enqueue, log, hb, own)
+	}
+	return n.src.Start(ctx, enqueue)
+}
+
+// Err is what src reports of itself (see Source), nil if nothing.
+func (n *named) Err() error { return sourceErr(n.src) }

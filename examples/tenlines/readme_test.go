@@ -38,3 +38,22 @@ func between(t *testing.T, s, start, end string) string {
 	require.True(t, ok, "%q not found after %q", end, start)
 	return inside
 }
+
+// TestREADMEOperatorIsTheExample checks the README's operator written with
+// the kit against Example_operator, as TestREADMETenLinesAreTheExample
+// does for the ten lines.
+func TestREADMEOperatorIsTheExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	section := between(t, string(readme), "\n## An operator in ten lines\n", "\n## ")
+	block := between(t, section, "```go\n", "```\n")
+
+	src, err := os.ReadFile("operator_test.go")
+	require.NoError(t, err)
+	region := between(t, string(src), "\t// README: operator\n", "\t// end README\n")
+	var code strings.Builder
+	for line := range strings.Lines(region) {
+		code.WriteString(strings.TrimPrefix(line, "\t"))
+	}
+	require.Equal(t, code.String(), block, "README.md's operator differs from Example_operator in examples/tenlines/operator_test.go")
+}

@@ -36,6 +36,21 @@ func (c *Client[T]) Identity(ctx context.Context) (string, error) {
 	return body.Identity, nil
 }
 
+// Kinds returns the kinds document the server declares (see WithKinds):
+// store/apistore/schema's rules, printer columns included. A server that
+// declares none fails it with an error matching errors.ErrUnsupported and
+// store.ErrInvalid.
+func (c *Client[T]) Kinds(ctx context.Context) ([]byte, error) {
+	var body kindsBody
+	if err := c.call(ctx, http.MethodGet, pathKinds, nil, nil, false, &body); err != nil {
+		return nil, err
+	}
+	if len(body.Kinds) == 0 {
+		return nil, protocolErrorf("%s: no kinds document", pathKinds)
+	}
+	return body.Kinds, nil
+}
+
 // UpdateStatus writes the status of value over the stored spec and
 // metadata if the object's revision is still revision
 // (apistore.StatusWriter; see apistore.Store.UpdateStatus), and returns the

@@ -144,6 +144,23 @@
 //     whatever the store.
 //   - /v1/identity answers the store's identity (store.Identifier); a
 //     store without one refuses it as unsupported.
+//   - /v1/kinds answers the kinds document given by WithKinds (the rules
+//     of store/apistore/schema, with printer columns); a handler without
+//     one refuses it as unsupported.
+//
+// # Several kinds, one client
+//
+// A store server keeps every kind as JSON. NewShared makes one client of
+// it and ViewOf a typed view per Go type: the views share its connections
+// and credentials, and their watches one stream from the server (a watch
+// that starts further behind than the stream keeps, 10,000 events, gets
+// a stream of its own). Each view keeps every guarantee of a store
+// (TestATypedViewOfASharedClientPassesConformance: store/storetest), and
+// controllers of several kinds run on one client and one watch
+// (TestControllersOfTwoKindsRunOnOneSharedClientAndOneWatch,
+// TestViewsOfSeveralKindsShareOneWatch). A progress request of a view is
+// answered to it alone, once the stream's answer covers the store's
+// revision at the request.
 //
 // The exactness check above judges what the client sent against what the
 // codec keeps of it, not against what the layer then stores: a write whose

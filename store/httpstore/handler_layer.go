@@ -1,6 +1,7 @@
 package httpstore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -99,6 +100,24 @@ func (h *Handler[T]) identity(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, identityBody{Identity: id})
 	return nil
+}
+
+// kinds answers the kinds document given by WithKinds.
+func (h *Handler[T]) kinds(w http.ResponseWriter, r *http.Request) error {
+	if h.cfg.kinds == nil {
+		return unsupported(pathKinds, "declares no kinds (WithKinds)")
+	}
+	if _, err := parseQuery(r.URL.RawQuery); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, kindsBody{Kinds: h.cfg.kinds})
+	return nil
+}
+
+// isJSONObject reports whether doc is one JSON object.
+func isJSONObject(doc []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(doc, &m) == nil && m != nil
 }
 
 // parsePropagation reads a delete's propagation parameter: absent or ""

@@ -35,6 +35,17 @@ type handlerConfig struct {
 	maxWatches   int
 	maxBodyBytes int64
 	browsers     httpguard.Policy
+	kinds        []byte // the kinds document served at /v1/kinds; nil: none
+}
+
+// WithKinds serves doc, the kinds document the store's layer was made
+// from (store/apistore/schema's rules, with their printer columns), at
+// /v1/kinds, for clients to show objects as their kinds declare
+// (Client.Kinds; convergectl get -o table). doc must be a JSON object,
+// or NewHandler fails with ErrInvalid. It is served to every token that
+// may read.
+func WithKinds(doc []byte) HandlerOption {
+	return func(c *handlerConfig) { c.kinds = append([]byte{}, doc...) }
 }
 
 // WithAllowedHosts adds host names (bare names, without scheme or port) that
@@ -129,6 +140,8 @@ func newHandlerConfig[T any](opts []HandlerOption) (store.Codec[T], *httpguard.G
 		return nil, nil, c, fmt.Errorf("%w: max watches %d, want at least 1", ErrInvalid, c.maxWatches)
 	case c.maxBodyBytes < 1:
 		return nil, nil, c, fmt.Errorf("%w: max body bytes %d, want at least 1", ErrInvalid, c.maxBodyBytes)
+	case c.kinds != nil && !isJSONObject(c.kinds):
+		return nil, nil, c, fmt.Errorf("%w: the kinds document is not a JSON object", ErrInvalid)
 	}
 	guard, err := httpguard.New(c.browsers)
 	if err != nil {

@@ -25,6 +25,7 @@ const (
 	pathIdentity = "/v1/identity"
 	pathApply    = "/v1/apply"
 	pathCheck    = "/v1/check"
+	pathKinds    = "/v1/kinds"
 )
 
 // Query parameter names.
@@ -93,6 +94,10 @@ type deleteBody struct {
 
 type identityBody struct {
 	Identity string `json:"identity"`
+}
+
+type kindsBody struct {
+	Kinds json.RawMessage `json:"kinds"`
 }
 
 // Frame types of a watch stream.

@@ -64,5 +64,15 @@
 //   - WriteFile and File.Commit make a file's content its path's only by a
 //     rename after fsync: the path is always absent, as it was, or
 //     complete, never partial, whenever the writer is killed.
+//   - Runs knows an attempt's liveness without claim files of the
+//     caller's: Running while a process holds the lock Start handed it
+//     (or Hold took in process), across a SIGKILL of the process that
+//     started it; Finished with its result once it wrote one, and Lost
+//     once it ended without, killed or crashed; a second Start of one ID
+//     is refused (ErrStarted)
+//     (TestAnAttemptIsRunningWhileItsProcessLivesAndLostOnceKilled,
+//     TestAnAttemptOutlivesItsSIGKILLedStarterAndIsKnownRunningThenLost,
+//     TestAnAttemptsResultIsFoundOnceItEnds,
+//     TestAnAttemptHeldInProcessIsRunningUntilReleased).
 //   - Bad input is an error matching ErrInvalid, never a panic.
 package intent

@@ -24,5 +24,8 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(fileWriterEnv); path != "" {
 		os.Exit(fileWriter(path))
 	}
+	if mode := os.Getenv(attemptEnv); mode != "" {
+		os.Exit(attempt(mode))
+	}
 	os.Exit(m.Run())
 }

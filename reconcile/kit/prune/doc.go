@@ -41,6 +41,9 @@
 //     is kept; a key created again while its object was being deleted is
 //     handed to the controller (Enqueue) once the delete is done, so its
 //     object is made again.
+//   - Mark reads the store's identity once per identity, not per call
+//     (a Marker): again only once a pass has read another
+//     (TestAMarkReadsTheStoresIdentityOncePerIdentity).
 //   - Passes run one at a time, inside Run (so, under leader election, only
 //     in the leader, with a context cancelled when the term is in doubt);
 //     Prune asks for one now and returns what it did.

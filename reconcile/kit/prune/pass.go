@@ -66,6 +66,9 @@ func (p *Pruner[T]) pass(ctx context.Context) Pass {
 		pass.Err = fmt.Errorf("prune: read the store's identity: %w", err)
 		return pass
 	}
+	if facts.After == facts.Before {
+		p.mark.Learn(facts.After)
+	}
 	facts.Ready = p.c.Ready()
 	desired := make(map[string]struct{}, len(objs))
 	for _, obj := range objs {

@@ -70,6 +70,10 @@ type Options struct {
 	Delete func(ctx context.Context, obj WorldObject) error
 	// Logger receives a line per pass (default: discarded).
 	Logger *slog.Logger
+	// Marker, if set, is the Marker Mark uses and each pass tells the
+	// identity it read: share one between the pruner and whatever marks
+	// objects before the pruner exists. Its owner must be Name.
+	Marker *Marker
 }
 
 func (o *Options) check() error {
@@ -108,6 +112,7 @@ type Pruner[T any] struct {
 	s    store.Store[T]
 	id   store.Identifier
 	opts Options
+	mark *Marker // Mark's, told the identity each pass reads
 
 	mu   sync.Mutex
 	loop *loop // the current Run's, nil between runs
@@ -134,7 +139,16 @@ func New[T any](c Controller, s store.Store[T], opts Options) (*Pruner[T], error
 	}
 	opts.fillDefaults()
 	opts.Logger = opts.Logger.With("pruner", opts.Name)
-	return &Pruner[T]{c: c, s: s, id: id, opts: opts}, nil
+	mark := opts.Marker
+	if mark == nil {
+		var err error
+		if mark, err = NewMarker(opts.Name, id); err != nil {
+			return nil, err
+		}
+	} else if mark.owner != opts.Name {
+		return nil, fmt.Errorf("%w: Marker of owner %q, Name %q", ErrInvalid, mark.owner, opts.Name)
+	}
+	return &Pruner[T]{c: c, s: s, id: id, opts: opts, mark: mark}, nil
 }
 
 // Name returns Options.Name.
@@ -145,18 +159,10 @@ func (p *Pruner[T]) Name() string { return p.opts.Name }
 func (p *Pruner[T]) NeedsLeaderElection() bool { return true }
 
 // Mark returns the mark the operator must store beside each object it
-// creates in the world: Options.Name and the store's identity, read now.
-// It fails as store.Identifier.Identity does.
-func (p *Pruner[T]) Mark(ctx context.Context) (Mark, error) {
-	id, err := p.id.Identity(ctx)
-	if err != nil {
-		return Mark{}, err
-	}
-	if id == "" {
-		return Mark{}, fmt.Errorf("%w: the store reported an empty identity", ErrInvalid)
-	}
-	return Mark{Owner: p.opts.Name, Store: id}, nil
-}
+// creates in the world: Options.Name and the store's identity, read once
+// per identity (see Marker): at the first call, and again once a pass
+// has read another. It fails as store.Identifier.Identity does.
+func (p *Pruner[T]) Mark(ctx context.Context) (Mark, error) { return p.mark.Mark(ctx) }
 
 // Last returns the latest pass, and false if none has run.
 func (p *Pruner[T]) Last() (Pass, bool) {

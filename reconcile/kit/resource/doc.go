@@ -20,6 +20,12 @@
 //   - Given the controller's writer (reconcile.Request.Store), the status
 //     write is fenced by the controller's term and its echo does not wake
 //     the key nor cancel its backoff.
+//   - WriteError puts an error in status (Ready False, a reason, the
+//     error's text) and returns it unchanged for the controller to sort;
+//     a write that fails returns the write's error instead, so a terminal
+//     error is never left unwritten
+//     (TestWriteErrorPutsTheErrorInStatusWithReadyFalseAndReturnsIt,
+//     TestWriteErrorThatCannotWriteIsRetriedNotTerminal).
 //   - GenerationChanged lets creations, deletions and spec changes through
 //     and drops status-only changes (for status written by others).
 //   - Bad input (a nil store, a stored nil value, a spec or status the

@@ -1,9 +1,10 @@
-// Package schedule runs work at the slots of cron schedules: Parse reads a
-// cron spec (five fields, @daily and the like, a time zone) into a
-// Schedule whose Next and Prev find its slots, daylight saving time
-// included; a Source wakes a controller's keys at their schedules' slots;
-// and a few helpers make one child object per slot (SlotKey, Due, Running,
-// Retention).
+// Package schedule runs work at the slots of schedules, cron or interval:
+// Parse reads a cron spec (five fields, @daily and the like, a time zone)
+// or an interval ("@every 90m", or Every) into a Schedule whose Next and
+// Prev find its slots, daylight saving time included; a Source wakes a
+// controller's keys at their schedules' slots; and a few helpers make one
+// child object per slot (SlotKey, Due, Running, Retention). The helpers
+// take slots, not specs: they work alike on both kinds of schedule.
 //
 // # Guarantees
 //
@@ -15,6 +16,13 @@
 //     however many minutes it skipped; a minute shown twice on fall-back
 //     runs the first time only. Read a schedule in UTC to run by elapsed
 //     time instead.
+//   - An interval schedule's slots are the multiples of its interval
+//     since the Unix epoch, the same in every process and after every
+//     restart, never moved by daylight saving time; Due, SlotKey and
+//     Retention work on them as on cron slots
+//     (TestAnIntervalSchedulesSlotsAreTheMultiplesOfItsIntervalSinceTheEpoch,
+//     TestAnIntervalScheduleIsDueOnceAfterDowntimeAndKeysItsSlots,
+//     TestAnIntervalScheduleWakesItsKeyAtEachSlot).
 //   - A spec that cannot be parsed or has no slot is an error matching
 //     ErrInvalid (and store.ErrInvalid) whose message names the field at
 //     fault; nothing here panics.

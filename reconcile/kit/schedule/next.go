@@ -32,6 +32,9 @@ const maxOffset = 26 * 3600
 // slot follows within 400 years (the Gregorian calendar repeats then: a
 // parsed schedule with a slot has one in every 400 years).
 func (s Schedule) Next(t time.Time) time.Time {
+	if s.every > 0 {
+		return s.nextEvery(t)
+	}
 	if s.IsZero() {
 		return time.Time{}
 	}
@@ -46,6 +49,9 @@ func (s Schedule) Next(t time.Time) time.Time {
 // Prev returns the latest slot of s at or before t, in s's location, or
 // the zero Time if there is none within 400 years (or s is zero).
 func (s Schedule) Prev(t time.Time) time.Time {
+	if s.every > 0 {
+		return s.prevEvery(t)
+	}
 	if s.IsZero() {
 		return time.Time{}
 	}

@@ -101,7 +101,8 @@ func TestBadSpecsAreErrInvalidNamingTheField(t *testing.T) {
 		"0 0 30 2 *":                  "day-of-month: no day listed falls in the months listed",
 		"0 0 31 4,6,9,11 *":           "day-of-month: no day listed falls in the months listed",
 		"@reboot":                     "@reboot is not one of @yearly",
-		"@every 1h":                   "@every 1h is not one of @yearly",
+		"@every 1500ms":               "@every 1.5s: the interval must be a positive whole number of seconds",
+		"@everyday":                   "@everyday is not one of @yearly",
 		"CRON_TZ=Nowhere/City @daily": `time zone "Nowhere/City" is unknown`,
 		"CRON_TZ= @daily":             `time zone "" is unknown`,
 	} {

@@ -20,12 +20,16 @@ var ErrInvalid error = invalid.New("schedule")
 // package (reconcile.ErrAlreadyRunning included).
 var ErrAlreadyRunning error = running.New("schedule")
 
-// Schedule is a parsed cron schedule: the minutes of a wall clock in one
-// time zone at which something is due, its slots. A Schedule is a small
-// value, safe to copy, compare with == and use from several goroutines.
-// The zero Schedule has no slots: Next and Prev return the zero Time and
-// Due reports nothing due.
+// Schedule is a parsed schedule: the instants at which something is due,
+// its slots. A cron schedule's slots are the minutes of a wall clock in
+// one time zone; an interval schedule's (Every, "@every 90m") are the
+// multiples of its interval since the Unix epoch. Next, Prev, Due,
+// SlotKey and Retention work alike on both. A Schedule is a small value,
+// safe to copy, compare with == and use from several goroutines. The
+// zero Schedule has no slots: Next and Prev return the zero Time and Due
+// reports nothing due.
 type Schedule struct {
+	every                         int64  // an interval schedule's interval in seconds; 0 for cron
 	minute, hour, dom, month, dow uint64 // one bit per allowed value
 	// domStar and dowStar record a day field that begins with '*': see
 	// the day rule in Parse.
@@ -48,7 +52,9 @@ type Schedule struct {
 // otherwise it must match both.
 //
 // Instead of the five fields, spec may be @yearly (or @annually),
-// @monthly, @weekly, @daily (or @midnight) or @hourly. A leading
+// @monthly, @weekly, @daily (or @midnight) or @hourly, or "@every D" with
+// D a Go duration of whole seconds ("@every 90s", "@every 6h"): an
+// interval schedule, as Every makes. A leading
 // "CRON_TZ=Zone " (or "TZ=Zone ") reads the spec in that IANA zone
 // instead of loc: "CRON_TZ=Europe/Paris 0 3 * * *".
 //
@@ -78,7 +84,7 @@ func parse(spec string, loc *time.Location) (Schedule, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
-	for _, prefix := range []string{"CRON_TZ=", "TZ="} {
+	for _, prefix := range []string{"CRON_TZ=", "TZ="} { // an interval ignores it
 		if rest, ok := strings.CutPrefix(text, prefix); ok {
 			name, fields := rest, ""
 			if i := strings.IndexAny(rest, " \t"); i >= 0 {
@@ -91,6 +97,16 @@ func parse(spec string, loc *time.Location) (Schedule, error) {
 			loc, text = l, strings.TrimSpace(fields)
 			break
 		}
+	}
+	if f := strings.Fields(text); len(f) > 0 && strings.EqualFold(f[0], "@every") {
+		if len(f) != 2 {
+			return Schedule{}, fmt.Errorf("@every takes one duration, as in \"@every 90s\"")
+		}
+		d, err := time.ParseDuration(f[1])
+		if err != nil {
+			return Schedule{}, fmt.Errorf("@every: %w", err)
+		}
+		return every(d, loc, spec)
 	}
 	if strings.HasPrefix(text, "@") {
 		d, ok := descriptors[strings.ToLower(text)]
@@ -143,7 +159,10 @@ func (s Schedule) Location() *time.Location {
 }
 
 // IsZero reports whether s is the zero Schedule, which has no slots.
-func (s Schedule) IsZero() bool { return s.minute == 0 }
+func (s Schedule) IsZero() bool { return s.minute == 0 && s.every == 0 }
+
+// Interval returns an interval schedule's interval, 0 for a cron one.
+func (s Schedule) Interval() time.Duration { return time.Duration(s.every) * time.Second }
 
 // daysIn returns the number of days of month m of year y.
 func daysIn(y int, m time.Month) int {

@@ -30,6 +30,11 @@
 // property, and required to pass its own schema). Any other keyword is
 // refused, not ignored.
 //
+// A kind may also declare printer columns ("columns": [{"name": "READY",
+// "path": ".conditions[Ready].status"}, ...]): what a table of its objects
+// shows (Column, Rules.ColumnsFor; convergectl get -o table). A store
+// server declares its rules to its clients (httpstore.WithKinds).
+//
 // Bounds: a rules file of at most 1 MiB, schemas nested at most 32 deep,
 // patterns of at most 1024 bytes; validation descends only where the
 // schema does, and reports at most 20 fields. Nothing panics on any input;
@@ -67,6 +72,10 @@ type Kind struct {
 	Prefix string  `json:"prefix"`
 	Spec   *Schema `json:"spec,omitempty"`
 	Status *Schema `json:"status,omitempty"`
+	// Columns are what a table of the kind's objects shows after the key
+	// (convergectl get -o table), as kubectl get shows a
+	// CustomResourceDefinition's printer columns.
+	Columns []Column `json:"columns,omitempty"`
 }
 
 // Schema is a JSON value's rule; see the package doc for the keywords.
@@ -142,6 +151,11 @@ func Parse(data []byte) (*Rules, error) {
 		for name, s := range map[string]*Schema{"spec": k.Spec, "status": k.Status} {
 			if err := s.compile(name, 0); err != nil {
 				return nil, fmt.Errorf("%w: schema: kinds[%d] (%q): %v", store.ErrInvalid, i, k.Prefix, err)
+			}
+		}
+		for j, c := range k.Columns {
+			if err := c.check(); err != nil {
+				return nil, fmt.Errorf("%w: schema: kinds[%d] (%q): columns[%d]: %v", store.ErrInvalid, i, k.Prefix, j, err)
 			}
 		}
 	}

@@ -47,9 +47,9 @@ type command struct {
 // commands are convergectl's commands, in the order the usage lists them.
 var commands = []*command{
 	{name: "get", args: "KEY", min: 1, max: 1, prepare: (*cli).get,
-		summary: "print the object as one JSON line (-o spec|status|metadata: that part)"},
-	{name: "list", flags: "[-keys]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).list,
-		summary: "print the objects under PREFIX and the list's revision"},
+		summary: "print the object as one JSON line (-o spec|status|metadata: that part; -o table: its kind's printer columns)"},
+	{name: "list", flags: "[-keys] [-o table]", args: "[PREFIX]", min: 0, max: 1, prepare: (*cli).list,
+		summary: "print the objects under PREFIX and the list's revision (-o table: their kinds' printer columns)"},
 	{name: "put", flags: "[-create] [-rev R]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).put,
 		summary: `write the JSON value in FILE (default or "-": stdin)`},
 	{name: "apply", flags: "[-patch]", args: "KEY [FILE]", min: 1, max: 2, prepare: (*cli).apply,

@@ -9,8 +9,9 @@
 //
 // # Usage
 //
-//	convergectl [flags] get KEY                  print the object as one JSON line (-o spec|status|metadata: that part)
-//	convergectl [flags] list [-keys] [PREFIX]    print the objects under PREFIX and the list's revision
+//	convergectl [flags] get KEY                  print the object as one JSON line (-o spec|status|metadata: that part; -o table: its kind's printer columns)
+//	convergectl [flags] list [-keys] [-o table] [PREFIX]
+//	                                             print the objects under PREFIX and the list's revision (-o table: their kinds' printer columns)
 //	convergectl [flags] put [-create] [-rev R] KEY [FILE]
 //	                                             write the JSON value in FILE (default or "-": stdin)
 //	convergectl [flags] apply [-patch] KEY [FILE]
@@ -131,6 +132,14 @@
 // it are ignored) over the stored spec and metadata, through the server's
 // layer, retried on conflict; a server without the layer refuses it
 // (exit 1), and nothing is written.
+//
+// get -o table and list -o table print a table, as kubectl get does: the
+// key, then the printer columns the server declares for the object's kind
+// (convergestore -kinds: each kind's "columns", such as READY
+// .conditions[Ready].status, REASON .conditions[Ready].reason and an AGE
+// of type age; see store/apistore/schema.Column), "<none>" where an
+// object has no value; a kind without columns, or a server that declares
+// no kinds, shows the revision.
 //
 // get -o spec prints the spec (null if there is none), -o status an object
 // of the status members (what status takes), -o metadata the metadata as

@@ -15,15 +15,15 @@ import (
 // The commands that read: get, list and watch.
 
 func (c *cli) get(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {
-	part := fs.String("o", "json", "what to print: `json` (the object), or the spec, status or metadata of a resource, as one JSON line")
+	part := fs.String("o", "json", "what to print: `json` (the object), or the spec, status or metadata of a resource, as one JSON line, or a table of the printer columns its kind declares")
 	args, err := parse()
 	if err != nil {
 		return nil, err
 	}
 	switch *part {
-	case "json", "spec", "status", "metadata":
+	case "json", "spec", "status", "metadata", "table":
 	default:
-		return nil, usagef("-o %q: want json, spec, status or metadata", *part)
+		return nil, usagef("-o %q: want json, spec, status, metadata or table", *part)
 	}
 	return func(ctx context.Context) error {
 		ctx, cancel := c.call(ctx)
@@ -32,8 +32,11 @@ func (c *cli) get(fs *flag.FlagSet, parse func() ([]string, error)) (action, err
 		if err != nil {
 			return err
 		}
-		if *part == "json" {
+		switch *part {
+		case "json":
 			return c.print(printed(obj))
+		case "table":
+			return c.printTable(ctx, []store.Object[value]{obj})
 		}
 		v, err := partOf(obj.Value, *part)
 		if err != nil {
@@ -74,9 +77,13 @@ func partOf(v value, part string) (any, error) {
 
 func (c *cli) list(fs *flag.FlagSet, parse func() ([]string, error)) (action, error) {
 	keys := fs.Bool("keys", false, `print one "KEY REVISION" line per object instead, KEY quoted if it holds a space, a quote, a backslash or an unprintable character`)
+	format := fs.String("o", "json", "what to print: `json`, or a table of the printer columns each object's kind declares")
 	args, err := parse()
 	if err != nil {
 		return nil, err
+	}
+	if *format != "json" && *format != "table" {
+		return nil, usagef("-o %q: want json or table", *format)
 	}
 	prefix := strings.Join(args, "")
 	return func(ctx context.Context) error {
@@ -85,6 +92,9 @@ func (c *cli) list(fs *flag.FlagSet, parse func() ([]string, error)) (action, er
 		objs, rev, err := c.s.List(ctx, prefix)
 		if err != nil {
 			return err
+		}
+		if *format == "table" {
+			return c.printTable(ctx, objs)
 		}
 		if *keys {
 			for _, o := range objs {

@@ -120,7 +120,7 @@ func TestTheNewFlagsUsageErrorsNameTheProblem(t *testing.T) {
 		args  []string
 		first string
 	}{
-		{[]string{"get", "-o", "yaml", "k"}, `get: -o "yaml": want json, spec, status or metadata`},
+		{[]string{"get", "-o", "yaml", "k"}, `get: -o "yaml": want json, spec, status, metadata or table`},
 		{[]string{"delete", "-propagation", "sideways", "k"}, `delete: -propagation "sideways": want background, foreground or orphan`},
 		{[]string{"status", "k", "a", "b"}, "status: want KEY [FILE], got 3 arguments"},
 		{[]string{"apply", "-patch=maybe", "k"}, `apply: invalid boolean value "maybe" for -patch: parse error`},

@@ -34,7 +34,7 @@ func TestEveryUsageErrorNamesTheProblemOnOneLineBeforeTheUsageAndSendsNothing(t 
 		{[]string{"put", "a", "b", "c"}, "put: want KEY [FILE], got 3 arguments", "Usage: convergectl [flags] put [-create] [-rev R] KEY [FILE]"},
 		{[]string{"get"}, "get: want KEY, got no arguments", "Usage: convergectl [flags] get KEY"},
 		{[]string{"delete", "a", "b"}, "delete: want KEY, got 2 arguments", "Usage: convergectl [flags] delete [-rev R] KEY"},
-		{[]string{"list", "a", "b"}, "list: want [PREFIX], got 2 arguments", "Usage: convergectl [flags] list [-keys] [PREFIX]"},
+		{[]string{"list", "a", "b"}, "list: want [PREFIX], got 2 arguments", "Usage: convergectl [flags] list [-keys] [-o table] [PREFIX]"},
 		{[]string{"put", "-nope", "k"}, "put: flag provided but not defined: -nope", "Usage: convergectl [flags] put"},
 		{[]string{"put", "-rev", "x", "k"}, `put: invalid value "x" for flag -rev: parse error`, "Usage: convergectl [flags] put"},
 		{[]string{"put", "-rev", "0", "k"}, "put: -rev 0: want a revision, 1 or more", "Usage: convergectl [flags] put"},

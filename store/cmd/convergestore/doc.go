@@ -50,7 +50,9 @@
 //	-kinds F             the kinds' rules, per key prefix (JSON, see
 //	                     store/apistore/schema): a write that breaks its
 //	                     kind's rule is refused naming the field, and
-//	                     nothing is stored; defaults are filled in
+//	                     nothing is stored; defaults are filled in;
+//	                     the file is declared to clients (/v1/kinds), whose
+//	                     printer columns convergectl get -o table prints
 //	-heartbeat D         how often watch streams carry a heartbeat (default
 //	                     httpstore.DefaultHeartbeat, 5s)
 //	-snapshot-dir S      save snapshots of the store into S (see Snapshots)

@@ -92,3 +92,28 @@ func TestKindRulesItCannotKeepStopTheServerBeforeItServes(t *testing.T) {
 		}
 	}
 }
+
+// TestConvergectlGetShowsThePrinterColumnsTheServersKindsDeclare: the
+// columns of convergestore -kinds reach convergectl through the server:
+// get -o table prints them for the object, as kubectl get does.
+func TestConvergectlGetShowsThePrinterColumnsTheServersKindsDeclare(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(t.TempDir(), "kinds.json")
+	doc := `{"kinds":[{"prefix":"databases/","columns":[{"name":"READY","path":".status.ready"},{"name":"NAME","path":".spec.name"}]}]}`
+	if err := os.WriteFile(rules, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, dir, "-kinds", rules)
+	base := []string{"-server", s.url, "-token-file", filepath.Join(dir, TokenFile)}
+	file := filepath.Join(t.TempDir(), "doc.json")
+	if err := os.WriteFile(file, []byte(`{"spec":{"name":"app"},"status":{"ready":true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBinary(t, ctlBinary, "", append(base, "put", "databases/app", file)...); r.code != 0 {
+		t.Fatalf("put: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runBinary(t, ctlBinary, "", append(base, "get", "-o", "table", "databases/app")...)
+	if got, want := strings.Fields(r.stdout), []string{"KEY", "READY", "NAME", "databases/app", "true", "app"}; r.code != 0 || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("get -o table: exit %d, %q (%s); want %q", r.code, got, r.stderr, want)
+	}
+}

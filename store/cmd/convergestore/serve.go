@@ -38,7 +38,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err := checkPlaces(cfg, log); err != nil {
 		return err
 	}
-	admission, err := loadKinds(cfg.kinds)
+	admission, kindsDoc, err := loadKinds(cfg.kinds)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logger) 
 	if err != nil {
 		return err
 	}
-	m, url, err := newServer(layer, cfg, toks, tlsCfg, log)
+	m, url, err := newServer(layer, cfg, toks, kindsDoc, tlsCfg, log)
 	if err != nil {
 		return err
 	}
@@ -98,9 +98,13 @@ func openStore(cfg config) (*boltstore.Store[json.RawMessage], error) {
 
 // newServer returns the manager serving h's store at StorePath, with the
 // probes, behind toks (every token opens the server; the handler then
-// lets read-only tokens read only), and the store's URL.
-func newServer(s *apistore.Store[json.RawMessage], cfg config, toks tokens, tlsCfg *tls.Config, log *slog.Logger) (*manager.Manager, string, error) {
+// lets read-only tokens read only), declaring kindsDoc (if not nil) to its
+// clients, and the store's URL.
+func newServer(s *apistore.Store[json.RawMessage], cfg config, toks tokens, kindsDoc []byte, tlsCfg *tls.Config, log *slog.Logger) (*manager.Manager, string, error) {
 	hopts := []httpstore.HandlerOption{httpstore.WithAllowedHosts(cfg.allowHosts...), httpstore.WithHeartbeat(cfg.heartbeat)}
+	if kindsDoc != nil {
+		hopts = append(hopts, httpstore.WithKinds(kindsDoc))
+	}
 	for _, t := range toks.rw {
 		hopts = append(hopts, httpstore.WithReadWriteToken(t))
 	}
@@ -211,23 +215,24 @@ func (cfg *config) tlsConfig() (*tls.Config, error) {
 }
 
 // loadKinds reads the kind rules of the file named (none if ""), for the
-// layer's admission.
-func loadKinds(name string) ([]apistore.Option[json.RawMessage], error) {
+// layer's admission, and the file's content, which the server declares to
+// its clients (printer columns).
+func loadKinds(name string) ([]apistore.Option[json.RawMessage], []byte, error) {
 	if name == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("-kinds: %w", err)
+		return nil, nil, fmt.Errorf("-kinds: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, schema.MaxRulesSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("-kinds: %w", err)
+		return nil, nil, fmt.Errorf("-kinds: %w", err)
 	}
 	rules, err := schema.Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("-kinds %s: %w", name, err)
+		return nil, nil, fmt.Errorf("-kinds %s: %w", name, err)
 	}
-	return rules.Options(), nil
+	return rules.Options(), data, nil
 }

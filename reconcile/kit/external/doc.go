@@ -1,0 +1,109 @@
+// Package external is one way to write an operator of an external system:
+// for a kind, the author supplies the domain only — how to observe, create,
+// update and delete the external object of a desired one, and how to list
+// the objects the operator marked (World) — and the kit composes the rest
+// from converge's parts: the finalizer (resource.Finalize) and a reclaim
+// policy, marks with the store's identity and prune (package prune),
+// drift against what was last observed and made (package drift), the
+// process-wide dependency (package dependency), errors sorted into
+// conditions, and creates that are safe across a crash. Its Reconciler is
+// a reconcile.Reconciler for reconcile.New:
+//
+//	vms, err := external.New(s, world, external.Options[VMSpec, VMStatus]{
+//		Name: "vmop", Prefix: "vms/",
+//		Record: func(st *VMStatus) *external.Record { return &st.External },
+//	})
+//	c, err := reconcile.New(s, vms, reconcile.Options[*VM]{Name: "vms", Prefix: "vms/",
+//		Sources: vms.Sources(), Dependencies: vms.Dependencies()})
+//	pruner, err := vms.Pruner(c) // run beside c
+//
+// A reconciler that needs more (several external objects per resource,
+// children in the store) uses the parts directly, as this package does.
+//
+// # A reconcile
+//
+// Finalize first: the finalizer is on the resource before anything is
+// made for it. Then the external name: the one recorded in status, the
+// one Options.ExternalName chooses, or the one a lookup (World.List)
+// finds for the key. Then Observe, and as it found: Create, Update, or
+// nothing; then Observe again, and status — the observed Status, the
+// Record, the conditions Ready and Synced, ObservedGeneration — written
+// with a compare-and-swap through the controller (Request.Store: fenced,
+// its echo wakes nothing). A resource marked for deletion runs the
+// reclaim policy instead: Delete deletes the external object, Retain
+// unmarks it and forgets it.
+//
+// # Errors
+//
+// An error of the store is returned as it is (a conflict reconciles the
+// newer object at once). An error of the World is sorted (Class: Reject,
+// dependency.Down, or Options.Classify) and written into status, Synced
+// and Ready False with its reason: Rejected (this object is wrong:
+// terminal, retried when it changes), DependencyDown (the system does not
+// serve: blamed on Options.Dependency, whose circuit holds every key of
+// every controller sharing it), Error (transient: the key's backoff).
+//
+// # Guarantees
+//
+//   - A create is safe across a crash at any point: its ID (and the
+//     name, if the author chooses names) is recorded in status before
+//     the world is called, carried in the object's Mark, and cleared
+//     once the name is recorded; a reconcile that finds a create
+//     recorded looks the object up (List, by the mark's key and create
+//     ID, or Observe by the chosen name) before it creates anything. So
+//     a process killed before or after any step of a create, then
+//     started again, ends with exactly one object, made once, named in
+//     status, and no person asked
+//     (TestACrashAtEveryStepOfACreateLeavesExactlyOneObjectWithoutAPerson;
+//     over random histories of changes, deletions, hand edits and
+//     crashes, the world never holds two objects for a key:
+//     TestRandomHistoriesWithCrashesNeverLeakNorDuplicate; the crash
+//     clauses run over memory, HTTP, bolt and etcd through
+//     externaltest.Run: TestTheCrashClausesHoldOverMemoryAndHTTP,
+//     TestTheExternalKitsCrashClausesHoldOverBolt,
+//     TestTheExternalKitsCrashClausesHoldOverEtcd).
+//   - Where the world offers no lookup (no List, names chosen by the
+//     world), a create whose result is unknown is never made again
+//     blindly: the reconcile is terminal (ErrCreateUnknown), status says
+//     Synced False, reason CreateUnknown, and how a person settles it
+//     (TestACreateCutShortWhereNothingCanLookItUpAsksAPerson).
+//   - A deletion is safe across a crash at any point: the external
+//     object is deleted (or, under Retain, unmarked) before the
+//     finalizer goes, so a process killed before or after any step of
+//     it leaves, once started again, neither the object nor the resource
+//     (TestACrashAtEveryStepOfADeleteLeavesNoObjectAndTheResourceGone,
+//     TestRetainKeepsTheObjectUnmarkedAndPruneNeverTakesIt).
+//   - Status follows the world: after a successful reconcile Synced is
+//     True and Ready is True (Available) exactly when the object is up
+//     to date and Observation.NotReady is empty, with ObservedGeneration
+//     the resource's generation; a reconcile that finds nothing to change
+//     writes nothing
+//     (TestStatusSaysReadyAndSyncedWithTheObservedGeneration).
+//   - Errors are sorted into conditions: a rejected object is terminal
+//     and in status until its spec changes; a dependency down is blamed
+//     (dependency.ErrDown) and in status; any other error of the world is
+//     in status and retried with backoff
+//     (TestARejectedObjectIsTerminalInStatusUntilItsSpecChanges,
+//     TestADependencyDownIsBlamedAndInStatus,
+//     TestATransientErrorIsInStatusAndRetried).
+//   - Drift made by hand is put back: with List, a drift source wakes a
+//     key whose object's fingerprint differs from what its reconcile
+//     last observed and made, or that vanished; without it, every key is
+//     looked at again after Options.Poll
+//     (TestDriftMadeByHandIsPutBack).
+//   - Prune deletes only objects this operator marked from this store
+//     for a key no longer desired, under package prune's gates; the mark
+//     reads the store's identity once per identity
+//     (TestAnObjectNoLongerDesiredIsPrunedAndNoOtherIs).
+//   - The same operator runs against a store server (store/httpstore)
+//     as in process (TestAnOperatorOnAStoreServerConverges).
+//   - Bad options are an error matching ErrInvalid, never a panic
+//     (TestNewRefusesBadOptionsWithErrInvalid).
+//
+// # Limits
+//
+// Fencing covers the store, not the world: a deposed leader's create in
+// flight may land after the new leader looked the object up, and make a
+// second object. The mark names the key and the create, so such an
+// object is found by a person, and by prune once its key is gone.
+package external

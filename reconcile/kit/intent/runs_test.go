@@ -1,0 +1,168 @@
+package intent_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/reconcile/kit/intent"
+)
+
+// attemptEnv starts the test binary as an attempt's process: "sleep"
+// (runs until killed), "result:TEXT" (writes TEXT as its result and
+// ends), or "operator:DIR:ID" (starts ID under Runs{DIR} as a "sleep"
+// child, prints the child's pid, and runs until killed).
+const attemptEnv = "INTENT_TEST_ATTEMPT"
+
+func attempt(mode string) int {
+	switch {
+	case mode == "sleep":
+		time.Sleep(time.Hour) // the child's lifetime, ended by SIGKILL
+		return 0
+	case strings.HasPrefix(mode, "result:"):
+		if err := intent.WriteResult([]byte(strings.TrimPrefix(mode, "result:"))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case strings.HasPrefix(mode, "operator:"):
+		dir, id, _ := strings.Cut(strings.TrimPrefix(mode, "operator:"), ":")
+		cmd := child("sleep")
+		if err := (intent.Runs{Dir: dir}).Start(id, cmd); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Hour) // until SIGKILL
+		return 0
+	}
+	return 2
+}
+
+// child is the test binary as an attempt in mode.
+func child(mode string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), attemptEnv+"="+mode)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// kill SIGKILLs pid and, if it is cmd's, reaps it.
+func kill(t *testing.T, pid int, cmd *exec.Cmd) {
+	t.Helper()
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	if cmd != nil {
+		_ = cmd.Wait()
+	}
+}
+
+// settled returns what Find says of id once it no longer says Running:
+// a process killed by another's signal ends when the kernel is done with
+// it, not when kill returns.
+func settled(t *testing.T, runs intent.Runs, id string) intent.Run {
+	t.Helper()
+	for range 1000 {
+		run, err := runs.Find(id)
+		require.NoError(t, err)
+		if run.State != intent.Running {
+			return run
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	t.Fatalf("attempt %s still running 10s after its SIGKILL", id)
+	return intent.Run{}
+}
+
+// TestAnAttemptIsRunningWhileItsProcessLivesAndLostOnceKilled: Find says
+// Absent before Start, Running while the attempt's process lives, and
+// Finished and Lost once it is SIGKILLed without a result; a second
+// Start of the same ID is refused.
+func TestAnAttemptIsRunningWhileItsProcessLivesAndLostOnceKilled(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Absent, run.State)
+
+	cmd := child("sleep")
+	require.NoError(t, runs.Start("a1", cmd))
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, run.State)
+	require.ErrorIs(t, runs.Start("a1", child("sleep")), intent.ErrStarted)
+
+	kill(t, cmd.Process.Pid, cmd)
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Finished, Lost: true}, run)
+}
+
+// TestAnAttemptsResultIsFoundOnceItEnds: an attempt that writes its
+// result and ends is Finished with it.
+func TestAnAttemptsResultIsFoundOnceItEnds(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	cmd := child("result:exit 0")
+	require.NoError(t, runs.Start("a1", cmd))
+	require.NoError(t, cmd.Wait())
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Finished, Result: []byte("exit 0")}, run)
+}
+
+// TestAnAttemptOutlivesItsSIGKILLedStarterAndIsKnownRunningThenLost: the
+// process that started an attempt is SIGKILLed; a new process (the test)
+// finds the attempt Running, without any claim file of the operator's,
+// and Lost once the attempt itself is killed.
+func TestAnAttemptOutlivesItsSIGKILLedStarterAndIsKnownRunningThenLost(t *testing.T) {
+	dir := t.TempDir()
+	op := child("operator:" + dir + ":a1")
+	out, err := op.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, op.Start())
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	kill(t, op.Process.Pid, op)
+
+	runs := intent.Runs{Dir: dir}
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, run.State, "the attempt outlives its starter")
+	kill(t, pid, nil)
+	require.Equal(t, intent.Run{State: intent.Finished, Lost: true}, settled(t, runs, "a1"))
+}
+
+// TestAnAttemptHeldInProcessIsRunningUntilReleased: Hold marks work done
+// in process as running; released with its result written it is
+// Finished with it; a second Hold is refused; a bad ID is ErrInvalid.
+func TestAnAttemptHeldInProcessIsRunningUntilReleased(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	release, err := runs.Hold("a1")
+	require.NoError(t, err)
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, run.State)
+	_, err = runs.Hold("a1")
+	require.ErrorIs(t, err, intent.ErrStarted)
+	path, err := runs.ResultPath("a1")
+	require.NoError(t, err)
+	require.NoError(t, intent.WriteFile(path, []byte("done"), 0o600))
+	require.NoError(t, release())
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Finished, Result: []byte("done")}, run)
+
+	for _, id := range []string{"", "a/b", ".."} {
+		_, err := runs.Find(id)
+		require.ErrorIs(t, err, intent.ErrInvalid, id)
+	}
+	require.ErrorIs(t, intent.WriteResult(nil), intent.ErrInvalid)
+}
