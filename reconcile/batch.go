@@ -29,7 +29,8 @@ type BatchReconciler[T any] interface {
 	Reconciler[T]
 	// ReconcileBatch converges reqs (at least one, at most BatchSize, no
 	// key twice) and returns one result per request, in the same order.
-	// Missing results are errors matching ErrBatchResults.
+	// A key without its result (fewer results than requests) fails with
+	// an error matching ErrInvalid and is retried.
 	ReconcileBatch(ctx context.Context, reqs []Request[T]) []BatchResult
 }
 
@@ -39,10 +40,6 @@ type BatchResult struct {
 	Result Result
 	Err    error
 }
-
-// ErrBatchResults is the error of a key whose ReconcileBatch returned no
-// result for it (fewer results than requests).
-var ErrBatchResults = errors.New("reconcile: batch returned no result for the key")
 
 // workBatches is a worker's loop with Options.BatchSize above 1.
 func (c *Controller[T]) workBatches(ctx context.Context, r *run[T]) {
@@ -122,7 +119,7 @@ func (c *Controller[T]) reconcileBatch(cc *callContext, turns []turn[T], reqs []
 		if i < len(results) {
 			t.res, t.err = results[i].Result, results[i].Err
 		} else {
-			t.err = fmt.Errorf("%w (%d results for %d requests)", ErrBatchResults, len(results), len(reqs))
+			t.err = fmt.Errorf("%w: the batch returned no result for the key (%d results for %d requests)", ErrInvalid, len(results), len(reqs))
 		}
 		i++
 		t.log, t.start, t.elapsed = cc.ctx, start, elapsed

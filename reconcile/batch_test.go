@@ -95,7 +95,7 @@ func TestBatchReconcilerConvergesEveryKeyInBatchesOfAtMostBatchSize(t *testing.T
 // TestBatchKeysSucceedFailAndBackOffOnTheirOwn: in one batch, a failing
 // key backs off and is retried with its own retries count while the keys
 // that succeeded are not reconciled again; a key without a result (too few
-// results) fails with ErrBatchResults and is retried.
+// results) fails with ErrInvalid and is retried.
 func TestBatchKeysSucceedFailAndBackOffOnTheirOwn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := store.NewMemory[*item]()
