@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
@@ -38,9 +39,9 @@ type dumps interface {
 	// find says what became of attempt id: Absent if it never started,
 	// Running, or Finished with its result.
 	find(ctx context.Context, id string) (intent.Found[DumpResult], error)
-	// start starts attempt id, a dump of database for the Backup key, and
-	// wakes key when it ends.
-	start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error)
+	// start starts attempt id, the backup spec says for the Backup key,
+	// and wakes key when it ends.
+	start(ctx context.Context, key, id string, spec BackupSpec) (intent.Found[DumpResult], error)
 	// remove removes the files of the attempt rec names; errDumpRunning
 	// while it runs.
 	remove(ctx context.Context, rec intent.Record[DumpResult]) error
@@ -54,6 +55,9 @@ type dumpRunner struct {
 	bin    string   // PostgreSQL's programs (pg_dump, pg_restore)
 	dir    string   // where dumps go
 	env    []string // the libpq environment of the dumps; holds the password
+	// For base backups: the WAL archive ("" for none), the directory of
+	// the drills' scratch clusters, and the user they run as when root.
+	archive, scratch, user string
 	wake   func(key string)
 	logs   io.Writer
 	logger *slog.Logger
@@ -100,23 +104,37 @@ func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResu
 	return intent.Found[DumpResult]{State: intent.Finished, Result: DumpResult{Error: "the dump's process ended without a result"}}, nil
 }
 
-func (d *dumpRunner) start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error) {
-	if err := errors.Join(checkAttemptID(id), checkNames("database", database)); err != nil {
+func (d *dumpRunner) start(ctx context.Context, key, id string, spec BackupSpec) (intent.Found[DumpResult], error) {
+	method, err := spec.method()
+	if err = errors.Join(err, checkAttemptID(id), checkNames("database", spec.Database)); err != nil {
 		return intent.Found[DumpResult]{}, err
+	}
+	args := []string{dumpCommand, "-id", id, "-database", spec.Database, "-dir", d.dir, "-bin", d.bin}
+	if method == MethodBase {
+		if d.archive == "" {
+			return intent.Found[DumpResult]{}, fmt.Errorf("%w: a base backup needs the operator's WAL archive (-wal-archive)", ErrInvalidSpec)
+		}
+		args = append(args, "-method", string(method), "-archive", d.archive, "-scratch", filepath.Join(d.scratch, ".drills"), "-user", d.user)
 	}
 	if err := os.MkdirAll(d.runs(), 0o700); err != nil {
 		return intent.Found[DumpResult]{}, err
 	}
-	cmd := exec.Command(d.exe, dumpCommand, "-id", id, "-database", database, "-dir", d.dir, "-bin", d.bin)
+	return d.launch(key, id, spec.Database, args)
+}
+
+// launch runs this program with args as attempt id's process, and wakes
+// key when it ends.
+func (d *dumpRunner) launch(key, id, what string, args []string) (intent.Found[DumpResult], error) {
+	cmd := exec.Command(d.exe, args...)
 	cmd.Env = append(os.Environ(), d.env...)
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	// A process group of its own: a ^C or a signal to the operator's group
 	// does not cut its dump short; it ends by itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the dump of %s: %w", database, err)
+		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the run of %s: %w", what, err)
 	}
-	d.logger.Info("dump started", "backup", key, "attempt", id, "pid", cmd.Process.Pid)
+	d.logger.Info("run started", "key", key, "attempt", id, "args", args[0], "pid", cmd.Process.Pid)
 	d.mu.Lock()
 	d.running[id], d.started[id] = true, true
 	d.mu.Unlock()
@@ -147,6 +165,12 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 			continue
 		}
 		if err := removeIn(d.dir, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	// A base backup's directory is named by the ID alone.
+	for _, p := range []string{filepath.Join(".base", rec.ID), filepath.Join(".base", "."+rec.ID+".tmp")} {
+		if err := removeAllIn(d.dir, p); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -181,6 +205,19 @@ func removeIn(dir, rel string) error {
 	}
 	defer root.Close()
 	return root.Remove(rel)
+}
+
+// removeAllIn removes the tree at rel inside dir, never outside it.
+func removeAllIn(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.RemoveAll(rel)
 }
 
 // checkAttemptID returns an error matching ErrInvalidSpec unless id is
@@ -266,8 +303,13 @@ func backupOutcome(st BackupStatus, rec intent.Record[DumpResult]) (BackupStatus
 	switch {
 	case !rec.Done:
 		st.Phase, st.Error = BackupRunning, ""
-		return st, notReady("Running", "pg_dump runs: attempt "+rec.ID)
-	case rec.Result.OK:
+		return st, notReady("Running", "the backup runs: attempt "+rec.ID)
+	case rec.Result.OK && rec.Result.Base != nil && rec.Result.Base.Verified:
+		b := rec.Result.Base
+		st.Phase, st.Error = BackupSucceeded, ""
+		return st, ready(fmt.Sprintf("base backup of %d bytes restored to %s (%s) in %v, %d rows as recorded",
+			rec.Result.Bytes, b.RestorePoint, b.RestorePointTime.Format(time.RFC3339), time.Duration(b.RestoreMillis)*time.Millisecond, b.Rows))
+	case rec.Result.OK && rec.Result.Base == nil:
 		st.Phase, st.Error = BackupSucceeded, ""
 		return st, ready(fmt.Sprintf("%s: %d bytes, %d entries verified", rec.Result.File, rec.Result.Bytes, rec.Result.Entries))
 	default:

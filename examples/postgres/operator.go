@@ -53,6 +53,13 @@ type Config struct {
 	// DumpEnv is the libpq environment of the dumps (it holds the
 	// password, if any).
 	DumpEnv []string
+	// WALArchive, if set, is the WAL archive's directory, on the server's
+	// host: the operator sets PostgreSQL's archive_command to copy into it
+	// (archive_mode must be on) and takes base backups (MethodBase) beside
+	// it. RestoreDir holds the drills' scratch clusters (RestoreDir/.drills)
+	// and the Restores' clusters; ServerUser is the user they run as when
+	// the operator runs as root (default postgres).
+	WALArchive, RestoreDir, ServerUser string
 	// Workers per controller (default 4).
 	Workers int
 	// DriftInterval is how often the catalog is polled for drift (default
@@ -84,6 +91,9 @@ type Operator struct {
 	rolePruner *prune.Pruner[*Role]
 	dbPruner   *prune.Pruner[*Database]
 	dumps      *dumpRunner
+	// archive is the WAL archive's dependency (nil without one), for the
+	// manager: its health is the process's.
+	archive *dependency.Dependency
 }
 
 // NewOperator wires the operator of cfg.
@@ -110,7 +120,18 @@ func NewOperator(cfg Config) (*Operator, error) {
 		return nil, err
 	}
 	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
+		archive: cfg.WALArchive, scratch: cfg.RestoreDir, user: cfg.ServerUser,
 		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+	if cfg.WALArchive != "" {
+		a, err := newWALArchive(cfg.WALArchive)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkSafePath("the restore directory", cfg.RestoreDir); err != nil {
+			return nil, err
+		}
+		o.archive = &dependency.Dependency{Name: ArchiveDependencyName, Check: a.check(cfg.PG), Interval: cfg.CheckInterval}
+	}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
 	var errs [4]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
@@ -147,6 +168,15 @@ func (o *Operator) Add(m *manager.Manager) error {
 // Controllers returns the operator's controllers, for the debug page.
 func (o *Operator) Controllers() []debugpage.Controller {
 	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups}
+}
+
+// Dependencies are the dependencies of the whole process: the WAL
+// archive, if the operator keeps one.
+func (o *Operator) Dependencies() []*dependency.Dependency {
+	if o.archive == nil {
+		return nil
+	}
+	return []*dependency.Dependency{o.archive}
 }
 
 // WaitDumps waits for the dumps this process started to end; they outlive

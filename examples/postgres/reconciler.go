@@ -162,7 +162,7 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	if p.due {
 		// The slot's key makes a second create of it, after a crash or
 		// a retry, fail with ErrExists: one backup per slot.
-		_, err := r.backups.Create(ctx, schedule.SlotKey(prefix, p.slot), newBackup(spec.Database, owner))
+		_, err := r.backups.Create(ctx, schedule.SlotKey(prefix, p.slot), newBackup(BackupSpec{Database: spec.Database, Method: spec.Method}, owner))
 		if err != nil && !errors.Is(err, store.ErrExists) {
 			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 		}
@@ -197,8 +197,9 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 	if obj.Value.Status.Finished() {
 		return reconcile.Result{}, nil // a backup is made once
 	}
-	db := obj.Value.Spec.Database
-	if err := checkNames("database", db); err != nil {
+	spec := obj.Value.Spec
+	_, err = spec.method()
+	if err := errors.Join(err, checkNames("database", spec.Database)); err != nil {
 		st := obj.Value.Status.withError(err)
 		st.Phase = BackupFailed
 		return failed(ctx, req.Store, obj, st, "Invalid", reconcile.Terminal(err))
@@ -211,7 +212,7 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 	once := intent.ForResource[BackupSpec](func(st *BackupStatus) *intent.Record[DumpResult] { return &st.Dump })
 	once.Find = r.dumps.find
 	once.Act = func(ctx context.Context, id string) (intent.Found[DumpResult], error) {
-		return r.dumps.start(ctx, req.Key, id, db)
+		return r.dumps.start(ctx, req.Key, id, spec)
 	}
 	out, err := once.Step(ctx, req.Store, obj)
 	if err != nil {

@@ -147,9 +147,9 @@ func childRuns(prefix string, owner apistore.Owner, children []store.Object[*Bac
 // collector deletes it with the schedule; Block makes a foreground
 // deletion of the schedule wait for it), with its finalizer from the
 // start.
-func newBackup(database string, owner apistore.Owner) *Backup {
+func newBackup(spec BackupSpec, owner apistore.Owner) *Backup {
 	owner.Block = true
-	b := &Backup{Spec: BackupSpec{Database: database}}
+	b := &Backup{Spec: spec}
 	b.Owners = []apistore.Owner{owner}
 	b.Finalizers = []string{BackupFinalizer}
 	return b
