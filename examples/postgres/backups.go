@@ -51,16 +51,16 @@ type dumps interface {
 // this program, their files under dir: the dumps in dir/DATABASE/ID.dump,
 // the claims and results in dir/.runs.
 type dumpRunner struct {
-	exe    string   // this program
-	bin    string   // PostgreSQL's programs (pg_dump, pg_restore)
-	dir    string   // where dumps go
-	env    []string // the libpq environment of the dumps; holds the password
+	exe string   // this program
+	bin string   // PostgreSQL's programs (pg_dump, pg_restore)
+	dir string   // where dumps go
+	env []string // the libpq environment of the dumps; holds the password
 	// For base backups: the WAL archive ("" for none), the directory of
 	// the drills' scratch clusters, and the user they run as when root.
 	archive, scratch, user string
-	wake   func(key string)
-	logs   io.Writer
-	logger *slog.Logger
+	wake                   func(key string)
+	logs                   io.Writer
+	logger                 *slog.Logger
 
 	mu      sync.Mutex
 	running map[string]bool // attempts this process started and has not seen end
