@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/intent"
 )
 
 // finishedBackup waits until the Backup at key has finished and returns
@@ -63,4 +68,92 @@ func TestABaseBackupCountsOnlyOnceItsDrillRestoredItAsRecorded(t *testing.T) {
 	require.Equal(t, BackupPrefix+"base-1", h.LastVerified.Backup)
 	require.Equal(t, b.RestorePointTime.UTC(), h.LastVerified.RestorePoint.UTC())
 	require.Equal(t, b.RestoreMillis, h.LastVerified.RestoreMillis)
+}
+
+// A base backup whose WAL is missing from the archive, or damaged there,
+// or whose own files are damaged, fails its drill and is never verified:
+// the scratch cluster cannot reach the restore point, the backup's phase
+// is Failed, and no scratch cluster is left.
+func TestABaseBackupWhoseWALIsMissingOrDamagedIsNeverVerified(t *testing.T) {
+	e := newArchivedPGEnv(t)
+	ctx := t.Context()
+	for _, kv := range e.pg.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	e.query("postgres", "CREATE DATABASE app")
+	e.query("app", "CREATE TABLE t AS SELECT g AS n FROM generate_series(1, 1000) g")
+	archive, err := newWALArchive(e.archive)
+	require.NoError(t, err)
+	conn, err := connectEnv(ctx, "postgres", 0)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.NoError(t, archive.ensure(ctx, conn))
+	require.NoError(t, makeRestoreDir(e.restores, ""))
+	cred, err := cluster.Credential("")
+	require.NoError(t, err)
+	damages := map[string]func(t *testing.T, base string, res BaseResult){
+		"its first WAL segment missing": func(t *testing.T, _ string, res BaseResult) {
+			require.NoError(t, os.Remove(filepath.Join(e.archive, res.StartWAL)))
+		},
+		"its checkpoint record damaged": func(t *testing.T, base string, res BaseResult) {
+			damageAt(t, filepath.Join(e.archive, res.StartWAL), startOffset(t, base), 512)
+		},
+		"its restore point's record damaged": func(t *testing.T, _ string, res BaseResult) {
+			// The LSN pg_create_restore_point returns is the record's end.
+			seg, end := lsnPlace(t, res.RestorePointLSN)
+			damageAt(t, filepath.Join(e.archive, seg), end-64, 64)
+		},
+		"a file of the backup damaged": func(t *testing.T, base string, _ BaseResult) {
+			damageAt(t, filepath.Join(base, "global", "pg_control"), 0, 16)
+		},
+	}
+	for what, damage := range damages {
+		dir, id := t.TempDir(), "drill-"+strings.NewReplacer(" ", "-", "'", "").Replace(what)
+		res, _, err := takeBaseBackup(ctx, id, "app", dir, e.pg.BinDir(), archive)
+		require.NoError(t, err, what)
+		damage(t, baseDir(dir, id), res)
+		err = drill(ctx, baseDir(dir, id), filepath.Join(e.restores, ".drills", id), e.pg.BinDir(), "app", archive, cred, &res)
+		require.Error(t, err, what)
+		t.Logf("%s: %v", what, err)
+		require.False(t, res.Verified, what)
+		st, _ := backupOutcome(BackupStatus{}, intent.Record[DumpResult]{ID: id, Done: true,
+			Result: DumpResult{Base: &res, Error: err.Error()}})
+		require.Equal(t, BackupFailed, st.Phase, what)
+		requireNoScratchCluster(t, e)
+	}
+}
+
+// startOffset reads the offset, in its WAL segment, of a base backup's
+// start (its backup_label's START WAL LOCATION).
+func startOffset(t *testing.T, base string) int64 {
+	b, err := os.ReadFile(filepath.Join(base, "backup_label"))
+	require.NoError(t, err)
+	var hi, lo uint64
+	_, err = fmt.Sscanf(string(b), "START WAL LOCATION: %X/%X", &hi, &lo)
+	require.NoError(t, err)
+	return int64(lo % (16 << 20))
+}
+
+// lsnPlace returns the WAL segment (timeline 1) and offset of lsn.
+func lsnPlace(t *testing.T, lsn string) (string, int64) {
+	var hi, lo uint64
+	_, err := fmt.Sscanf(lsn, "%X/%X", &hi, &lo)
+	require.NoError(t, err)
+	return fmt.Sprintf("%08X%08X%08X", 1, hi, lo>>24), int64(lo % (16 << 20))
+}
+
+// damageAt inverts n bytes of the file at path from offset on.
+func damageAt(t *testing.T, path string, offset int64, n int) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	buf := make([]byte, n)
+	_, err = f.ReadAt(buf, offset)
+	require.NoError(t, err)
+	for i := range buf {
+		buf[i] ^= 0xFF
+	}
+	_, err = f.WriteAt(buf, offset)
+	require.NoError(t, err)
 }

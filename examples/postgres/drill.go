@@ -47,7 +47,7 @@ func (t restoreTarget) settings() (string, error) {
 
 // restoredCluster is a cluster being restored, or restored.
 type restoredCluster struct {
-	dir     string // dir/data, dir/sock, dir/postgres.log
+	dir     string // dir/data, dir/postgres.log
 	bin     string
 	archive *walArchive
 	cred    *syscall.Credential // the user it runs as, when this process is root
@@ -70,7 +70,7 @@ func (c *restoredCluster) restore(ctx context.Context, base string, target resto
 	if err := os.RemoveAll(c.dir); err != nil {
 		return err
 	}
-	if err := c.mkdir(c.dir, filepath.Join(c.dir, "sock")); err != nil {
+	if err := c.mkdir(c.dir); err != nil {
 		return err
 	}
 	if err := copyTree(base, c.data(), c.cred); err != nil {
@@ -112,13 +112,14 @@ func (c *restoredCluster) configure(target restoreTarget) error {
 	}
 	conf := "# written by the converge PostgreSQL operator's restore\n" +
 		"port = " + strconv.Itoa(c.port) + "\nlisten_addresses = '127.0.0.1'\n" +
-		"unix_socket_directories = " + literal(filepath.Join(c.dir, "sock")) + "\n" +
+		"unix_socket_directories = ''\n" + // TCP alone: a socket's path has at most 107 bytes
+
 		"archive_mode = off\nhot_standby = off\nfsync = " + fsync + "\n" +
 		"restore_command = " + literal(c.archive.restoreCommand()) + "\n" +
 		rec + "recovery_target_action = promote\n"
 	files := map[string]string{
 		"postgresql.auto.conf": conf,
-		"pg_hba.conf":          "local all all md5\nhost all all 127.0.0.1/32 md5\n",
+		"pg_hba.conf":          "host all all 127.0.0.1/32 md5\n",
 		"recovery.signal":      "",
 	}
 	for _, optional := range []string{"postgresql.conf", "pg_ident.conf"} {
@@ -193,6 +194,9 @@ func (c *restoredCluster) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
 	var errs []string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(l, "starting up") || strings.Contains(l, "not accepting connections") { // its own connection attempts
+			continue
+		}
 		if strings.Contains(l, "FATAL:") || strings.Contains(l, "PANIC:") || strings.Contains(l, "ERROR:") {
 			errs = append(errs, strings.TrimSpace(l))
 		}
