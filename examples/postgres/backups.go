@@ -72,37 +72,55 @@ type dumpRunner struct {
 func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
 
 func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
-	if err := checkAttemptID(id); err != nil {
-		return intent.Found[DumpResult]{}, err
+	found, err := findRun[DumpResult](d, id)
+	if errors.Is(err, errNoResult) {
+		found.Result.Error = "the dump's process ended without a result"
+		return found, nil
 	}
-	res, ok, err := readResult(d.runs(), id)
+	return found, err
+}
+
+// findRun says what became of attempt id, a process of d's whose result
+// is an R: Absent if it never claimed the attempt, Running while its
+// claim is locked, Finished with its result file, or Finished with a
+// zero R and errNoResult if it ended without one (it was killed).
+func findRun[R any](d *dumpRunner, id string) (intent.Found[R], error) {
+	if err := checkAttemptID(id); err != nil {
+		return intent.Found[R]{}, err
+	}
+	res, ok, err := readResult[R](d.runs(), id)
 	if err != nil || ok {
 		d.tell(id, "judging a dump another operator process started, by its result")
-		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+		return intent.Found[R]{State: intent.Finished, Result: res}, err
 	}
 	d.mu.Lock()
 	mine := d.running[id]
 	d.mu.Unlock()
 	if mine {
-		return intent.Found[DumpResult]{State: intent.Running}, nil
+		return intent.Found[R]{State: intent.Running}, nil
 	}
 	exists, held, err := claimState(filepath.Join(d.runs(), id+".claim"))
 	switch {
 	case err != nil:
-		return intent.Found[DumpResult]{}, err
+		return intent.Found[R]{}, err
 	case !exists:
-		return intent.Found[DumpResult]{State: intent.Absent}, nil
+		return intent.Found[R]{State: intent.Absent}, nil
 	case held:
 		d.tell(id, "adopting a running dump another operator process started")
-		return intent.Found[DumpResult]{State: intent.Running}, nil
+		return intent.Found[R]{State: intent.Running}, nil
 	}
 	// Claimed, no longer running: its result, written before it ended,
 	// or none if it was killed.
-	if res, ok, err := readResult(d.runs(), id); err != nil || ok {
-		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+	res, ok, err = readResult[R](d.runs(), id)
+	if err != nil || ok {
+		return intent.Found[R]{State: intent.Finished, Result: res}, err
 	}
-	return intent.Found[DumpResult]{State: intent.Finished, Result: DumpResult{Error: "the dump's process ended without a result"}}, nil
+	return intent.Found[R]{State: intent.Finished, Result: res}, errNoResult
 }
+
+// errNoResult: an attempt's process ended without a result (it was
+// killed); findRun's callers judge it failed.
+var errNoResult = errors.New("the run's process ended without a result")
 
 func (d *dumpRunner) start(ctx context.Context, key, id string, spec BackupSpec) (intent.Found[DumpResult], error) {
 	method, err := spec.method()
@@ -237,7 +255,7 @@ var attemptID = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 // (intent.ID of the key, the incarnation, the generation and the attempt's
 // number), never taken from the status: whoever holds a token may write
 // the status, and an ID names files the operator removes.
-func ownAttempt(key string, createRevision int64, rec intent.Record[DumpResult]) intent.Record[DumpResult] {
+func ownAttempt[R any](key string, createRevision int64, rec intent.Record[R]) intent.Record[R] {
 	if rec.ID != "" {
 		rec.ID = intent.ID(key, createRevision, rec.Generation, rec.Attempt)
 	}
@@ -260,17 +278,17 @@ func (d *dumpRunner) tell(id, what string) {
 func (d *dumpRunner) wait() { d.wg.Wait() }
 
 // readResult reads attempt id's result file; ok is false if there is none.
-func readResult(runs, id string) (DumpResult, bool, error) {
+func readResult[R any](runs, id string) (R, bool, error) {
+	var res R
 	b, err := os.ReadFile(filepath.Join(runs, id+".json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return DumpResult{}, false, nil
+		return res, false, nil
 	}
 	if err != nil {
-		return DumpResult{}, false, err
+		return res, false, err
 	}
-	var res DumpResult
 	if err := json.Unmarshal(b, &res); err != nil {
-		return DumpResult{}, false, fmt.Errorf("postgres: result of %s: %w", id, err)
+		return res, false, fmt.Errorf("postgres: result of %s: %w", id, err)
 	}
 	return res, true, nil
 }

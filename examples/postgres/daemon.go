@@ -218,13 +218,14 @@ func dialStores(url, token string) (Stores, func() error, error) {
 	schedules, err3 := httpstore.New[*BackupSchedule](url, opts...)
 	backups, err4 := httpstore.New[*Backup](url, opts...)
 	raw, err5 := httpstore.New[json.RawMessage](url, opts...)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	restores, err6 := httpstore.New[*Restore](url, opts...)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return Stores{}, nil, fmt.Errorf("postgres: -store-server: %w", err)
 	}
 	closeAll := func() error {
-		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close())
+		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close(), restores.Close())
 	}
-	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Raw: raw}, closeAll, nil
+	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Restores: restores, Raw: raw}, closeAll, nil
 }
 
 // writeFileAtomic replaces path with b: readers see the old or the new

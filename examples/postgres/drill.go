@@ -42,7 +42,7 @@ func (t restoreTarget) settings() (string, error) {
 	if t.time.IsZero() {
 		return "", fmt.Errorf("%w: a restore needs a restore point or a time", ErrInvalidSpec)
 	}
-	return "recovery_target_time = " + literal(t.time.UTC().Format("2006-01-02 15:04:05.999999Z07:00")) + "\n", nil
+	return "recovery_target_time = " + literal(t.time.UTC().Format("2006-01-02 15:04:05.999999") + "+00") + "\n", nil
 }
 
 // restoredCluster is a cluster being restored, or restored.
@@ -271,9 +271,13 @@ func verifyBackup(ctx context.Context, bin, base string) error {
 	return nil
 }
 
-// stopLeftover kills the server an earlier attempt left running on data
-// (its postmaster.pid), if that process is a postgres of data.
-func stopLeftover(data string) error {
+// stopLeftover kills the server an earlier attempt left running on data.
+func stopLeftover(data string) error { return stopServer(data, syscall.SIGQUIT) }
+
+// stopServer stops the server running on data (its postmaster.pid), if
+// that process is a postgres of data, with sig (SIGINT: a fast shutdown;
+// SIGQUIT: immediate), and kills its group if it still runs after 30s.
+func stopServer(data string, sig syscall.Signal) error {
 	b, err := os.ReadFile(filepath.Join(data, "postmaster.pid"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -290,7 +294,7 @@ func stopLeftover(data string) error {
 	if err != nil || !strings.Contains(string(cmdline), "postgres") || !strings.Contains(string(cmdline), data) {
 		return nil // gone, or another process now
 	}
-	_ = syscall.Kill(pid, syscall.SIGQUIT) // immediate shutdown; the data is thrown away
+	_ = syscall.Kill(pid, sig)
 	for range 300 {
 		if syscall.Kill(pid, 0) != nil {
 			return nil

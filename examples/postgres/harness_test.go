@@ -28,7 +28,7 @@ const testMainEnv = "POSTGRES_TEST_MAIN"
 func TestMain(m *testing.M) {
 	// A dump started by an operator in the test's process is the test
 	// binary too, without testMainEnv.
-	if os.Getenv(testMainEnv) == "1" || len(os.Args) > 1 && os.Args[1] == dumpCommand {
+	if os.Getenv(testMainEnv) == "1" || len(os.Args) > 1 && (os.Args[1] == dumpCommand || os.Args[1] == restoreCommand) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -142,6 +142,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runOperatorCommand(args[1:], stderr)
 	case dumpCommand:
 		return runDump(args[1:], stderr)
+	case restoreCommand:
+		return runRestore(args[1:], stderr)
 	case "demo":
 		return runDemoCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

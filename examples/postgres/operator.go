@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/converge-go/converge/queue"
@@ -33,6 +34,7 @@ type Stores struct {
 	Databases store.Store[*Database]
 	Schedules store.Store[*BackupSchedule]
 	Backups   store.Store[*Backup]
+	Restores  store.Store[*Restore]
 	Raw       store.Store[json.RawMessage]
 }
 
@@ -87,6 +89,7 @@ type Operator struct {
 	Databases  *reconcile.Controller[*Database]
 	Schedules  *reconcile.Controller[*BackupSchedule]
 	Backups    *reconcile.Controller[*Backup]
+	Restores   *reconcile.Controller[*Restore]
 	collector  *owners.Collector[json.RawMessage]
 	rolePruner *prune.Pruner[*Role]
 	dbPruner   *prune.Pruner[*Database]
@@ -133,7 +136,7 @@ func NewOperator(cfg Config) (*Operator, error) {
 		o.archive = &dependency.Dependency{Name: ArchiveDependencyName, Check: a.check(cfg.PG), Interval: cfg.CheckInterval}
 	}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
-	var errs [4]error
+	var errs [5]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
 	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
@@ -142,6 +145,16 @@ func NewOperator(cfg Config) (*Operator, error) {
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
 	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second}),
 		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))
+	restores := &restoreRunner{dumpRunner: o.dumps, dir: cfg.RestoreDir}
+	restores.wake = func(key string) {
+		if strings.HasPrefix(key, RestorePrefix) {
+			_ = o.Restores.Enqueue(key)
+		} else {
+			_ = o.Backups.Enqueue(key)
+		}
+	}
+	o.Restores, errs[4] = reconcile.New(cfg.Stores.Restores, observed[*Restore](cfg, "restores", &restoreReconciler{backups: cfg.Stores.Backups, runs: restores, poll: time.Second}),
+		controllerOptions[*Restore](cfg, "restores", RestorePrefix, deps))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -161,13 +174,13 @@ func (o *Operator) newHelpers(cfg Config) error {
 
 // Add adds the operator's runnables to m.
 func (o *Operator) Add(m *manager.Manager) error {
-	return errors.Join(m.Add(o.Roles), m.Add(o.Databases), m.Add(o.Schedules), m.Add(o.Backups),
+	return errors.Join(m.Add(o.Roles), m.Add(o.Databases), m.Add(o.Schedules), m.Add(o.Backups), m.Add(o.Restores),
 		m.Add(o.collector), m.Add(o.rolePruner), m.Add(o.dbPruner))
 }
 
 // Controllers returns the operator's controllers, for the debug page.
 func (o *Operator) Controllers() []debugpage.Controller {
-	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups}
+	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups, o.Restores}
 }
 
 // Dependencies are the dependencies of the whole process: the WAL
