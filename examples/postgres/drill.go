@@ -42,7 +42,7 @@ func (t restoreTarget) settings() (string, error) {
 	if t.time.IsZero() {
 		return "", fmt.Errorf("%w: a restore needs a restore point or a time", ErrInvalidSpec)
 	}
-	return "recovery_target_time = " + literal(t.time.UTC().Format("2006-01-02 15:04:05.999999") + "+00") + "\n", nil
+	return "recovery_target_time = " + literal(t.time.UTC().Format("2006-01-02 15:04:05.999999")+"+00") + "\n", nil
 }
 
 // restoredCluster is a cluster being restored, or restored.

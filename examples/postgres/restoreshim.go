@@ -27,7 +27,7 @@ const restoreCommand = "restore-run"
 // restoreArgs are a restore process's arguments.
 type restoreArgs struct {
 	id, name, base, backup, dir, bin, archive, restoreDir, user string
-	target                                                     restoreTarget
+	target                                                      restoreTarget
 }
 
 // parseRestoreArgs reads a restore process's command line; every value
