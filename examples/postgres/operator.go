@@ -125,11 +125,13 @@ func NewOperator(cfg Config) (*Operator, error) {
 	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
 		archive: cfg.WALArchive, scratch: cfg.RestoreDir, user: cfg.ServerUser,
 		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+	var archive *walArchive
 	if cfg.WALArchive != "" {
 		a, err := newWALArchive(cfg.WALArchive)
 		if err != nil {
 			return nil, err
 		}
+		archive = a
 		if err := checkSafePath("the restore directory", cfg.RestoreDir); err != nil {
 			return nil, err
 		}
@@ -141,7 +143,7 @@ func NewOperator(cfg Config) (*Operator, error) {
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
 	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
-	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups}),
+	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
 	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second}),
 		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))

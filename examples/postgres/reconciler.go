@@ -142,6 +142,10 @@ func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 // keeps.
 type scheduleReconciler struct {
 	backups store.Store[*Backup]
+	// archive and dir are the WAL archive (nil without one) and the
+	// backups' directory, for the retention of base backups.
+	archive *walArchive
+	dir     string
 }
 
 func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*BackupSchedule]) (reconcile.Result, error) {
@@ -158,7 +162,15 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	owner := apistore.Owner{Key: req.Key, UID: obj.CreateRevision}
-	p := planSchedule(sched, retentionOf(spec), childRuns(prefix, owner, children), time.Now())
+	runs := childRuns(prefix, owner, children)
+	p := planSchedule(sched, retentionOf(spec), runs, time.Now())
+	if spec.Method == MethodBase {
+		// Base backups are kept by the recovery window, not by count.
+		if p.expired, err = r.baseRetentionOf(ctx, spec, runs, time.Now()); err != nil {
+			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+		}
+		p.kept = keptCount(runs, p)
+	}
 	if p.due {
 		// The slot's key makes a second create of it, after a crash or
 		// a retry, fail with ErrExists: one backup per slot.
@@ -173,7 +185,9 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 		}
 	}
-	_, err = resource.WriteStatus(ctx, req.Store, obj, p.status(prefix), ready("backing up at the schedule's slots"))
+	st := p.status(prefix)
+	st.LastVerified = lastVerified(verifiedChildren(children, runs))
+	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("backing up at the schedule's slots"))
 	return reconcile.Result{}, err
 }
 
