@@ -39,7 +39,9 @@ func TestSIGKILLDuringABaseBackupADrillOrARestoreLeavesNothingHalfCounted(t *tes
 	backups := filepath.Join(e.dir, "backups")
 	points := []killPoint{
 		{"pg_basebackup runs", func(e *pgEnv) bool { return nonEmpty(filepath.Join(backups, ".base", ".*.tmp")) }},
-		{"the drill's scratch cluster runs", func(e *pgEnv) bool { return nonEmpty(filepath.Join(e.restores, ".drills", "*", "data", "postmaster.pid")) }},
+		{"the drill's scratch cluster runs", func(e *pgEnv) bool {
+			return nonEmpty(filepath.Join(e.restores, ".drills", "*", "data", "postmaster.pid"))
+		}},
 	}
 	var keys []string
 	for _, p := range points {
