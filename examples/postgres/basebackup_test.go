@@ -157,3 +157,27 @@ func damageAt(t *testing.T, path string, offset int64, n int) {
 	_, err = f.WriteAt(buf, offset)
 	require.NoError(t, err)
 }
+
+// A WAL archive that fails is visible: /readyz names it with the segment
+// that could not be archived, and the operator is ready again once
+// archiving works again; the archive_command it set is its own.
+func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
+	e := newArchivedPGEnv(t)
+	op := e.startInProcess(e.daemonConfig())
+	archive, err := newWALArchive(e.archive)
+	require.NoError(t, err)
+	require.Equal(t, archive.command(), e.query("postgres", "SHOW archive_command"))
+	require.NoError(t, os.Chmod(e.archive, 0o500)) // the server's user can no longer write
+	e.query("postgres", "CREATE TABLE w AS SELECT 1 AS n")
+	e.query("postgres", "SELECT pg_switch_wal()")
+	var body string
+	waitFor(t, "the archive's failure in /readyz", convergeLimit, func() bool {
+		var code int
+		code, body = get(t.Context(), op.base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "archiving WAL fails")
+	})
+	t.Logf("/readyz: %s", strings.TrimSpace(body))
+	require.Contains(t, body, ArchiveDependencyName)
+	require.NoError(t, os.Chmod(e.archive, 0o700))
+	e.waitReady(op.base)
+}
