@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"time"
 
@@ -91,10 +92,10 @@ func (r *restoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	if err == nil {
 		plan, err = r.plan(ctx, obj.Value.Spec)
 	}
-	if err != nil {
-		st := obj.Value.Status.withError(err)
-		st.Phase = BackupFailed
-		return failed(ctx, req.Store, obj, st, "Invalid", reconcile.Terminal(err))
+	if err != nil && !obj.Value.Status.Run.Pending() {
+		// Not retried until the spec changes (a Restore naming a backup
+		// not yet verified is edited, or made again, once it is).
+		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
 	}
 	if rec := obj.Value.Status.Run; rec.ID != "" {
 		v := *obj.Value // shared with the cache: changed in a copy
@@ -104,6 +105,9 @@ func (r *restoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	once := intent.ForResource[RestoreSpec](func(st *RestoreStatus) *intent.Record[RestoreResult] { return &st.Run })
 	once.Find = r.runs.find
 	once.Act = func(ctx context.Context, id string) (intent.Found[RestoreResult], error) {
+		if err != nil {
+			return intent.Found[RestoreResult]{}, err // its plan no longer holds: not started
+		}
 		return r.runs.start(req.Key, id, name, plan)
 	}
 	out, err := once.Step(ctx, req.Store, obj)
@@ -211,7 +215,11 @@ func (r *restoreRunner) start(key, id, name string, p restorePlan) (intent.Found
 	if r.archive == "" || r.dir == "" {
 		return intent.Found[RestoreResult]{}, fmt.Errorf("%w: a restore needs the operator's WAL archive (-wal-archive)", ErrInvalidSpec)
 	}
-	args := []string{restoreCommand, "-id", id, "-name", name, "-base", p.baseID, "-backup", p.backupKey, "-dir", r.dumpRunner.dir,
+	label := p.backupKey
+	if !backupLabel.MatchString(label) {
+		label = p.baseID // a key of other characters is not put on a command line
+	}
+	args := []string{restoreCommand, "-id", id, "-name", name, "-base", p.baseID, "-backup", label, "-dir", r.dumpRunner.dir,
 		"-bin", r.bin, "-archive", r.archive, "-restore-dir", r.dir, "-user", r.user}
 	if p.target.name != "" {
 		args = append(args, "-target-name", p.target.name)
@@ -224,6 +232,9 @@ func (r *restoreRunner) start(key, id, name string, p restorePlan) (intent.Found
 	found, err := r.launch(key, id, name, args)
 	return intent.Found[RestoreResult]{State: found.State}, err
 }
+
+// backupLabel is a Backup's key as a restore's command line may carry it.
+var backupLabel = regexp.MustCompile(`^backups/[A-Za-z0-9._~/:+-]{1,200}$`)
 
 // remove stops the cluster of the Restore at key and removes its
 // directory (named by the key, never by a status), then the run's files;
