@@ -28,14 +28,15 @@ var errUnsafeArchive = fmt.Errorf("%w: the WAL archive's directory", ErrInvalidS
 
 // safePath is what the operator accepts as an absolute path put inside a
 // shell command or a setting: no quote, space, '%' or other character
-// the shell or PostgreSQL's settings read.
-var safePath = regexp.MustCompile(`^/[A-Za-z0-9._/+-]*$`)
+// the shell or PostgreSQL's settings read ('~' is read by a shell only at
+// a word's start, where the path has its '/').
+var safePath = regexp.MustCompile(`^/[A-Za-z0-9._/+~-]*$`)
 
 // checkSafePath returns an error unless path is absolute, clean and
 // spelled with safePath's characters only.
 func checkSafePath(what, path string) error {
 	if !safePath.MatchString(path) || filepath.Clean(path) != path {
-		return fmt.Errorf("%w: %s %q must be a clean absolute path of A-Z a-z 0-9 . _ / + -", ErrInvalidSpec, what, path)
+		return fmt.Errorf("%w: %s %q must be a clean absolute path of A-Z a-z 0-9 . _ / + ~ -", ErrInvalidSpec, what, path)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,6 +66,12 @@ func newArchivedPGEnv(t *testing.T) *pgEnv {
 	require.NoError(t, err)
 	require.NoError(t, os.Mkdir(e.archive, 0o700))
 	require.NoError(t, chown(e.archive, cred))
+	t.Cleanup(func() { // the clusters Restores left running outlive the operator
+		left, _ := filepath.Glob(filepath.Join(e.restores, "*", "data"))
+		for _, data := range left {
+			require.NoError(t, stopServer(data, syscall.SIGQUIT))
+		}
+	})
 	return e
 }
 
