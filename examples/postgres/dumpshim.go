@@ -50,6 +50,9 @@ const dumpCommand = "backup-run"
 // errClaimed: another process claimed the attempt first.
 var errClaimed = errors.New("postgres: attempt already claimed")
 
+// baseBackupLimit bounds a base backup and its drill.
+const baseBackupLimit = 6 * time.Hour
+
 // dumpLock names the advisory lock every dump holds while it runs.
 const dumpLock = "dumps"
 
@@ -207,6 +210,10 @@ func dumpOne(ctx context.Context, a shimArgs, res *DumpResult) error {
 // baseBackupAndDrill makes a's base backup, then its restore drill: the
 // result is OK, and the backup counted, only once the drill verified it.
 func baseBackupAndDrill(ctx context.Context, a shimArgs, res *DumpResult) error {
+	// pg_basebackup -X none waits for the archive: one that fails would
+	// hold the backup, and the server's dump lock, forever.
+	ctx, cancel := context.WithTimeout(ctx, baseBackupLimit)
+	defer cancel()
 	archive, err := newWALArchive(a.archive)
 	if err != nil {
 		return err

@@ -3,11 +3,17 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/schedule"
+	"github.com/converge-go/converge/store"
 )
 
 // retentionWorld is a random archive and its base backups: segment i
@@ -118,4 +124,55 @@ func TestRetentionNeverBreaksARestorePointInsideItsWindow(t *testing.T) {
 	t.Logf("%d backups deleted, %d segments removed", deletedRuns, removedSegs)
 	require.Positive(t, deletedRuns, "retention deleted nothing: the test proved nothing")
 	require.Positive(t, removedSegs, "retention removed no segment: the test proved nothing")
+}
+
+// A base-backup schedule's retention, over real files: the schedule's
+// verified backup older than the one that restores its window's start is
+// deleted, and the archive loses only the segments before the first one a
+// kept backup needs, another schedule's (or a hand-made) backup included,
+// each backup's first segment read from its own backup_label; the
+// schedule's status names its newest verified restore point.
+func TestBaseRetentionRemovesOnlyTheSegmentsNoKeptBackupNeeds(t *testing.T) {
+	ctx := t.Context()
+	dir, archiveDir := t.TempDir(), t.TempDir()
+	for i := 1; i <= 10; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(archiveDir, segName(i)), nil, 0o600))
+	}
+	archive, err := newWALArchive(archiveDir)
+	require.NoError(t, err)
+	backups := store.NewMemory[*Backup]()
+	now := time.Now().UTC()
+	put := func(key string, ready time.Duration, start int) store.Object[*Backup] {
+		b := &Backup{Spec: BackupSpec{Database: "app", Method: MethodBase}}
+		b.Status = BackupStatus{Phase: BackupSucceeded, Dump: intent.Record[DumpResult]{ID: "forged", Generation: 1, Attempt: 1, Done: true,
+			Result: DumpResult{OK: true, Base: &BaseResult{Verified: true, RestorePointTime: now.Add(-ready), StartWAL: segName(99)}}}}
+		obj, err := backups.Create(ctx, key, b)
+		require.NoError(t, err)
+		base := baseDir(dir, intent.ID(key, obj.CreateRevision, 1, 1))
+		require.NoError(t, os.MkdirAll(base, 0o700))
+		label := fmt.Sprintf("START WAL LOCATION: 0/%X (file %s)\n", start<<24, segName(start))
+		require.NoError(t, os.WriteFile(filepath.Join(base, "backup_label"), []byte(label), 0o600))
+		return obj
+	}
+	b1, b2, b3 := put("backups/s/1", 3*time.Hour, 4), put("backups/s/2", 2*time.Hour, 6), put("backups/s/3", 10*time.Minute, 9)
+	put("backups/by-hand", 4*time.Hour, 3)
+	var children []childRun
+	var objs []store.Object[*Backup]
+	for _, o := range []store.Object[*Backup]{b1, b2, b3} {
+		children = append(children, childRun{Run: schedule.Run{Key: o.Key, Finished: true, Succeeded: true}})
+		objs = append(objs, o)
+	}
+	r := &scheduleReconciler{backups: backups, archive: archive, dir: dir}
+	expired, err := r.baseRetentionOf(ctx, BackupScheduleSpec{Method: MethodBase, RecoveryWindow: "1h"}, children, now)
+	require.NoError(t, err)
+	require.Len(t, expired, 1)
+	require.Equal(t, "backups/s/1", expired[0].Key, "the backup before the one restoring the window's start")
+	segs, err := archive.segments()
+	require.NoError(t, err)
+	require.Equal(t, segName(3), segs[0], "the hand-made backup's WAL is kept; a status's StartWAL is never read")
+	require.Len(t, segs, 8)
+
+	last := lastVerified(verifiedChildren(objs, children))
+	require.Equal(t, "backups/s/3", last.Backup)
+	require.Equal(t, now.Add(-10*time.Minute), last.RestorePoint)
 }
