@@ -186,11 +186,16 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 			errs = append(errs, err)
 		}
 	}
-	// A base backup's directory is named by the ID alone.
+	// A base backup's directory is named by the ID alone, as its drill's
+	// scratch cluster's is, left if its process was killed.
 	for _, p := range []string{filepath.Join(".base", rec.ID), filepath.Join(".base", "."+rec.ID+".tmp")} {
 		if err := removeAllIn(d.dir, p); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if d.scratch != "" {
+		scratch := filepath.Join(d.scratch, ".drills", rec.ID)
+		errs = append(errs, stopLeftover(filepath.Join(scratch, "data")), removeAllIn(filepath.Dir(scratch), rec.ID))
 	}
 	return errors.Join(errs...)
 }

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,4 +153,65 @@ func checkBaseBackupSessions(t *testing.T, e *pgEnv, keys []string) {
 		n := strings.Count(string(b), "replication connection authorized: user="+"converge application_name="+id+"\n")
 		require.Equal(t, 1, n, "pg_basebackup sessions of %s (%s)", key, id)
 	}
+}
+
+// A backup's own process SIGKILLed while its drill's scratch cluster runs
+// takes that cluster with it (it dies with its parent), and the backup is
+// judged Failed, never verified; deleting it removes what the drill left.
+func TestABackupWhoseProcessIsKilledDuringItsDrillIsNeverVerified(t *testing.T) {
+	e := newArchivedPGEnv(t)
+	e.query("postgres", "CREATE DATABASE bigdb")
+	e.query("bigdb", "CREATE TABLE t AS SELECT g AS n, md5(g::text) AS s FROM generate_series(1, 300000) g")
+	e.startInProcess(e.daemonConfig())
+	key := BackupPrefix + "killed"
+	put(t, e.stores.Backups, key, BackupSpec{Database: "bigdb", Method: MethodBase})
+	drills := filepath.Join(e.restores, ".drills")
+	waitFor(t, "the drill's scratch cluster running", 3*convergeLimit, func() bool {
+		return nonEmpty(filepath.Join(drills, "*", "data", "postmaster.pid"))
+	})
+	shims := processesWith(t, dumpCommand)
+	require.Len(t, shims, 1)
+	require.NoError(t, syscall.Kill(shims[0], syscall.SIGKILL))
+	st := finishedBackup(t, e, key)
+	require.Equal(t, BackupFailed, st.Phase)
+	require.Contains(t, st.Error, "without a result")
+	waitFor(t, "no scratch cluster running", convergeLimit, func() bool { return len(serversOn(t, drills)) == 0 })
+	deleteKey(t, e.stores.Raw, key)
+	waitFor(t, key+" gone", convergeLimit, func() bool {
+		_, err := e.stores.Raw.Get(t.Context(), key)
+		return err != nil
+	})
+	requireNoScratchCluster(t, e)
+}
+
+// processesWith returns the pids of this test's children whose command
+// line holds arg.
+func processesWith(t *testing.T, arg string) []int {
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	var out []int
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err == nil && parentOf(pid) == os.Getpid() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parentOf reads a process's parent from /proc.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	var state string
+	var ppid int
+	fmt.Sscan(rest, &state, &ppid)
+	return ppid
 }
