@@ -42,8 +42,9 @@ type DaemonConfig struct {
 	// InsecureNoToken accepts an Addr that is not loopback, where whoever
 	// reaches it reads the debug page.
 	InsecureNoToken bool
-	// WALArchive, RestoreDir and ServerUser are Config's; RestoreDir is
-	// made (mode 0700, the server user's when root) if missing.
+	// WALArchive, RestoreDir and ServerUser are Config's; with an
+	// archive, RestoreDir is made (mode 0700, the server user's when
+	// root) if missing.
 	WALArchive, RestoreDir, ServerUser string
 	// BinDir holds pg_dump and pg_restore; Executable is this program.
 	BinDir, Executable string
@@ -118,8 +119,10 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := makeRestoreDir(cfg.RestoreDir, cfg.ServerUser); err != nil {
-		return nil, err
+	if cfg.WALArchive != "" { // drills and Restores need the archive
+		if err := makeRestoreDir(cfg.RestoreDir, cfg.ServerUser); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
