@@ -181,3 +181,26 @@ func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	require.NoError(t, os.Chmod(e.archive, 0o700))
 	e.waitReady(op.base)
 }
+
+// An operator given a WAL archive on a server whose archive_mode is off
+// sets it on (ALTER SYSTEM) and names it in /readyz until PostgreSQL
+// restarts; after the restart the server archives into the archive.
+func TestArchiveModeOffIsSetOnAndNamedUntilPostgreSQLRestarts(t *testing.T) {
+	e := withArchive(t, newPGEnv(t))
+	require.Equal(t, "off", e.query("postgres", "SHOW archive_mode"))
+	op := e.startInProcess(e.daemonConfig())
+	waitFor(t, "archive_mode named in /readyz", convergeLimit, func() bool {
+		code, body := get(t.Context(), op.base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "archive_mode is off")
+	})
+	require.NoError(t, e.pg.Stop())
+	require.NoError(t, e.pg.Start(t.Context()))
+	e.waitReady(op.base)
+	require.Equal(t, "on", e.query("postgres", "SHOW archive_mode"))
+	e.query("postgres", "CREATE TABLE w AS SELECT 1 AS n")
+	seg := e.query("postgres", "SELECT pg_walfile_name(pg_switch_wal())")
+	waitFor(t, seg+" archived", convergeLimit, func() bool {
+		_, err := os.Stat(filepath.Join(e.archive, seg))
+		return err == nil
+	})
+}

@@ -60,7 +60,13 @@ func newPGEnv(t *testing.T) *pgEnv {
 // WAL archive and a restore directory for its operators.
 func newArchivedPGEnv(t *testing.T) *pgEnv {
 	t.Helper()
-	e := newPGEnvWith(t, cluster.Options{Settings: []string{"archive_mode=on"}})
+	return withArchive(t, newPGEnvWith(t, cluster.Options{Settings: []string{"archive_mode=on"}}))
+}
+
+// withArchive gives e a WAL archive and a restore directory, in its
+// cluster's directory.
+func withArchive(t *testing.T, e *pgEnv) *pgEnv {
+	t.Helper()
 	e.archive, e.restores = filepath.Join(e.pg.Dir(), "archive"), filepath.Join(e.pg.Dir(), "restores")
 	cred, err := cluster.Credential("")
 	require.NoError(t, err)
