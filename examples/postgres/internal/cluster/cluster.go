@@ -322,8 +322,14 @@ func (c *Cluster) Env() []string {
 // Psql runs sql with psql in database db, as a person would at a shell,
 // and returns what it printed (unaligned, tuples only).
 func (c *Cluster) Psql(ctx context.Context, db, sql string) (string, error) {
+	return c.PsqlAt(ctx, c.port, db, sql)
+}
+
+// PsqlAt is Psql on the server at 127.0.0.1:port with the cluster's
+// credentials: a cluster restored from this one's backup.
+func (c *Cluster) PsqlAt(ctx context.Context, port int, db, sql string) (string, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql)
-	cmd.Env = append(os.Environ(), c.Env()...)
+	cmd.Env = append(append(os.Environ(), c.Env()...), "PGPORT="+strconv.Itoa(port))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("cluster: psql: %v: %s", err, out)
