@@ -20,7 +20,8 @@ type BackupsHealth struct {
 	Unverified int `json:"unverified"`
 }
 
-// lastVerified returns the newest verified base backup among objs, or nil.
+// lastVerified returns the newest verified base backup among backups, or
+// nil.
 func lastVerified(backups []verifiedCandidate) *VerifiedRestore {
 	var best *VerifiedRestore
 	for _, b := range backups {

@@ -41,6 +41,11 @@ import (
 //     of a dump is absent or complete, never partial;
 //  6. writes its result file (intent.WriteFile), which the operator reads.
 //
+// For a base backup (-method base), steps 3 to 5 are instead: the base
+// backup, its restore point and the WAL up to it archived
+// (basebackup.go), then its restore drill in a scratch cluster that dies
+// with this process (drill.go); the result says OK only after the drill.
+//
 // The libpq environment (PGHOST, PGPORT, PGUSER, PGPASSWORD, ...) comes
 // from the operator; no secret is ever on a command line.
 
