@@ -13,6 +13,7 @@ import (
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/kit/intent"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 )
 
 // finishedBackup waits until the Backup at key has finished and returns
@@ -159,8 +160,9 @@ func damageAt(t *testing.T, path string, offset int64, n int) {
 }
 
 // A WAL archive that fails is visible: /readyz names it with the segment
-// that could not be archived, and the operator is ready again once
-// archiving works again; the archive_command it set is its own.
+// that could not be archived, and so does the status of a base backup
+// waiting for it; once archiving works again the operator is ready and
+// the backup is made and verified; the archive_command it set is its own.
 func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	e := newArchivedPGEnv(t)
 	op := e.startInProcess(e.daemonConfig())
@@ -178,8 +180,21 @@ func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	})
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
 	require.Contains(t, body, ArchiveDependencyName)
+	key := BackupPrefix + "waiting"
+	e.query("postgres", "CREATE DATABASE app")
+	put(t, e.stores.Backups, key, BackupSpec{Database: "app", Method: MethodBase})
+	waitFor(t, "the archive's failure in the backup's status", convergeLimit, func() bool {
+		obj, err := e.stores.Backups.Get(t.Context(), key)
+		if err != nil {
+			return false
+		}
+		c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
+		return ok && strings.Contains(c.Message, "waiting for the WAL archive: archiving WAL fails")
+	})
 	require.NoError(t, os.Chmod(e.archive, 0o700))
 	e.waitReady(op.base)
+	st := finishedBackup(t, e, key)
+	require.Equal(t, BackupSucceeded, st.Phase, st.Error)
 }
 
 // An operator given a WAL archive on a server whose archive_mode is off

@@ -84,7 +84,8 @@
 // (to a temporary name, synced, renamed), built from DIR alone, which must
 // be a clean absolute path of plain characters; it puts the setting back
 // if changed, asks for archive_mode on (which takes a restart), and names
-// a failing archive (pg_stat_archiver) in /readyz and the debug page.
+// a failing archive (pg_stat_archiver) in /readyz, the debug page and the
+// status of a base backup waiting for it.
 // Restored clusters never archive. /backups answers, as JSON, the last
 // verified restore point and the restore's time. Values from a status
 // never become a path, a setting or an argument: attempt IDs are

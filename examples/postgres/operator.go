@@ -145,7 +145,7 @@ func NewOperator(cfg Config) (*Operator, error) {
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
-	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second}),
+	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second, archive: archiveHealth(archive, cfg.PG)}),
 		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))
 	restores := &restoreRunner{dumpRunner: o.dumps, dir: cfg.RestoreDir}
 	restores.wake = func(key string) {
@@ -183,6 +183,22 @@ func (o *Operator) Add(m *manager.Manager) error {
 // Controllers returns the operator's controllers, for the debug page.
 func (o *Operator) Controllers() []debugpage.Controller {
 	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups, o.Restores}
+}
+
+// archiveHealth is a's check of its last archiving on p, or nil without
+// an archive.
+func archiveHealth(a *walArchive, p *pg) func(ctx context.Context) error {
+	if a == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		c, err := p.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		return a.failing(ctx, c.Conn())
+	}
 }
 
 // Dependencies are the dependencies of the whole process: the WAL

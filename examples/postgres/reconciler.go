@@ -199,6 +199,9 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 type backupReconciler struct {
 	dumps dumps
 	poll  time.Duration
+	// archive, if set, reports the WAL archive's health, shown in the
+	// status of a base backup that runs (pg_basebackup waits for it).
+	archive func(ctx context.Context) error
 }
 
 func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Backup]) (reconcile.Result, error) {
@@ -233,6 +236,11 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 		return reconcile.Result{}, err
 	}
 	st, cond := backupOutcome(out.Object.Value.Status, out.Record)
+	if out.Running && spec.Method == MethodBase && r.archive != nil {
+		if err := r.archive(ctx); err != nil {
+			cond.Message += "; waiting for the WAL archive: " + err.Error()
+		}
+	}
 	if _, err := resource.WriteStatus(ctx, req.Store, out.Object, st, cond); err != nil {
 		return reconcile.Result{}, err
 	}
