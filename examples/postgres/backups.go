@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
@@ -38,9 +39,9 @@ type dumps interface {
 	// find says what became of attempt id: Absent if it never started,
 	// Running, or Finished with its result.
 	find(ctx context.Context, id string) (intent.Found[DumpResult], error)
-	// start starts attempt id, a dump of database for the Backup key, and
-	// wakes key when it ends.
-	start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error)
+	// start starts attempt id, the backup spec says for the Backup key,
+	// and wakes key when it ends.
+	start(ctx context.Context, key, id string, spec BackupSpec) (intent.Found[DumpResult], error)
 	// remove removes the files of the attempt rec names; errDumpRunning
 	// while it runs.
 	remove(ctx context.Context, rec intent.Record[DumpResult]) error
@@ -50,13 +51,16 @@ type dumps interface {
 // this program, their files under dir: the dumps in dir/DATABASE/ID.dump,
 // the claims and results in dir/.runs.
 type dumpRunner struct {
-	exe    string   // this program
-	bin    string   // PostgreSQL's programs (pg_dump, pg_restore)
-	dir    string   // where dumps go
-	env    []string // the libpq environment of the dumps; holds the password
-	wake   func(key string)
-	logs   io.Writer
-	logger *slog.Logger
+	exe string   // this program
+	bin string   // PostgreSQL's programs (pg_dump, pg_restore)
+	dir string   // where dumps go
+	env []string // the libpq environment of the dumps; holds the password
+	// For base backups: the WAL archive ("" for none), the directory of
+	// the drills' scratch clusters, and the user they run as when root.
+	archive, scratch, user string
+	wake                   func(key string)
+	logs                   io.Writer
+	logger                 *slog.Logger
 
 	mu      sync.Mutex
 	running map[string]bool // attempts this process started and has not seen end
@@ -68,55 +72,87 @@ type dumpRunner struct {
 func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
 
 func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
-	if err := checkAttemptID(id); err != nil {
-		return intent.Found[DumpResult]{}, err
+	found, err := findRun[DumpResult](d, id)
+	if errors.Is(err, errNoResult) {
+		found.Result.Error = "the dump's process ended without a result"
+		return found, nil
 	}
-	res, ok, err := readResult(d.runs(), id)
+	return found, err
+}
+
+// findRun says what became of attempt id, a process of d's whose result
+// is an R: Absent if it never claimed the attempt, Running while its
+// claim is locked, Finished with its result file, or Finished with a
+// zero R and errNoResult if it ended without one (it was killed).
+func findRun[R any](d *dumpRunner, id string) (intent.Found[R], error) {
+	if err := checkAttemptID(id); err != nil {
+		return intent.Found[R]{}, err
+	}
+	res, ok, err := readResult[R](d.runs(), id)
 	if err != nil || ok {
 		d.tell(id, "judging a dump another operator process started, by its result")
-		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+		return intent.Found[R]{State: intent.Finished, Result: res}, err
 	}
 	d.mu.Lock()
 	mine := d.running[id]
 	d.mu.Unlock()
 	if mine {
-		return intent.Found[DumpResult]{State: intent.Running}, nil
+		return intent.Found[R]{State: intent.Running}, nil
 	}
 	exists, held, err := claimState(filepath.Join(d.runs(), id+".claim"))
 	switch {
 	case err != nil:
-		return intent.Found[DumpResult]{}, err
+		return intent.Found[R]{}, err
 	case !exists:
-		return intent.Found[DumpResult]{State: intent.Absent}, nil
+		return intent.Found[R]{State: intent.Absent}, nil
 	case held:
 		d.tell(id, "adopting a running dump another operator process started")
-		return intent.Found[DumpResult]{State: intent.Running}, nil
+		return intent.Found[R]{State: intent.Running}, nil
 	}
 	// Claimed, no longer running: its result, written before it ended,
 	// or none if it was killed.
-	if res, ok, err := readResult(d.runs(), id); err != nil || ok {
-		return intent.Found[DumpResult]{State: intent.Finished, Result: res}, err
+	res, ok, err = readResult[R](d.runs(), id)
+	if err != nil || ok {
+		return intent.Found[R]{State: intent.Finished, Result: res}, err
 	}
-	return intent.Found[DumpResult]{State: intent.Finished, Result: DumpResult{Error: "the dump's process ended without a result"}}, nil
+	return intent.Found[R]{State: intent.Finished, Result: res}, errNoResult
 }
 
-func (d *dumpRunner) start(ctx context.Context, key, id, database string) (intent.Found[DumpResult], error) {
-	if err := errors.Join(checkAttemptID(id), checkNames("database", database)); err != nil {
+// errNoResult: an attempt's process ended without a result (it was
+// killed); findRun's callers judge it failed.
+var errNoResult = errors.New("the run's process ended without a result")
+
+func (d *dumpRunner) start(ctx context.Context, key, id string, spec BackupSpec) (intent.Found[DumpResult], error) {
+	method, err := spec.method()
+	if err = errors.Join(err, checkAttemptID(id), checkNames("database", spec.Database)); err != nil {
 		return intent.Found[DumpResult]{}, err
+	}
+	args := []string{dumpCommand, "-id", id, "-database", spec.Database, "-dir", d.dir, "-bin", d.bin}
+	if method == MethodBase {
+		if d.archive == "" {
+			return intent.Found[DumpResult]{}, fmt.Errorf("%w: a base backup needs the operator's WAL archive (-wal-archive)", ErrInvalidSpec)
+		}
+		args = append(args, "-method", string(method), "-archive", d.archive, "-scratch", filepath.Join(d.scratch, ".drills"), "-user", d.user)
 	}
 	if err := os.MkdirAll(d.runs(), 0o700); err != nil {
 		return intent.Found[DumpResult]{}, err
 	}
-	cmd := exec.Command(d.exe, dumpCommand, "-id", id, "-database", database, "-dir", d.dir, "-bin", d.bin)
+	return d.launch(key, id, spec.Database, args)
+}
+
+// launch runs this program with args as attempt id's process, and wakes
+// key when it ends.
+func (d *dumpRunner) launch(key, id, what string, args []string) (intent.Found[DumpResult], error) {
+	cmd := exec.Command(d.exe, args...)
 	cmd.Env = append(os.Environ(), d.env...)
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	// A process group of its own: a ^C or a signal to the operator's group
 	// does not cut its dump short; it ends by itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the dump of %s: %w", database, err)
+		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the run of %s: %w", what, err)
 	}
-	d.logger.Info("dump started", "backup", key, "attempt", id, "pid", cmd.Process.Pid)
+	d.logger.Info("run started", "key", key, "attempt", id, "args", args[0], "pid", cmd.Process.Pid)
 	d.mu.Lock()
 	d.running[id], d.started[id] = true, true
 	d.mu.Unlock()
@@ -149,6 +185,17 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 		if err := removeIn(d.dir, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
+	}
+	// A base backup's directory is named by the ID alone, as its drill's
+	// scratch cluster's is, left if its process was killed.
+	for _, p := range []string{filepath.Join(".base", rec.ID), filepath.Join(".base", "."+rec.ID+".tmp")} {
+		if err := removeAllIn(d.dir, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if d.scratch != "" {
+		scratch := filepath.Join(d.scratch, ".drills", rec.ID)
+		errs = append(errs, stopLeftover(filepath.Join(scratch, "data")), removeAllIn(filepath.Dir(scratch), rec.ID))
 	}
 	return errors.Join(errs...)
 }
@@ -183,6 +230,19 @@ func removeIn(dir, rel string) error {
 	return root.Remove(rel)
 }
 
+// removeAllIn removes the tree at rel inside dir, never outside it.
+func removeAllIn(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.RemoveAll(rel)
+}
+
 // checkAttemptID returns an error matching ErrInvalidSpec unless id is
 // spelled as intent.ID spells one (A-Z a-z 0-9 . _ - ~, not "." or ".."):
 // a file name in the runs directory, and one argument.
@@ -200,7 +260,7 @@ var attemptID = regexp.MustCompile(`^[A-Za-z0-9._~-]{1,128}$`)
 // (intent.ID of the key, the incarnation, the generation and the attempt's
 // number), never taken from the status: whoever holds a token may write
 // the status, and an ID names files the operator removes.
-func ownAttempt(key string, createRevision int64, rec intent.Record[DumpResult]) intent.Record[DumpResult] {
+func ownAttempt[R any](key string, createRevision int64, rec intent.Record[R]) intent.Record[R] {
 	if rec.ID != "" {
 		rec.ID = intent.ID(key, createRevision, rec.Generation, rec.Attempt)
 	}
@@ -223,17 +283,17 @@ func (d *dumpRunner) tell(id, what string) {
 func (d *dumpRunner) wait() { d.wg.Wait() }
 
 // readResult reads attempt id's result file; ok is false if there is none.
-func readResult(runs, id string) (DumpResult, bool, error) {
+func readResult[R any](runs, id string) (R, bool, error) {
+	var res R
 	b, err := os.ReadFile(filepath.Join(runs, id+".json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return DumpResult{}, false, nil
+		return res, false, nil
 	}
 	if err != nil {
-		return DumpResult{}, false, err
+		return res, false, err
 	}
-	var res DumpResult
 	if err := json.Unmarshal(b, &res); err != nil {
-		return DumpResult{}, false, fmt.Errorf("postgres: result of %s: %w", id, err)
+		return res, false, fmt.Errorf("postgres: result of %s: %w", id, err)
 	}
 	return res, true, nil
 }
@@ -266,8 +326,13 @@ func backupOutcome(st BackupStatus, rec intent.Record[DumpResult]) (BackupStatus
 	switch {
 	case !rec.Done:
 		st.Phase, st.Error = BackupRunning, ""
-		return st, notReady("Running", "pg_dump runs: attempt "+rec.ID)
-	case rec.Result.OK:
+		return st, notReady("Running", "the backup runs: attempt "+rec.ID)
+	case rec.Result.OK && rec.Result.Base != nil && rec.Result.Base.Verified:
+		b := rec.Result.Base
+		st.Phase, st.Error = BackupSucceeded, ""
+		return st, ready(fmt.Sprintf("base backup of %d bytes restored to %s (%s) in %v, %d rows as recorded",
+			rec.Result.Bytes, b.RestorePoint, b.RestorePointTime.Format(time.RFC3339), time.Duration(b.RestoreMillis)*time.Millisecond, b.Rows))
+	case rec.Result.OK && rec.Result.Base == nil:
 		st.Phase, st.Error = BackupSucceeded, ""
 		return st, ready(fmt.Sprintf("%s: %d bytes, %d entries verified", rec.Result.File, rec.Result.Bytes, rec.Result.Entries))
 	default:

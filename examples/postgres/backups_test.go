@@ -117,3 +117,21 @@ func TestASecretFileOthersMayReadIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "s3cret", got)
 }
+
+// A base backup's directory, named by its attempt's ID, goes with its
+// Backup once its run has ended, whatever its result names.
+func TestABaseBackupsDirectoryIsRemovedByItsIDOnceItsRunHasEnded(t *testing.T) {
+	ctx := context.Background()
+	d := newTestRunner(t)
+	base := baseDir(d.dir, "a1")
+	require.NoError(t, os.MkdirAll(filepath.Join(base, "global"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "global", "pg_control"), []byte("x"), 0o600))
+	claim, err := claimAttempt(d.runs(), "a1")
+	require.NoError(t, err)
+	rec := intent.Record[DumpResult]{ID: "a1"}
+	require.ErrorIs(t, d.remove(ctx, rec), errDumpRunning)
+	require.DirExists(t, base)
+	claim.Close()
+	require.NoError(t, d.remove(ctx, rec))
+	require.NoDirExists(t, base)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/converge-go/converge/examples/internal/demo"
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/reconcile/observe/debugpage"
 	"github.com/converge-go/converge/store/httpstore"
@@ -41,6 +42,10 @@ type DaemonConfig struct {
 	// InsecureNoToken accepts an Addr that is not loopback, where whoever
 	// reaches it reads the debug page.
 	InsecureNoToken bool
+	// WALArchive, RestoreDir and ServerUser are Config's; with an
+	// archive, RestoreDir is made (mode 0700, the server user's when
+	// root) if missing.
+	WALArchive, RestoreDir, ServerUser string
 	// BinDir holds pg_dump and pg_restore; Executable is this program.
 	BinDir, Executable string
 	// Operator's intervals, workers and backoff (see Config).
@@ -110,15 +115,21 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	d.op, err = NewOperator(Config{Stores: stores, PG: p, BinDir: cfg.BinDir, BackupDir: filepath.Join(cfg.Dir, "backups"),
 		IntentDir: filepath.Join(cfg.Dir, "creating"), Executable: cfg.Executable, DumpEnv: dumpEnv(p.pool.Config()), Workers: cfg.Workers, Logger: cfg.Logger,
 		DriftInterval: cfg.DriftInterval, PruneInterval: cfg.PruneInterval, CheckInterval: cfg.CheckInterval, BackoffMax: cfg.BackoffMax,
-		Observe: cfg.Observe})
+		WALArchive: cfg.WALArchive, RestoreDir: cfg.RestoreDir, ServerUser: cfg.ServerUser, Observe: cfg.Observe})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.WALArchive != "" { // drills and Restores need the archive
+		if err := makeRestoreDir(cfg.RestoreDir, cfg.ServerUser); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	d.m, err = manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: time.Minute, Server: &manager.ServerOptions{Listener: ln}})
+	d.m, err = manager.New(manager.Options{Logger: cfg.Logger, ShutdownTimeout: time.Minute, Server: &manager.ServerOptions{Listener: ln},
+		Dependencies: d.op.Dependencies()})
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -126,6 +137,7 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 	d.base = "http://" + ln.Addr().String()
 	if err := errors.Join(
 		d.m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: d.m.IsLeader}, d.op.Controllers()...)),
+		d.m.Handle(BackupsPath, d.op.backupsHandler()),
 		d.op.Add(d.m),
 		writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(d.base+"\n")),
 	); err != nil {
@@ -143,6 +155,25 @@ func (d *daemon) run(ctx context.Context) error {
 	err := d.m.Run(ctx)
 	d.op.WaitDumps()
 	return err
+}
+
+// makeRestoreDir makes dir, if set, mode 0700, owned by the user the
+// restored clusters run as when this process is root.
+func makeRestoreDir(dir, user string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := checkSafePath("-restore-dir", dir); err != nil {
+		return err
+	}
+	cred, err := cluster.Credential(user)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".drills"), 0o700); err != nil {
+		return err
+	}
+	return errors.Join(chown(dir, cred), chown(filepath.Join(dir, ".drills"), cred))
 }
 
 // openPG opens the pool of dsn, with password if set.
@@ -190,13 +221,14 @@ func dialStores(url, token string) (Stores, func() error, error) {
 	schedules, err3 := httpstore.New[*BackupSchedule](url, opts...)
 	backups, err4 := httpstore.New[*Backup](url, opts...)
 	raw, err5 := httpstore.New[json.RawMessage](url, opts...)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+	restores, err6 := httpstore.New[*Restore](url, opts...)
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return Stores{}, nil, fmt.Errorf("postgres: -store-server: %w", err)
 	}
 	closeAll := func() error {
-		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close())
+		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close(), restores.Close())
 	}
-	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Raw: raw}, closeAll, nil
+	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Restores: restores, Raw: raw}, closeAll, nil
 }
 
 // writeFileAtomic replaces path with b: readers see the old or the new

@@ -88,7 +88,7 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	s := &story{cfg: cfg, say: demo.NewNarrator(cfg.Out)}
 	err = s.start(ctx)
 	if err == nil {
-		err = demo.Play(ctx, s.apply, s.alter, s.drift, s.backups, s.outage, s.freshStore, s.deleteWhileDown)
+		err = demo.Play(ctx, s.apply, s.alter, s.drift, s.backups, s.restored, s.outage, s.freshStore, s.deleteWhileDown)
 	}
 	var ddl string
 	if s.pg != nil {
@@ -107,7 +107,10 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 // start starts PostgreSQL, the store server and the operator.
 func (s *story) start(ctx context.Context) error {
 	var err error
-	if s.pg, err = cluster.Start(ctx, cluster.Options{}); err != nil {
+	if s.pg, err = cluster.Start(ctx, cluster.Options{Settings: []string{"archive_mode=on"}}); err != nil {
+		return err
+	}
+	if err := s.makeArchive(); err != nil {
 		return err
 	}
 	s.say.Say("PostgreSQL started: a private cluster in %s on 127.0.0.1:%d, run as %s, logging its DDL", s.pg.Dir(), s.pg.Port(), serverUser())
@@ -130,7 +133,8 @@ func (s *story) startOperator(ctx context.Context, st *storeServer) error {
 	op, err := startOperatorProc(ctx, s.cfg.Executable, s.cfg.Env, s.cfg.Dir, s.cfg.Logs, time.Minute,
 		"-store-server", st.URL, "-store-token-file", st.TokenFile, "-pg", s.pg.DSNWithoutPassword("postgres"),
 		"-pg-password-file", pw, "-pg-bin", s.pg.BinDir(), "-drift-interval", "1s", "-check-interval", "500ms",
-		"-prune-interval", "2s", "-backoff-max", "2s", "-v")
+		"-prune-interval", "2s", "-backoff-max", "2s", "-v",
+		"-wal-archive", s.archiveDir(), "-restore-dir", s.restoreDir())
 	if err != nil {
 		return err
 	}

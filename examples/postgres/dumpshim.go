@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 )
 
@@ -40,6 +41,11 @@ import (
 //     of a dump is absent or complete, never partial;
 //  6. writes its result file (intent.WriteFile), which the operator reads.
 //
+// For a base backup (-method base), steps 3 to 5 are instead: the base
+// backup, its restore point and the WAL up to it archived
+// (basebackup.go), then its restore drill in a scratch cluster that dies
+// with this process (drill.go); the result says OK only after the drill.
+//
 // The libpq environment (PGHOST, PGPORT, PGUSER, PGPASSWORD, ...) comes
 // from the operator; no secret is ever on a command line.
 
@@ -49,41 +55,72 @@ const dumpCommand = "backup-run"
 // errClaimed: another process claimed the attempt first.
 var errClaimed = errors.New("postgres: attempt already claimed")
 
+// baseBackupLimit bounds a base backup and its drill.
+const baseBackupLimit = 6 * time.Hour
+
 // dumpLock names the advisory lock every dump holds while it runs.
 const dumpLock = "dumps"
 
-// runDump is the main of a dump process: it returns its exit code.
-func runDump(args []string, stderr io.Writer) int {
+// shimArgs are a backup process's arguments.
+type shimArgs struct {
+	id, database, dir, bin string
+	method                 BackupMethod
+	// For MethodBase: the WAL archive, the directory of the drill's
+	// scratch cluster, and the user it runs as when this process is root.
+	archive, scratch, user string
+}
+
+// parseShimArgs reads a backup process's command line; every value that
+// becomes a path or an argument is checked, whoever started the process.
+func parseShimArgs(args []string, stderr io.Writer) (shimArgs, bool) {
+	var a shimArgs
 	fl := flag.NewFlagSet(dumpCommand, flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	id := fl.String("id", "", "the attempt's ID")
-	database := fl.String("database", "", "the database to dump")
-	dir := fl.String("dir", "", "the backups' directory")
-	bin := fl.String("bin", "", "the directory of pg_dump and pg_restore")
-	if err := fl.Parse(args); err != nil || *id == "" || *database == "" || *dir == "" {
-		fmt.Fprintln(stderr, "usage: postgres backup-run -id ID -database DB -dir DIR [-bin DIR]")
-		return 2
+	fl.StringVar(&a.id, "id", "", "the attempt's ID")
+	fl.StringVar(&a.database, "database", "", "the database to dump, or to check in the drill")
+	fl.StringVar(&a.dir, "dir", "", "the backups' directory")
+	fl.StringVar(&a.bin, "bin", "", "the directory of PostgreSQL's programs")
+	method := fl.String("method", "", "dump or base")
+	fl.StringVar(&a.archive, "archive", "", "the WAL archive (base)")
+	fl.StringVar(&a.scratch, "scratch", "", "the drill's scratch directory (base)")
+	fl.StringVar(&a.user, "user", "", "the user the scratch cluster runs as, when root (base)")
+	if err := fl.Parse(args); err != nil || a.id == "" || a.database == "" || a.dir == "" {
+		fmt.Fprintln(stderr, "usage: postgres backup-run -id ID -database DB -dir DIR [-bin DIR] [-method base -archive DIR -scratch DIR [-user U]]")
+		return a, false
 	}
-	// The ID and the database name become paths under dir: only those the
-	// operator makes are taken.
-	if err := errors.Join(checkAttemptID(*id), checkNames("database", *database)); err != nil {
+	var err error
+	a.method, err = BackupSpec{Method: BackupMethod(*method)}.method()
+	err = errors.Join(err, checkAttemptID(a.id), checkNames("database", a.database))
+	if err == nil && a.method == MethodBase {
+		err = errors.Join(checkSafePath("-archive", a.archive), checkSafePath("-scratch", a.scratch))
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "postgres: backup-run: %v\n", err)
+		return a, false
+	}
+	return a, true
+}
+
+// runDump is the main of a backup process: it returns its exit code.
+func runDump(args []string, stderr io.Writer) int {
+	a, ok := parseShimArgs(args, stderr)
+	if !ok {
 		return 2
 	}
-	runs := filepath.Join(*dir, ".runs")
-	claim, err := claimAttempt(runs, *id)
+	runs := filepath.Join(a.dir, ".runs")
+	claim, err := claimAttempt(runs, a.id)
 	if errors.Is(err, errClaimed) {
 		return 0 // the attempt is another process's
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "postgres: backup %s: %v\n", *id, err)
+		fmt.Fprintf(stderr, "postgres: backup %s: %v\n", a.id, err)
 		return 1
 	}
 	defer claim.Close() // the lock goes with the process anyway
-	res := dump(context.Background(), *id, *database, *dir, *bin)
+	res := dump(context.Background(), a)
 	b, _ := json.Marshal(res)
-	if err := intent.WriteFile(filepath.Join(runs, *id+".json"), b, 0o600); err != nil {
-		fmt.Fprintf(stderr, "postgres: backup %s: result: %v\n", *id, err)
+	if err := intent.WriteFile(filepath.Join(runs, a.id+".json"), b, 0o600); err != nil {
+		fmt.Fprintf(stderr, "postgres: backup %s: result: %v\n", a.id, err)
 		return 1
 	}
 	return 0
@@ -115,8 +152,9 @@ func claimAttempt(runs, id string) (*os.File, error) {
 	return f, nil
 }
 
-// dump makes the dump of database for attempt id and returns its result.
-func dump(ctx context.Context, id, database, dir, bin string) DumpResult {
+// dump makes attempt a's backup and returns its result: for MethodBase,
+// OK only once its drill verified it.
+func dump(ctx context.Context, a shimArgs) DumpResult {
 	res := DumpResult{Started: time.Now().UTC()}
 	finish := func(err error) DumpResult {
 		res.Finished = time.Now().UTC()
@@ -129,7 +167,7 @@ func dump(ctx context.Context, id, database, dir, bin string) DumpResult {
 	if err != nil {
 		return finish(err)
 	}
-	cfg.RuntimeParams["application_name"] = id + "/lock"
+	cfg.RuntimeParams["application_name"] = a.id + "/lock"
 	lock, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return finish(fmt.Errorf("connecting for the dump lock: %w", err))
@@ -138,31 +176,67 @@ func dump(ctx context.Context, id, database, dir, bin string) DumpResult {
 	if _, err := lock.Exec(ctx, "SELECT pg_advisory_lock($1)", lockID(dumpLock)); err != nil {
 		return finish(fmt.Errorf("taking the dump lock: %w", err))
 	}
-	path := filepath.Join(dir, database, id+".dump")
+	if a.method == MethodBase {
+		return finish(baseBackupAndDrill(ctx, a, &res))
+	}
+	return finish(dumpOne(ctx, a, &res))
+}
+
+// dumpOne makes a's pg_dump, checks it with pg_restore --list and renames
+// it into place.
+func dumpOne(ctx context.Context, a shimArgs, res *DumpResult) error {
+	path := filepath.Join(a.dir, a.database, a.id+".dump")
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return finish(err)
+		return err
 	}
 	f, err := intent.CreateFile(path, 0o600)
 	if err != nil {
-		return finish(err)
+		return err
 	}
 	defer f.Close() // removes the temporary file unless committed
-	if err := runTool(ctx, filepath.Join(bin, "pg_dump"), id, "-Fc", "--no-password", "-f", f.TempName(), "-d", database); err != nil {
-		return finish(err)
+	if err := runTool(ctx, filepath.Join(a.bin, "pg_dump"), a.id, "-Fc", "--no-password", "-f", f.TempName(), "-d", a.database); err != nil {
+		return err
 	}
-	entries, err := verifyDump(ctx, bin, f.TempName())
+	entries, err := verifyDump(ctx, a.bin, f.TempName())
 	if err != nil {
-		return finish(err)
+		return err
 	}
 	if err := f.Commit(); err != nil {
-		return finish(err)
+		return err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return finish(err)
+		return err
 	}
 	res.OK, res.File, res.Bytes, res.Entries = true, path, fi.Size(), entries
-	return finish(nil)
+	return nil
+}
+
+// baseBackupAndDrill makes a's base backup, then its restore drill: the
+// result is OK, and the backup counted, only once the drill verified it.
+func baseBackupAndDrill(ctx context.Context, a shimArgs, res *DumpResult) error {
+	// pg_basebackup -X none waits for the archive: one that fails would
+	// hold the backup, and the server's dump lock, forever.
+	ctx, cancel := context.WithTimeout(ctx, baseBackupLimit)
+	defer cancel()
+	archive, err := newWALArchive(a.archive)
+	if err != nil {
+		return err
+	}
+	cred, err := cluster.Credential(a.user)
+	if err != nil {
+		return err
+	}
+	base, size, err := takeBaseBackup(ctx, a.id, a.database, a.dir, a.bin, archive)
+	res.Base, res.Bytes, res.File = &base, size, baseDir(a.dir, a.id)
+	if err != nil {
+		return fmt.Errorf("base backup: %w", err)
+	}
+	if err := drill(ctx, res.File, filepath.Join(a.scratch, a.id), a.bin, a.database, archive, cred, res.Base); err != nil {
+		return fmt.Errorf("restore drill: %w", err)
+	}
+	res.OK = true
+	return nil
 }
 
 // verifyDump runs pg_restore --list on the dump at path and returns the

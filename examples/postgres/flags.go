@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +39,9 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 	fl.StringVar(&cfg.Dir, "dir", ".postgres-operator", "the dumps (DIR/backups), the intents of CREATE DATABASE (DIR/creating) and the file operator.url")
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:7018", "the address of /healthz, /readyz and "+DebugPath+" (loopback unless -insecure-no-token)")
 	fl.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve -addr on an address that is not loopback: the debug page has no token, and shows the roles', databases' and backups' keys and PostgreSQL's errors to whoever reaches it")
+	fl.StringVar(&cfg.WALArchive, "wal-archive", "", "the WAL archive: a directory on PostgreSQL's host its user writes; the operator sets archive_command to copy into it and takes base backups (method base)")
+	fl.StringVar(&cfg.RestoreDir, "restore-dir", "", "where drills' scratch clusters and Restores' clusters go (default DIR/restores)")
+	fl.StringVar(&cfg.ServerUser, "pg-user", "postgres", "the user restored clusters run as when the operator runs as root")
 	fl.DurationVar(&cfg.DriftInterval, "drift-interval", 30*time.Second, "how often the catalog is polled for drift")
 	fl.DurationVar(&cfg.PruneInterval, "prune-interval", 10*time.Minute, "how often the pruners pass")
 	fl.DurationVar(&cfg.CheckInterval, "check-interval", 5*time.Second, "how often PostgreSQL's health is checked")
@@ -92,6 +96,12 @@ func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, insecurePe
 		}
 	}
 	if cfg.BinDir, err = cluster.BinDir(cluster.Options{BinDir: cfg.BinDir}); err != nil {
+		return err
+	}
+	if cfg.RestoreDir == "" {
+		cfg.RestoreDir = filepath.Join(cfg.Dir, "restores")
+	}
+	if cfg.RestoreDir, err = filepath.Abs(cfg.RestoreDir); err != nil {
 		return err
 	}
 	cfg.Executable, err = os.Executable()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ const testMainEnv = "POSTGRES_TEST_MAIN"
 func TestMain(m *testing.M) {
 	// A dump started by an operator in the test's process is the test
 	// binary too, without testMainEnv.
-	if os.Getenv(testMainEnv) == "1" || len(os.Args) > 1 && os.Args[1] == dumpCommand {
+	if os.Getenv(testMainEnv) == "1" || len(os.Args) > 1 && (os.Args[1] == dumpCommand || os.Args[1] == restoreCommand) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -43,14 +44,46 @@ type pgEnv struct {
 	stores Stores
 	dir    string
 	exe    string
+	// archive and restores are the WAL archive and the restore directory,
+	// in the cluster's directory (its user's), set by newArchivedPGEnv.
+	archive, restores string
 }
 
 // newPGEnv starts a private PostgreSQL and a store server, both stopped
 // when the test ends; it skips the test, saying why, where PostgreSQL
 // cannot run.
 func newPGEnv(t *testing.T) *pgEnv {
+	return newPGEnvWith(t, cluster.Options{})
+}
+
+// newArchivedPGEnv is newPGEnv with PostgreSQL's archive_mode on, and a
+// WAL archive and a restore directory for its operators.
+func newArchivedPGEnv(t *testing.T) *pgEnv {
 	t.Helper()
-	c, err := cluster.Start(t.Context(), cluster.Options{})
+	return withArchive(t, newPGEnvWith(t, cluster.Options{Settings: []string{"archive_mode=on"}}))
+}
+
+// withArchive gives e a WAL archive and a restore directory, in its
+// cluster's directory.
+func withArchive(t *testing.T, e *pgEnv) *pgEnv {
+	t.Helper()
+	e.archive, e.restores = filepath.Join(e.pg.Dir(), "archive"), filepath.Join(e.pg.Dir(), "restores")
+	cred, err := cluster.Credential("")
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(e.archive, 0o700))
+	require.NoError(t, chown(e.archive, cred))
+	t.Cleanup(func() { // the clusters Restores left running outlive the operator
+		left, _ := filepath.Glob(filepath.Join(e.restores, "*", "data"))
+		for _, data := range left {
+			require.NoError(t, stopServer(data, syscall.SIGQUIT))
+		}
+	})
+	return e
+}
+
+func newPGEnvWith(t *testing.T, opts cluster.Options) *pgEnv {
+	t.Helper()
+	c, err := cluster.Start(t.Context(), opts)
 	if errors.Is(err, cluster.ErrNotInstalled) || errors.Is(err, cluster.ErrNoUser) {
 		t.Skipf("skipping: no PostgreSQL to test against: %v", err)
 	}
@@ -86,7 +119,8 @@ func (e *pgEnv) useNewStore() {
 func (e *pgEnv) daemonConfig() DaemonConfig {
 	return DaemonConfig{StoreServer: e.store.URL, StoreToken: e.store.token, DSN: e.pg.DSN("postgres"), Dir: e.dir,
 		Addr: "127.0.0.1:0", BinDir: e.pg.BinDir(), Executable: e.exe, DriftInterval: time.Second,
-		PruneInterval: time.Hour, CheckInterval: 500 * time.Millisecond, BackoffMax: 2 * time.Second, Workers: 4}
+		PruneInterval: time.Hour, CheckInterval: 500 * time.Millisecond, BackoffMax: 2 * time.Second, Workers: 4,
+		WALArchive: e.archive, RestoreDir: e.restores}
 }
 
 // inProcess is an operator run in the test's process.
@@ -164,7 +198,16 @@ func (e *pgEnv) operatorArgs(extra ...string) []string {
 	require.NoError(e.t, os.WriteFile(pwFile, []byte(e.pg.Password()+"\n"), 0o600))
 	return append([]string{"-store-server", cfg.StoreServer, "-store-token-file", tokenFile,
 		"-pg", e.pg.DSNWithoutPassword("postgres"), "-pg-password-file", pwFile, "-pg-bin", cfg.BinDir,
-		"-drift-interval", "1s", "-prune-interval", "1h", "-check-interval", "500ms", "-backoff-max", "2s", "-v"}, extra...)
+		"-drift-interval", "1s", "-prune-interval", "1h", "-check-interval", "500ms", "-backoff-max", "2s", "-v"}, e.archiveArgs(extra)...)
+}
+
+// archiveArgs are extra with the env's archive and restore directory, if
+// it has them.
+func (e *pgEnv) archiveArgs(extra []string) []string {
+	if e.archive == "" {
+		return extra
+	}
+	return append([]string{"-wal-archive", e.archive, "-restore-dir", e.restores}, extra...)
 }
 
 // waitReady waits until base's /readyz answers 200.

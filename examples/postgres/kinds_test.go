@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -72,13 +73,19 @@ func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
 		require.Equal(t, spec.validate() == nil, judge(DatabasePrefix, spec) == nil, "%+v", spec)
 	}
 	for _, spec := range []BackupScheduleSpec{{Database: "app", Schedule: "@daily"}, {Database: "App", Schedule: "@daily"},
-		{Database: "app", Schedule: "@daily", KeepFailed: -1}, {Database: "app", Schedule: "@daily", KeepSucceeded: -1}} {
+		{Database: "app", Schedule: "@daily", KeepFailed: -1}, {Database: "app", Schedule: "@daily", KeepSucceeded: -1},
+		{Database: "app", Schedule: "@daily", Method: MethodBase, RecoveryWindow: "168h"}, {Database: "app", Schedule: "@daily", Method: "tar"}} {
 		_, _, checkErr := parseSchedule(SchedulePrefix+"nightly", spec)
 		require.Equal(t, checkErr == nil, judge(SchedulePrefix, spec) == nil, "%+v", spec)
 	}
-	for _, spec := range []BackupSpec{{Database: "app"}, {Database: "App"}, {Database: ""}} {
-		require.Equal(t, checkNames("database", spec.Database) == nil, judge(BackupPrefix, spec) == nil, "%+v", spec)
+	for _, spec := range []BackupSpec{{Database: "app"}, {Database: "App"}, {Database: ""}, {Database: "app", Method: MethodBase},
+		{Database: "app", Method: MethodDump}, {Database: "app", Method: "tar"}} {
+		_, methodErr := spec.method()
+		require.Equal(t, checkNames("database", spec.Database) == nil && methodErr == nil, judge(BackupPrefix, spec) == nil, "%+v", spec)
 	}
+	require.NoError(t, judge(RestorePrefix, RestoreSpec{Backup: BackupPrefix + "b"}))
+	require.NoError(t, judge(RestorePrefix, RestoreSpec{Time: time.Date(2026, 12, 7, 14, 30, 0, 0, time.UTC)}))
+	require.Error(t, judge(RestorePrefix, map[string]any{"path": "/etc"}), "a Restore takes no path")
 	var fe *apistore.FieldError
 	require.True(t, errors.As(judge(RolePrefix, map[string]any{"conectionLimit": 1}), &fe), "a misspelt field is refused")
 	require.Equal(t, "spec.conectionLimit", fe.Field)

@@ -4,7 +4,8 @@
 // that knows "how to safely back up a PostgreSQL database". The
 // reconcilers are in reconciler.go, one per kind; main.go only wires: it
 // reads the command line and runs the narrated demo (demo.go), the daemon
-// (daemon.go) or a backup's dump (dumpshim.go).
+// (daemon.go), a backup's process (dumpshim.go) or a restore's
+// (restoreshim.go).
 //
 // Run it from the repository root:
 //
@@ -39,14 +40,34 @@
 //     cannot duplicate it), owned by the schedule (reconcile/kit/owners: its
 //     backups go with it); at most one runs at a time, at most one catch-up
 //     after downtime, and retention deletes the oldest only once a newer one
-//     succeeded.
-//   - backups/..., a Backup (made by a schedule, or by hand): one pg_dump of
-//     the database into a file made good only by a rename after fsync
-//     (reconcile/kit/intent), verified with pg_restore --list before it counts.
-//     Its intent is recorded before pg_dump starts, and the dump runs in a
-//     process of its own that outlives the operator: after a crash, the next
-//     reconcile adopts the running attempt or judges the finished one, and
-//     never dumps twice. Dumps run one at a time on a server.
+//     succeeded. A schedule of method base keeps instead, by its
+//     recoveryWindow, every base backup and WAL segment that a restore to
+//     an instant inside the window needs (retention.go).
+//   - backups/..., a Backup (made by a schedule, or by hand). Method dump
+//     (the default): one pg_dump of the database into a file made good only
+//     by a rename after fsync (reconcile/kit/intent), verified with
+//     pg_restore --list before it counts. Method base: a base backup of the
+//     server (pg_basebackup -X none, its WAL from the archive), then a
+//     restore point recorded with the database's row count and checksum,
+//     taken under a SHARE lock of its tables so that they are the restore
+//     point's; then a restore drill: the backup and the archive restored
+//     into a scratch cluster on a loopback port (RESTORE-DIR/.drills/ID),
+//     recovered to the restore point, its catalog queried and the
+//     database's rows and checksum compared, timed and torn down. Only
+//     then is the backup Succeeded, its status holding the restore point
+//     and the restore's time: a base backup whose WAL is missing or
+//     damaged never counts. Either way the attempt's intent is recorded
+//     before it starts, and it runs in a process of its own that outlives
+//     the operator: after a crash, the next reconcile adopts the running
+//     attempt or judges the finished one, and never backs up twice.
+//     Backups run one at a time on a server.
+//   - restores/NAME, a Restore: a verified base backup's restore point
+//     (backup: its key) or an instant (time: the newest verified base
+//     backup before it, and the WAL up to it, archived first) restored
+//     into a new cluster, RESTORE-DIR/NAME/data on a free loopback port
+//     (both in its status), left running; deleting the Restore stops and
+//     removes it. It runs in a process of its own, adopted or judged after
+//     a crash as a backup's is.
 //
 // Marks: a role or database the operator creates gets a COMMENT holding a
 // reconcile/kit/prune mark, its owner and the store's identity. Only what
@@ -58,7 +79,20 @@
 // against a server holding databases marked from another store drops
 // nothing.
 //
-// Finalizers: Roles, Databases and Backups carry one until their cleanup
+// The WAL archive (-wal-archive DIR, on the server's host, written by its
+// user): the operator sets archive_command to copy each segment into DIR
+// (to a temporary name, synced, renamed), built from DIR alone, which must
+// be a clean absolute path of plain characters; it puts the setting back
+// if changed, asks for archive_mode on (which takes a restart), and names
+// a failing archive (pg_stat_archiver) in /readyz, the debug page and the
+// status of a base backup waiting for it.
+// Restored clusters never archive. /backups answers, as JSON, the last
+// verified restore point and the restore's time. Values from a status
+// never become a path, a setting or an argument: attempt IDs are
+// recomputed from keys, a base backup's first WAL segment is read from its
+// own backup_label, a Restore's directory is named by its key.
+//
+// Finalizers: Roles, Databases, Backups and Restores carry one until their cleanup
 // is done, so a deletion made while the operator is down is carried out
 // when it starts again.
 //
@@ -89,7 +123,11 @@
 //	-pg DSN                  PostgreSQL's connection string (required); put no
 //	                         password in it: use -pg-password-file, $PGPASSWORD or ~/.pgpass
 //	-pg-password-file F      PostgreSQL's password, read from F (mode 0600)
-//	-pg-bin DIR              where pg_dump and pg_restore are (default: found)
+//	-pg-bin DIR              where PostgreSQL's programs are (default: found)
+//	-wal-archive DIR         the WAL archive, on PostgreSQL's host, written by its user:
+//	                         base backups and Restores need it
+//	-restore-dir DIR         drills' scratch clusters and Restores' clusters (default DIR/restores)
+//	-pg-user USER            the user they run as when the operator runs as root (default postgres)
 //	-dir DIR                 the dumps (DIR/backups), the intents of CREATE DATABASE (DIR/creating)
 //	                         and operator.url (default .postgres-operator);
 //	                         made with mode 0700; one of another user, or that group or
@@ -112,6 +150,8 @@
 //	echo '{"spec":{"login":true,"connectionLimit":10}}' | convergectl -token-file /tmp/app/token apply roles/app
 //	echo '{"spec":{"owner":"app","extensions":["pgcrypto"],"reclaim":"delete"}}' | convergectl -token-file /tmp/app/token apply databases/app
 //	echo '{"spec":{"database":"app","schedule":"0 3 * * *","keepSucceeded":7}}' | convergectl -token-file /tmp/app/token apply backupschedules/app
+//	echo '{"spec":{"database":"app","schedule":"0 * * * *","method":"base","recoveryWindow":"168h"}}' | convergectl -token-file /tmp/app/token apply backupschedules/app-base
+//	echo '{"spec":{"time":"2026-12-07T14:30:00Z"}}' | convergectl -token-file /tmp/app/token apply restores/app_before
 //	convergectl -token-file /tmp/app/token get -o status databases/app
 //	convergectl -token-file /tmp/app/token delete databases/app
 //
@@ -142,6 +182,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runOperatorCommand(args[1:], stderr)
 	case dumpCommand:
 		return runDump(args[1:], stderr)
+	case restoreCommand:
+		return runRestore(args[1:], stderr)
 	case "demo":
 		return runDemoCommand(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":

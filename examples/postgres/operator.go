@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/converge-go/converge/queue"
@@ -33,6 +34,7 @@ type Stores struct {
 	Databases store.Store[*Database]
 	Schedules store.Store[*BackupSchedule]
 	Backups   store.Store[*Backup]
+	Restores  store.Store[*Restore]
 	Raw       store.Store[json.RawMessage]
 }
 
@@ -53,6 +55,13 @@ type Config struct {
 	// DumpEnv is the libpq environment of the dumps (it holds the
 	// password, if any).
 	DumpEnv []string
+	// WALArchive, if set, is the WAL archive's directory, on the server's
+	// host: the operator sets PostgreSQL's archive_command to copy into it
+	// (archive_mode must be on) and takes base backups (MethodBase) beside
+	// it. RestoreDir holds the drills' scratch clusters (RestoreDir/.drills)
+	// and the Restores' clusters; ServerUser is the user they run as when
+	// the operator runs as root (default postgres).
+	WALArchive, RestoreDir, ServerUser string
 	// Workers per controller (default 4).
 	Workers int
 	// DriftInterval is how often the catalog is polled for drift (default
@@ -80,10 +89,14 @@ type Operator struct {
 	Databases  *reconcile.Controller[*Database]
 	Schedules  *reconcile.Controller[*BackupSchedule]
 	Backups    *reconcile.Controller[*Backup]
+	Restores   *reconcile.Controller[*Restore]
 	collector  *owners.Collector[json.RawMessage]
 	rolePruner *prune.Pruner[*Role]
 	dbPruner   *prune.Pruner[*Database]
 	dumps      *dumpRunner
+	// archive is the WAL archive's dependency (nil without one), for the
+	// manager: its health is the process's.
+	archive *dependency.Dependency
 }
 
 // NewOperator wires the operator of cfg.
@@ -110,17 +123,40 @@ func NewOperator(cfg Config) (*Operator, error) {
 		return nil, err
 	}
 	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
+		archive: cfg.WALArchive, scratch: cfg.RestoreDir, user: cfg.ServerUser,
 		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+	var archive *walArchive
+	if cfg.WALArchive != "" {
+		a, err := newWALArchive(cfg.WALArchive)
+		if err != nil {
+			return nil, err
+		}
+		archive = a
+		if err := checkSafePath("the restore directory", cfg.RestoreDir); err != nil {
+			return nil, err
+		}
+		o.archive = &dependency.Dependency{Name: ArchiveDependencyName, Check: a.check(cfg.PG), Interval: cfg.CheckInterval}
+	}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
-	var errs [4]error
+	var errs [5]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
 	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
-	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups}),
+	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
-	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second}),
+	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second, archive: archiveHealth(archive, cfg.PG)}),
 		controllerOptions[*Backup](cfg, "backups", BackupPrefix, deps))
+	restores := &restoreRunner{dumpRunner: o.dumps, dir: cfg.RestoreDir}
+	restores.wake = func(key string) {
+		if strings.HasPrefix(key, RestorePrefix) {
+			_ = o.Restores.Enqueue(key)
+		} else {
+			_ = o.Backups.Enqueue(key)
+		}
+	}
+	o.Restores, errs[4] = reconcile.New(cfg.Stores.Restores, observed[*Restore](cfg, "restores", &restoreReconciler{backups: cfg.Stores.Backups, runs: restores, poll: time.Second}),
+		controllerOptions[*Restore](cfg, "restores", RestorePrefix, deps))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
@@ -140,13 +176,38 @@ func (o *Operator) newHelpers(cfg Config) error {
 
 // Add adds the operator's runnables to m.
 func (o *Operator) Add(m *manager.Manager) error {
-	return errors.Join(m.Add(o.Roles), m.Add(o.Databases), m.Add(o.Schedules), m.Add(o.Backups),
+	return errors.Join(m.Add(o.Roles), m.Add(o.Databases), m.Add(o.Schedules), m.Add(o.Backups), m.Add(o.Restores),
 		m.Add(o.collector), m.Add(o.rolePruner), m.Add(o.dbPruner))
 }
 
 // Controllers returns the operator's controllers, for the debug page.
 func (o *Operator) Controllers() []debugpage.Controller {
-	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups}
+	return []debugpage.Controller{o.Roles, o.Databases, o.Schedules, o.Backups, o.Restores}
+}
+
+// archiveHealth is a's check of its last archiving on p, or nil without
+// an archive.
+func archiveHealth(a *walArchive, p *pg) func(ctx context.Context) error {
+	if a == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		c, err := p.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Release()
+		return a.failing(ctx, c.Conn())
+	}
+}
+
+// Dependencies are the dependencies of the whole process: the WAL
+// archive, if the operator keeps one.
+func (o *Operator) Dependencies() []*dependency.Dependency {
+	if o.archive == nil {
+		return nil
+	}
+	return []*dependency.Dependency{o.archive}
 }
 
 // WaitDumps waits for the dumps this process started to end; they outlive

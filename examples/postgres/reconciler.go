@@ -142,6 +142,10 @@ func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 // keeps.
 type scheduleReconciler struct {
 	backups store.Store[*Backup]
+	// archive and dir are the WAL archive (nil without one) and the
+	// backups' directory, for the retention of base backups.
+	archive *walArchive
+	dir     string
 }
 
 func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*BackupSchedule]) (reconcile.Result, error) {
@@ -158,11 +162,19 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		return reconcile.Result{}, err
 	}
 	owner := apistore.Owner{Key: req.Key, UID: obj.CreateRevision}
-	p := planSchedule(sched, retentionOf(spec), childRuns(prefix, owner, children), time.Now())
+	runs := childRuns(prefix, owner, children)
+	p := planSchedule(sched, retentionOf(spec), runs, time.Now())
+	if spec.Method == MethodBase {
+		// Base backups are kept by the recovery window, not by count.
+		if p.expired, err = r.baseRetentionOf(ctx, spec, runs, time.Now()); err != nil {
+			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
+		}
+		p.kept = keptCount(runs, p)
+	}
 	if p.due {
 		// The slot's key makes a second create of it, after a crash or
 		// a retry, fail with ErrExists: one backup per slot.
-		_, err := r.backups.Create(ctx, schedule.SlotKey(prefix, p.slot), newBackup(spec.Database, owner))
+		_, err := r.backups.Create(ctx, schedule.SlotKey(prefix, p.slot), newBackup(BackupSpec{Database: spec.Database, Method: spec.Method}, owner))
 		if err != nil && !errors.Is(err, store.ErrExists) {
 			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 		}
@@ -173,7 +185,9 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 			return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
 		}
 	}
-	_, err = resource.WriteStatus(ctx, req.Store, obj, p.status(prefix), ready("backing up at the schedule's slots"))
+	st := p.status(prefix)
+	st.LastVerified = lastVerified(verifiedChildren(children, runs))
+	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("backing up at the schedule's slots"))
 	return reconcile.Result{}, err
 }
 
@@ -185,6 +199,9 @@ func (r *scheduleReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 type backupReconciler struct {
 	dumps dumps
 	poll  time.Duration
+	// archive, if set, reports the WAL archive's health, shown in the
+	// status of a base backup that runs (pg_basebackup waits for it).
+	archive func(ctx context.Context) error
 }
 
 func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Backup]) (reconcile.Result, error) {
@@ -197,8 +214,9 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 	if obj.Value.Status.Finished() {
 		return reconcile.Result{}, nil // a backup is made once
 	}
-	db := obj.Value.Spec.Database
-	if err := checkNames("database", db); err != nil {
+	spec := obj.Value.Spec
+	_, err = spec.method()
+	if err := errors.Join(err, checkNames("database", spec.Database)); err != nil {
 		st := obj.Value.Status.withError(err)
 		st.Phase = BackupFailed
 		return failed(ctx, req.Store, obj, st, "Invalid", reconcile.Terminal(err))
@@ -211,13 +229,18 @@ func (r *backupReconciler) Reconcile(ctx context.Context, req reconcile.Request[
 	once := intent.ForResource[BackupSpec](func(st *BackupStatus) *intent.Record[DumpResult] { return &st.Dump })
 	once.Find = r.dumps.find
 	once.Act = func(ctx context.Context, id string) (intent.Found[DumpResult], error) {
-		return r.dumps.start(ctx, req.Key, id, db)
+		return r.dumps.start(ctx, req.Key, id, spec)
 	}
 	out, err := once.Step(ctx, req.Store, obj)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	st, cond := backupOutcome(out.Object.Value.Status, out.Record)
+	if out.Running && spec.Method == MethodBase && r.archive != nil {
+		if err := r.archive(ctx); err != nil {
+			cond.Message += "; waiting for the WAL archive: " + err.Error()
+		}
+	}
 	if _, err := resource.WriteStatus(ctx, req.Store, out.Object, st, cond); err != nil {
 		return reconcile.Result{}, err
 	}

@@ -181,7 +181,7 @@ func (s *story) outage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.say.Say("/readyz: 503 %s", firstLine(body, "dependency: down"))
+	s.say.Say("/readyz: 503 %s", firstLine(body, "dependency: down: "+DependencyName))
 	// Each controller checks PostgreSQL on its own: the roles controller
 	// may find it down a check after the one /readyz named.
 	state := ""

@@ -66,7 +66,7 @@ func (f *fakeDumps) find(_ context.Context, id string) (intent.Found[DumpResult]
 	return intent.Found[DumpResult]{State: intent.Finished, Result: res}, nil
 }
 
-func (f *fakeDumps) start(ctx context.Context, key, id, _ string) (intent.Found[DumpResult], error) {
+func (f *fakeDumps) start(ctx context.Context, key, id string, _ BackupSpec) (intent.Found[DumpResult], error) {
 	f.mu.Lock()
 	f.runs[id] = fakeDump{key: key, end: time.Now().Add(f.took), ok: f.ok}
 	f.busy++

@@ -106,6 +106,12 @@ func parseSchedule(key string, spec BackupScheduleSpec) (schedule.Schedule, stri
 	if err := checkNames("database", spec.Database); err != nil {
 		return schedule.Schedule{}, "", err
 	}
+	if _, err := (BackupSpec{Method: spec.Method}).method(); err != nil {
+		return schedule.Schedule{}, "", err
+	}
+	if _, err := parseWindow(spec.RecoveryWindow); err != nil {
+		return schedule.Schedule{}, "", err
+	}
 	if spec.KeepSucceeded < 0 || spec.KeepFailed < 0 {
 		return schedule.Schedule{}, "", fmt.Errorf("%w: keepSucceeded and keepFailed cannot be negative", ErrInvalidSpec)
 	}
@@ -147,10 +153,36 @@ func childRuns(prefix string, owner apistore.Owner, children []store.Object[*Bac
 // collector deletes it with the schedule; Block makes a foreground
 // deletion of the schedule wait for it), with its finalizer from the
 // start.
-func newBackup(database string, owner apistore.Owner) *Backup {
+func newBackup(spec BackupSpec, owner apistore.Owner) *Backup {
 	owner.Block = true
-	b := &Backup{Spec: BackupSpec{Database: database}}
+	b := &Backup{Spec: spec}
 	b.Owners = []apistore.Owner{owner}
 	b.Finalizers = []string{BackupFinalizer}
 	return b
+}
+
+// keptCount counts the backups of runs p keeps, the one due included.
+func keptCount(runs []childRun, p plan) int {
+	n := 0
+	for _, c := range runs {
+		if !c.deleting && !slices.ContainsFunc(p.expired, func(e childRun) bool { return e.Key == c.Key }) {
+			n++
+		}
+	}
+	if p.due {
+		n++
+	}
+	return n
+}
+
+// verifiedChildren are the finished backups among children that runs
+// names (the schedule's own), with their results.
+func verifiedChildren(children []store.Object[*Backup], runs []childRun) []verifiedCandidate {
+	var out []verifiedCandidate
+	for _, c := range children {
+		if rec := c.Value.Status.Dump; rec.Done && slices.ContainsFunc(runs, func(r childRun) bool { return r.Key == c.Key }) {
+			out = append(out, verifiedCandidate{c.Key, rec.Result})
+		}
+	}
+	return out
 }

@@ -124,6 +124,13 @@ type BackupScheduleSpec struct {
 	// newest success is always kept, however many newer backups failed.
 	KeepSucceeded int `json:"keepSucceeded,omitempty"`
 	KeepFailed    int `json:"keepFailed,omitempty"`
+	// Method is its backups' method (BackupSpec.Method).
+	Method BackupMethod `json:"method,omitempty"`
+	// RecoveryWindow, for base backups, is how far back (a Go duration,
+	// "168h") every instant stays restorable: retention keeps each base
+	// backup and WAL segment a restore to an instant inside it needs
+	// (retainBase). Empty: from the newest verified base backup on.
+	RecoveryWindow string `json:"recoveryWindow,omitempty"`
 }
 
 // BackupScheduleStatus is what the schedule did last.
@@ -131,6 +138,9 @@ type BackupScheduleStatus struct {
 	// LastSlot is the newest slot that has a backup, NextSlot the next.
 	LastSlot time.Time `json:"lastSlot,omitzero"`
 	NextSlot time.Time `json:"nextSlot,omitzero"`
+	// LastVerified is its newest base backup whose restore drill
+	// succeeded: the restore point it proved and the time it took.
+	LastVerified *VerifiedRestore `json:"lastVerified,omitempty"`
 	// Running is the key of its backup not finished, if any: at most one
 	// runs at a time.
 	Running string `json:"running,omitempty"`
@@ -144,7 +154,36 @@ type BackupScheduleStatus struct {
 // BackupSpec is one backup of a database: made by a BackupSchedule at a
 // slot, or by a user on demand.
 type BackupSpec struct {
+	// Database is the database dumped (MethodDump), or the one whose
+	// contents the restore drill of a base backup checks (MethodBase).
 	Database string `json:"database"`
+	// Method is how: MethodDump ("" too) or MethodBase.
+	Method BackupMethod `json:"method,omitempty"`
+}
+
+// BackupMethod is how a backup is made.
+type BackupMethod string
+
+const (
+	// MethodDump is one pg_dump of the database, checked with
+	// pg_restore --list. The default.
+	MethodDump BackupMethod = "dump"
+	// MethodBase is a base backup of the whole server (pg_basebackup)
+	// beside the WAL archive, counted only once a restore drill restored
+	// it into a scratch cluster and found the database as it was.
+	MethodBase BackupMethod = "base"
+)
+
+// method is the spec's method, MethodDump by default, or an error
+// matching ErrInvalidSpec.
+func (s BackupSpec) method() (BackupMethod, error) {
+	switch s.Method {
+	case "", MethodDump:
+		return MethodDump, nil
+	case MethodBase:
+		return MethodBase, nil
+	}
+	return "", fmt.Errorf("%w: method %q: want dump or base", ErrInvalidSpec, s.Method)
 }
 
 // BackupPhase is where a backup is.
@@ -169,10 +208,14 @@ type BackupStatus struct {
 // Finished reports whether the backup has its outcome.
 func (s BackupStatus) Finished() bool { return s.Phase == BackupSucceeded || s.Phase == BackupFailed }
 
-// DumpResult is what a dump attempt left: its file, once it was written,
-// verified with pg_restore --list and renamed into place, or why not.
+// DumpResult is what a backup attempt left: its file, once it was
+// written, verified with pg_restore --list and renamed into place, or why
+// not; for a base backup, OK only once its restore drill verified it.
 type DumpResult struct {
 	OK bool `json:"ok"`
+	// Base is what a base backup (MethodBase) recorded and its drill
+	// measured.
+	Base *BaseResult `json:"base,omitempty"`
 	// File is the dump's path; Bytes its size; Entries the entries of its
 	// table of contents, as pg_restore --list counts them.
 	File     string    `json:"file,omitempty"`

@@ -64,6 +64,9 @@ type Options struct {
 	// (default "postgres"); otherwise the server runs as this process's
 	// user.
 	User string
+	// Settings are more of the server's settings ("archive_mode=on"),
+	// given with -c after the package's own.
+	Settings []string
 }
 
 // Cluster is a private PostgreSQL server. Its methods are safe for use
@@ -73,6 +76,7 @@ type Cluster struct {
 	port     int
 	password string
 	cred     *syscall.Credential
+	settings []string
 
 	proc *exec.Cmd
 	done chan struct{}
@@ -112,9 +116,10 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// credential returns the credential the server runs with: nil when this
-// process is not root, else the user's, or an error matching ErrNoUser.
-func credential(name string) (*syscall.Credential, error) {
+// Credential returns the credential a server runs with: nil when this
+// process is not root, else that of the user name (default "postgres"), or
+// an error matching ErrNoUser.
+func Credential(name string) (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
@@ -141,7 +146,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cred, err := credential(opts.User)
+	cred, err := Credential(opts.User)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +154,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, bin: bin, cred: cred, password: rand.Text()}
+	c := &Cluster{dir: dir, bin: bin, cred: cred, password: rand.Text(), settings: opts.Settings}
 	if err := c.initdb(ctx); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -195,7 +200,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return nil
 	}
 	if c.port == 0 || !portFree(c.port) {
-		p, err := freePort()
+		p, err := FreePort()
 		if err != nil {
 			return err
 		}
@@ -211,6 +216,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 		"-c", "log_statement=ddl", "-c", "log_line_prefix=%m [%p] %x %a ",
 		"-c", "log_connections=on", "-c", "log_disconnections=on",
 		"-c", "fsync=off", "-c", "max_connections=200")
+	for _, s := range c.settings {
+		cmd.Args = append(cmd.Args, "-c", s)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own process group, so that a terminal's ^C reaches the demo
 	// alone, which stops the server; killed if this process dies first.
@@ -314,8 +322,14 @@ func (c *Cluster) Env() []string {
 // Psql runs sql with psql in database db, as a person would at a shell,
 // and returns what it printed (unaligned, tuples only).
 func (c *Cluster) Psql(ctx context.Context, db, sql string) (string, error) {
+	return c.PsqlAt(ctx, c.port, db, sql)
+}
+
+// PsqlAt is Psql on the server at 127.0.0.1:port with the cluster's
+// credentials: a cluster restored from this one's backup.
+func (c *Cluster) PsqlAt(ctx context.Context, port int, db, sql string) (string, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql)
-	cmd.Env = append(os.Environ(), c.Env()...)
+	cmd.Env = append(append(os.Environ(), c.Env()...), "PGPORT="+strconv.Itoa(port))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("cluster: psql: %v: %s", err, out)
@@ -323,7 +337,8 @@ func (c *Cluster) Psql(ctx context.Context, db, sql string) (string, error) {
 	return string(out), nil
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port free on 127.0.0.1 now.
+func FreePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
