@@ -139,6 +139,9 @@ func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.V
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	if cause := store.CauseFrom(ctx); cause != "" {
+		req.Header.Set(headerTraceparent, cause)
+	}
 	return req, nil
 }
 
