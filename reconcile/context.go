@@ -31,6 +31,7 @@ type info struct {
 	id         uint64
 	batch      int // the keys of a ReconcileBatch call; 0 for one key
 	base       *slog.Logger
+	tracer     Tracer // Options.Tracer, for StartCall; nil for none
 }
 
 type infoKey struct{}

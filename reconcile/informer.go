@@ -106,6 +106,7 @@ type change[T any] struct {
 	Old, Cur       store.Object[T]
 	HadOld, HasCur bool
 	Initial        bool
+	Cause          string // the event's (store.Event.Cause)
 }
 
 // key and revision of the change.
@@ -324,11 +325,11 @@ func (in *informer[T]) apply(events []store.Event[T], trustLast bool) (partial b
 			}
 			old.Revision = rev // the last value, at the revision of the delete
 			in.remove(old)
-			changes = append(changes, change[T]{Old: old, HadOld: true})
+			changes = append(changes, change[T]{Old: old, HadOld: true, Cause: ev.Cause})
 			continue
 		}
 		in.put(ev.Object, old, had)
-		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true})
+		changes = append(changes, change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true, Cause: ev.Cause})
 	}
 	if trustLast {
 		in.complete = in.revision

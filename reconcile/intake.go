@@ -31,6 +31,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		r := &rulings[i]
 		var gone bool
 		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
+		if c.opts.Tracer != nil && r.verdict == keep {
+			led.causeSeen(ch.key(), ch.revision(), ch.Cause, now)
+		}
 		if gone {
 			unwanted = append(unwanted, i)
 		}

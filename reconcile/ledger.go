@@ -99,6 +99,9 @@ type ledger[T any] struct {
 	// (storeReplaced): the revisions the ledger holds are of the latest,
 	// and a reconcile begun before it covers nothing.
 	stores uint32
+	// traces holds, for Options.Tracer, the keys' uncovered causes and
+	// latest trace IDs (keyTrace); nil while nothing is traced.
+	traces map[string]*keyTrace
 }
 
 // record is what the ledger keeps of one key: its last reconcile (while
@@ -338,6 +341,9 @@ func (l *ledger[T]) forgetLast(r *record) {
 func (l *ledger[T]) release(r *record) {
 	if r.pend != 0 || r.flags != 0 {
 		return
+	}
+	if len(l.traces) > 0 {
+		l.traceReleased(r.key)
 	}
 	l.recs.remove(r.key)
 	if l.reserved == 0 && l.recs.shrinkDue() {

@@ -1,0 +1,2 @@
+// Package convergeotel traces converge's reconciles with OpenTelemetry.
+package convergeotel
