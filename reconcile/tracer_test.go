@@ -95,6 +95,7 @@ func TestTracedKeysLeaveNothingInTheTraceTableOnceDeleted(t *testing.T) {
 			objs, rev = append(objs, obj), obj.Revision
 		}
 		require.NoError(t, c.WaitForRevision(ctx, rev))
+		synctest.Wait() // every reconcile's span has ended
 		c.mu.Lock()
 		require.Len(t, c.led.traces, 100)
 		for _, kt := range c.led.traces {

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -103,4 +104,36 @@ func (w tracedWriter[T]) DeleteWith(ctx context.Context, key string, revision in
 	rev, marked, err := w.fullWriter.DeleteWith(ctx, key, revision, p, guards...)
 	sp.End(rev, err)
 	return rev, marked, err
+}
+
+// boundHandler hands its records to a Handler with ctx, a traced
+// reconcile's context, when they were logged without one (slog's Info,
+// Warn, ... pass context.Background): a handler that reads the span from
+// the context (convergeotel.LogHandler) finds the reconcile's.
+type boundHandler struct {
+	slog.Handler
+	ctx context.Context
+}
+
+func (b boundHandler) bound(ctx context.Context) context.Context {
+	if ctx == nil || ctx == context.Background() {
+		return b.ctx
+	}
+	return ctx
+}
+
+func (b boundHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return b.Handler.Enabled(b.bound(ctx), l)
+}
+
+func (b boundHandler) Handle(ctx context.Context, r slog.Record) error {
+	return b.Handler.Handle(b.bound(ctx), r)
+}
+
+func (b boundHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return boundHandler{b.Handler.WithAttrs(attrs), b.ctx}
+}
+
+func (b boundHandler) WithGroup(name string) slog.Handler {
+	return boundHandler{b.Handler.WithGroup(name), b.ctx}
 }

@@ -42,6 +42,7 @@ func TestARetriedKeyShowsEachRetryAsASpanLinkedToTheSameCause(t *testing.T) {
 			return err
 		})
 		require.NoError(t, ctl.WaitForRevision(t.Context(), rev))
+		synctest.Wait() // the reconcile's span has ended
 
 		recs := named(exp, "reconcile retry")
 		require.Len(t, recs, 3)
@@ -97,6 +98,7 @@ func TestAChangeThatSupersedesAnotherBeforeItWasReconciledLinksBoth(t *testing.T
 		synctest.Wait() // both changes observed
 		close(release)
 		require.NoError(t, ctl.WaitForRevision(t.Context(), obj.Revision))
+		synctest.Wait() // the reconcile's span has ended
 
 		var ofK []tracetest.SpanStub
 		for _, r := range named(exp, "reconcile supersede") {
@@ -116,6 +118,7 @@ func TestAChangeThatSupersedesAnotherBeforeItWasReconciledLinksBoth(t *testing.T
 			return err
 		})
 		require.NoError(t, ctl.WaitForRevision(t.Context(), obj.Revision))
+		synctest.Wait() // the reconcile's span has ended
 		last := named(exp, "reconcile supersede")
 		r = last[len(last)-1]
 		require.Len(t, r.Links, 1, "the covered causes are gone")

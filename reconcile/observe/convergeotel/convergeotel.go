@@ -2,6 +2,7 @@ package convergeotel
 
 import (
 	"context"
+	"sync"
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
@@ -36,7 +37,17 @@ type Options struct {
 //
 // Safe for concurrent use; the zero value is not usable: call New.
 type Tracer struct {
-	tr trace.Tracer
+	tr    trace.Tracer
+	names sync.Map // controller name -> its reconciles' span name
+}
+
+// spanName returns "reconcile CONTROLLER", made once per controller.
+func (t *Tracer) spanName(controller string) string {
+	if n, ok := t.names.Load(controller); ok {
+		return n.(string)
+	}
+	n, _ := t.names.LoadOrStore(controller, "reconcile "+controller)
+	return n.(string)
 }
 
 var _ reconcile.Tracer = (*Tracer)(nil)
@@ -69,7 +80,10 @@ const (
 
 // StartReconcile begins the span of a reconcile (reconcile.Tracer).
 func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart) (context.Context, reconcile.ReconcileSpan) {
-	revs := make([]int64, len(s.Causes))
+	var revs []int64
+	if len(s.Causes) > 0 {
+		revs = make([]int64, len(s.Causes))
+	}
 	var links []trace.Link
 	var parent trace.SpanContext
 	for i, c := range s.Causes {
@@ -86,23 +100,33 @@ func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart)
 	if parent.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
-	ctx, sp := t.tr.Start(ctx, "reconcile "+s.Controller,
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithLinks(links...),
-		trace.WithAttributes(
-			KeyController.String(s.Controller), KeyKey.String(s.Key), KeyRevision.Int64(s.Revision),
-			KeyRetries.Int(s.Retries), KeyDeleted.Bool(s.Deleted), KeyWoken.StringSlice(s.Woken),
-			KeyCauses.Int64Slice(revs),
-		))
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, KeyController.String(s.Controller), KeyKey.String(s.Key), KeyRevision.Int64(s.Revision), KeyRetries.Int(s.Retries))
+	if s.Deleted {
+		attrs = append(attrs, KeyDeleted.Bool(true))
+	}
+	if len(s.Woken) > 0 {
+		attrs = append(attrs, KeyWoken.StringSlice(s.Woken))
+	}
+	if len(revs) > 0 {
+		attrs = append(attrs, KeyCauses.Int64Slice(revs))
+	}
+	ctx, sp := t.tr.Start(ctx, t.spanName(s.Controller),
+		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	return ctx, reconcileSpan{sp}
 }
 
 type reconcileSpan struct{ sp trace.Span }
 
 func (r reconcileSpan) End(e reconcile.ReconcileEnd) {
-	r.sp.SetAttributes(KeyOutcome.String(string(e.Outcome)))
+	if !r.sp.IsRecording() {
+		r.sp.End()
+		return
+	}
 	if e.Converged {
-		r.sp.SetAttributes(KeyLatency.Float64(e.Latency.Seconds()))
+		r.sp.SetAttributes(KeyOutcome.String(string(e.Outcome)), KeyLatency.Float64(e.Latency.Seconds()))
+	} else {
+		r.sp.SetAttributes(KeyOutcome.String(string(e.Outcome)))
 	}
 	if e.Err != nil {
 		r.sp.RecordError(e.Err)

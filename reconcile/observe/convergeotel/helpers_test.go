@@ -2,6 +2,7 @@ package convergeotel_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/converge-go/converge/reconcile"
@@ -29,17 +30,23 @@ func userWrite(t *testing.T, tp trace.TracerProvider, name string, write func(ct
 	return sp.SpanContext()
 }
 
-// run runs ctl until the test ends.
-func run[T any](t *testing.T, ctl *reconcile.Controller[T]) {
+// run runs ctl until the test ends or the returned stop is called,
+// which returns once Run has: every reconcile's span has then ended.
+func run[T any](t *testing.T, ctl *reconcile.Controller[T]) (stop func()) {
 	t.Helper()
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ctl.Run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		require.NoError(t, <-done)
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(stop)
 	require.NoError(t, ctl.WaitForSync(t.Context()))
+	return stop
 }
 
 // named returns the ended spans called name, in the order they ended.

@@ -32,21 +32,11 @@ func TestAnApplyOverHTTPMakesOneTraceWithTheReconcileItWokeItsStatusWriteAndItsC
 	ctlClient, err := httpstore.New[json.RawMessage](served.Server.URL)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ctlClient.Close() })
-	rec := reconcile.ReconcilerFunc[json.RawMessage](func(ctx context.Context, req reconcile.Request[json.RawMessage]) (reconcile.Result, error) {
-		if req.Deleted {
-			return reconcile.Result{}, nil
-		}
-		_, end := reconcile.StartCall(ctx, "create database")
-		end(nil)
-		sw := req.Store.(apistore.StatusWriter[json.RawMessage])
-		_, err := sw.UpdateStatus(ctx, req.Key, json.RawMessage(`{"status":{"ready":true}}`), req.Object.Revision)
-		return reconcile.Result{}, err
-	})
-	ctl, err := reconcile.New[json.RawMessage](ctlClient, rec, reconcile.Options[json.RawMessage]{
+	ctl, err := reconcile.New[json.RawMessage](ctlClient, statusReconciler(), reconcile.Options[json.RawMessage]{
 		Name: "apps", Tracer: convergeotel.New(convergeotel.Options{TracerProvider: process(exp)}),
 	})
 	require.NoError(t, err)
-	run(t, ctl)
+	stop := run(t, ctl)
 
 	// The user's process: the served client, its own tracer provider.
 	var rev int64
@@ -56,6 +46,7 @@ func TestAnApplyOverHTTPMakesOneTraceWithTheReconcileItWokeItsStatusWriteAndItsC
 		return err
 	})
 	require.NoError(t, ctl.WaitForRevision(ctx, rev))
+	stop() // every span has ended
 
 	recs := named(exp, "reconcile apps")
 	require.Len(t, recs, 1, "one reconcile")

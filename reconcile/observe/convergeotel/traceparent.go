@@ -1,6 +1,8 @@
 package convergeotel
 
 import (
+	"encoding/hex"
+
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -9,11 +11,17 @@ func Traceparent(sc trace.SpanContext) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	flags := "00"
+	var b [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	copy(b[52:], "-00")
 	if sc.IsSampled() {
-		flags = "01"
+		b[54] = '1'
 	}
-	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + flags
+	return string(b[:])
 }
 
 // SpanContextOf parses a W3C traceparent (store.Event.Cause) into a remote

@@ -51,6 +51,7 @@ func TestEachKeyShowsTheTraceIDOfItsLatestReconcile(t *testing.T) {
 		obj, err := s.Create(ctx, "k/a", 1)
 		require.NoError(t, err)
 		require.NoError(t, ctl.WaitForRevision(ctx, obj.Revision))
+		synctest.Wait() // the reconcile's span has ended
 
 		h := debugpage.New(debugpage.Options{}, ctl)
 		p := getJSON(t, h, "/?format=json")
