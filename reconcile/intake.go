@@ -31,7 +31,9 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		r := &rulings[i]
 		var gone bool
 		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
-		if c.opts.Tracer != nil && r.verdict == keep {
+		if c.opts.Tracer != nil && r.verdict == keep && (ch.Cause != "" || !ch.Initial) {
+			// A listed object has no cause to tell: its revision is the
+			// reconcile's own.
 			led.causeSeen(ch.key(), ch.revision(), ch.Cause, now)
 		}
 		if gone {

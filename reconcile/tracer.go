@@ -43,7 +43,8 @@ type ReconcileStart struct {
 	Woken []string
 	// Causes are the changes of the key, oldest first, that no successful
 	// or terminal reconcile has covered yet: the ones this reconcile
-	// answers. A retry is given the same causes again. At most MaxCauses:
+	// answers (an object found by a list, which carries no cause, is
+	// none). A retry is given the same causes again. At most MaxCauses:
 	// the oldest and the latest ones.
 	Causes []Cause
 }

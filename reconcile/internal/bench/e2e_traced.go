@@ -15,8 +15,18 @@ import (
 // exporter that discards them (the SDK's cost, not a collector's). Each
 // reconcile makes two spans: its own and its status write's.
 func RunConvergeTraced(s E2EStore, keys []string, workers int) (E2EResult, error) {
+	return runConvergeTraced(s, keys, workers, sdktrace.AlwaysSample())
+}
+
+// RunConvergeTracedOnePercent is RunConvergeTraced with one trace in a
+// hundred sampled (sdktrace.TraceIDRatioBased(0.01) under ParentBased).
+func RunConvergeTracedOnePercent(s E2EStore, keys []string, workers int) (E2EResult, error) {
+	return runConvergeTraced(s, keys, workers, sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01)))
+}
+
+func runConvergeTraced(s E2EStore, keys []string, workers int, sampler sdktrace.Sampler) (E2EResult, error) {
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSampler(sdktrace.AlwaysSample()),
+		sdktrace.WithSampler(sampler),
 		sdktrace.WithBatcher(tracetest.NewNoopExporter()),
 	)
 	defer func() { _ = tp.Shutdown(context.Background()) }()

@@ -38,6 +38,7 @@ func E2EImpls() []E2EImpl {
 		{Name: "ctrl-runtime", Run: RunCtrlRuntime},
 		{Name: "converge-own-writes", Run: RunConvergeOwnWrites},
 		{Name: "converge-traced", Run: RunConvergeTraced},
+		{Name: "converge-traced-1pct", Run: RunConvergeTracedOnePercent},
 	}
 }
 

@@ -100,6 +100,10 @@ func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart)
 	if parent.IsValid() {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
 	}
+	ctx, sp := t.tr.Start(ctx, t.spanName(s.Controller), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...))
+	if !sp.IsRecording() {
+		return ctx, reconcileSpan{sp} // not sampled: no attribute is kept
+	}
 	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, KeyController.String(s.Controller), KeyKey.String(s.Key), KeyRevision.Int64(s.Revision), KeyRetries.Int(s.Retries))
 	if s.Deleted {
@@ -111,8 +115,7 @@ func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart)
 	if len(revs) > 0 {
 		attrs = append(attrs, KeyCauses.Int64Slice(revs))
 	}
-	ctx, sp := t.tr.Start(ctx, t.spanName(s.Controller),
-		trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...), trace.WithAttributes(attrs...))
+	sp.SetAttributes(attrs...)
 	return ctx, reconcileSpan{sp}
 }
 
@@ -150,13 +153,20 @@ func (r reconcileSpan) TraceID() string {
 // external call (reconcile.Tracer). The context it returns carries the
 // span as the cause of what is written with it (store.WithCause).
 func (t *Tracer) StartSpan(ctx context.Context, name, key string) (context.Context, reconcile.Span) {
-	ctx, sp := t.tr.Start(ctx, name, trace.WithAttributes(KeyKey.String(key)))
+	ctx, sp := t.tr.Start(ctx, name)
+	if sp.IsRecording() {
+		sp.SetAttributes(KeyKey.String(key))
+	}
 	return ContextWithCause(ctx), childSpan{sp}
 }
 
 type childSpan struct{ sp trace.Span }
 
 func (c childSpan) End(revision int64, err error) {
+	if !c.sp.IsRecording() {
+		c.sp.End()
+		return
+	}
 	if revision > 0 {
 		c.sp.SetAttributes(KeyRevision.Int64(revision))
 	}
