@@ -20,10 +20,12 @@ type causeKey struct{}
 //
 // The Memory store records causes for as long as it keeps the revision in
 // its history (WithHistory: at most that many causes of 55 bytes each);
-// httpstore's client sends a write's cause in the traceparent header and
-// its handler records it in the store it serves, whose watch stream carries
-// it on; a store that does not record them (boltstore and etcdstore)
-// delivers events with no cause.
+// boltstore keeps those of its latest 10,000 revisions that had one (or
+// of its history, if shorter) in memory, never in its file; httpstore's
+// client sends a write's cause in the traceparent header and its handler
+// records it in the store it serves, whose watch stream carries it on; a
+// store that does not record them (etcdstore) delivers events with no
+// cause.
 func WithCause(ctx context.Context, cause string) context.Context {
 	c, ok := traceparent.Clean(cause)
 	if !ok {

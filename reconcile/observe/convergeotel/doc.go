@@ -23,9 +23,9 @@
 // client, which sends the traceparent header; the store server records it
 // with the revision, and its watch stream delivers it with the event. Any
 // HTTP client may send the header itself; convergectl sends
-// $TRACEPARENT. Causes are metadata of a revision, kept for as long as the
-// store keeps the revision in its watch history (store.WithHistory: at
-// most that many traceparents of 55 bytes), never with the object; a
+// $TRACEPARENT. Causes are metadata of a revision, kept in memory for as
+// long as the store keeps the revision in its watch history (bounded:
+// store.WithCause says by what, per backend), never with the object; a
 // controller keeps at most reconcile.MaxCauses per key, until a
 // reconcile covers them.
 //
