@@ -195,8 +195,15 @@ func (t *Tracer) TraceCheck(name string, check func(ctx context.Context) error) 
 // as the traceparent header), has the reconciles its writes wake linked
 // to its trace. ctx is returned as it is if it holds no valid span.
 func ContextWithCause(ctx context.Context) context.Context {
-	if tp := Traceparent(trace.SpanContextFromContext(ctx)); tp != "" {
+	if tp := CauseOf(ctx); tp != "" {
 		return store.WithCause(ctx, tp)
 	}
 	return ctx
+}
+
+// CauseOf returns the span ctx holds as a W3C traceparent, "" if it holds
+// no valid span: httpstore.WithCauseOf(CauseOf) has a client send the
+// span of every write's context as its cause.
+func CauseOf(ctx context.Context) string {
+	return Traceparent(trace.SpanContextFromContext(ctx))
 }

@@ -19,8 +19,9 @@
 //     the same trace.
 //
 // A writer joins a trace by writing with ContextWithCause(ctx), where ctx
-// holds its span (store.WithCause): in process, or through httpstore's
-// client, which sends the traceparent header; the store server records it
+// holds its span (store.WithCause), in process or through httpstore's
+// client, which sends the traceparent header; a client made with
+// httpstore.WithCauseOf(CauseOf) does it for every write; the store server records it
 // with the revision, and its watch stream delivers it with the event. Any
 // HTTP client may send the header itself; convergectl sends
 // $TRACEPARENT. Causes are metadata of a revision, kept in memory for as

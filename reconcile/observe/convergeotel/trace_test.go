@@ -11,6 +11,7 @@ import (
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
+	"github.com/converge-go/converge/store/storetest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -79,4 +80,29 @@ func keyTrace[T any](t *testing.T, ctl *reconcile.Controller[T], key string) str
 	}
 	t.Fatalf("no state for %q", key)
 	return ""
+}
+
+// TestAGoClientWithCauseOfJoinsItsWritesToTheSpanOfTheirContext: an
+// httpstore client made with WithCauseOf(CauseOf) needs nothing more: a
+// write made with a context holding a span is the cause of its revision.
+func TestAGoClientWithCauseOfJoinsItsWritesToTheSpanOfTheirContext(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	raw := store.NewMemory[json.RawMessage]()
+	t.Cleanup(func() { _ = raw.Close() })
+	served := httpstoretest.Serve[json.RawMessage](t, raw, httpstoretest.Options{})
+	c, err := httpstore.New[json.RawMessage](served.Server.URL, httpstore.WithCauseOf(convergeotel.CauseOf))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	w, err := raw.Watch(t.Context(), "", 0)
+	require.NoError(t, err)
+	defer w.Stop()
+	ctx, sp := process(exp).Tracer("user").Start(t.Context(), "write")
+	_, err = c.Create(ctx, "k", json.RawMessage(`{}`))
+	require.NoError(t, err)
+	sp.End()
+	ev := storetest.NextEvent(t, w)
+	got, ok := convergeotel.SpanContextOf(ev.Cause)
+	require.True(t, ok, "cause %q", ev.Cause)
+	require.Equal(t, sp.SpanContext().TraceID(), got.TraceID())
+	require.Equal(t, sp.SpanContext().SpanID(), got.SpanID())
 }
