@@ -31,9 +31,10 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		r := &rulings[i]
 		var gone bool
 		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
-		if c.opts.Tracer != nil && r.verdict == keep && (ch.Cause != "" || !ch.Initial) {
+		if c.opts.Tracer != nil && c.batch == nil && r.verdict == keep && (ch.Cause != "" || !ch.Initial) {
 			// A listed object has no cause to tell: its revision is the
-			// reconcile's own.
+			// reconcile's own. ReconcileBatch calls are not traced, so
+			// nothing would cover a cause.
 			led.causeSeen(ch.key(), ch.revision(), ch.Cause, now)
 		}
 		if gone {

@@ -118,3 +118,40 @@ func TestTracedKeysLeaveNothingInTheTraceTableOnceDeleted(t *testing.T) {
 		require.Equal(t, []Cause{{Revision: 1, Traceparent: cause, Seen: tr.starts[0].Causes[0].Seen}}, tr.starts[0].Causes)
 	})
 }
+
+// batchWorld converges every key of a batch at once.
+type batchWorld struct{}
+
+func (batchWorld) Reconcile(context.Context, Request[int]) (Result, error) { return Result{}, nil }
+func (batchWorld) ReconcileBatch(_ context.Context, reqs []Request[int]) []BatchResult {
+	return make([]BatchResult, len(reqs))
+}
+
+// TestABatchingControllerWithATracerKeepsNoCauses: ReconcileBatch calls
+// are not traced, so a batching controller with a Tracer records no
+// cause that nothing would cover.
+func TestABatchingControllerWithATracerKeepsNoCauses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		s := store.NewMemory[int]()
+		defer s.Close()
+		c, err := New(s, batchWorld{}, Options[int]{Name: "batches", BatchSize: 4, Tracer: &countingTracer{}})
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Run(runCtx) }()
+		defer func() { cancel(); require.NoError(t, <-done) }()
+		require.NoError(t, c.WaitForSync(ctx))
+		var rev int64
+		for i := range 20 {
+			obj, err := s.Create(store.WithCause(ctx, "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), fmt.Sprint("k/", i), i)
+			require.NoError(t, err)
+			rev = obj.Revision
+		}
+		require.NoError(t, c.WaitForRevision(ctx, rev))
+		synctest.Wait()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		require.Empty(t, c.led.traces)
+	})
+}
