@@ -2,9 +2,13 @@ package httpstore_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 	"github.com/converge-go/converge/store/storetest"
@@ -42,4 +46,41 @@ func TestWithCauseOfAWriteCarriesTheCauseItsContextYields(t *testing.T) {
 	}
 	_, err = httpstore.New[int](srv.URL, httpstore.WithCauseOf(nil))
 	require.ErrorIs(t, err, store.ErrInvalid)
+}
+
+// TestAnyHTTPClientsTraceparentHeaderIsTheCauseOfItsWrite: a write by
+// plain HTTP (as curl sends it) with a traceparent header has it recorded
+// with its revision, on every write route (apply, status, update, delete
+// included); a header that is no traceparent, or one on a read, records
+// nothing.
+func TestAnyHTTPClientsTraceparentHeaderIsTheCauseOfItsWrite(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	m := store.NewMemory[json.RawMessage]()
+	t.Cleanup(func() { _ = m.Close() })
+	c := httpstoretest.ServeLayer(t, m, apistore.JSONKind{}, httpstoretest.Options{})
+	w, err := m.Watch(t.Context(), "", 0)
+	require.NoError(t, err)
+	defer w.Stop()
+	send := func(path, header, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, c.Server.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if header != "" {
+			req.Header.Set("traceparent", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Less(t, resp.StatusCode, 300, path)
+	}
+	send("/v1/create?key=a", tp, `{"spec":{"n":1}}`)
+	send("/v1/apply?key=a", tp, `{"spec":{"n":2}}`)
+	send("/v1/status?key=a&revision=2", tp, `{"status":{"ready":true}}`)
+	send("/v1/update?key=a&revision=3", "not-a-traceparent", `{"spec":{"n":3}}`)
+	send("/v1/delete?key=a&revision=4", tp, ``)
+	for i, want := range []string{tp, tp, tp, "", tp} {
+		ev := storetest.NextEvent(t, w)
+		require.Equal(t, want, ev.Cause, "event %d (%v)", i+1, ev.Type)
+	}
 }
