@@ -19,6 +19,7 @@ import (
 	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
 )
 
 // envController names the store URL a re-executed test binary serves as
@@ -26,7 +27,8 @@ import (
 const envController = "CONVERGEOTEL_CONTROLLER_URL"
 
 // TestMain runs the controller's process when the test binary is
-// re-executed as one.
+// re-executed as one; else the tests, which must leave no goroutine
+// behind.
 func TestMain(m *testing.M) {
 	if url := os.Getenv(envController); url != "" {
 		if err := controllerProcess(url, os.Stdin, os.Stdout); err != nil {
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // spanLine is a span as the controller's process reports it.
