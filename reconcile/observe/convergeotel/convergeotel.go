@@ -102,9 +102,11 @@ func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart)
 	}
 	ctx, sp := t.tr.Start(ctx, t.spanName(s.Controller), trace.WithSpanKind(trace.SpanKindConsumer), trace.WithLinks(links...))
 	if !sp.IsRecording() {
-		return ctx, reconcileSpan{sp} // not sampled: no attribute is kept
+		return ctx, reconcileSpan{sp: sp} // not sampled: no attribute is kept
 	}
-	attrs := make([]attribute.KeyValue, 0, 7)
+	// The attributes go in with End's, in one SetAttributes: the SDK then
+	// grows its list once and has nothing to deduplicate.
+	attrs := make([]attribute.KeyValue, 0, 9)
 	attrs = append(attrs, KeyController.String(s.Controller), KeyKey.String(s.Key), KeyRevision.Int64(s.Revision), KeyRetries.Int(s.Retries))
 	if s.Deleted {
 		attrs = append(attrs, KeyDeleted.Bool(true))
@@ -115,22 +117,24 @@ func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart)
 	if len(revs) > 0 {
 		attrs = append(attrs, KeyCauses.Int64Slice(revs))
 	}
-	sp.SetAttributes(attrs...)
-	return ctx, reconcileSpan{sp}
+	return ctx, reconcileSpan{sp, attrs}
 }
 
-type reconcileSpan struct{ sp trace.Span }
+type reconcileSpan struct {
+	sp    trace.Span
+	attrs []attribute.KeyValue // set at End; nil if not recording
+}
 
 func (r reconcileSpan) End(e reconcile.ReconcileEnd) {
 	if !r.sp.IsRecording() {
 		r.sp.End()
 		return
 	}
+	attrs := append(r.attrs, KeyOutcome.String(string(e.Outcome)))
 	if e.Converged {
-		r.sp.SetAttributes(KeyOutcome.String(string(e.Outcome)), KeyLatency.Float64(e.Latency.Seconds()))
-	} else {
-		r.sp.SetAttributes(KeyOutcome.String(string(e.Outcome)))
+		attrs = append(attrs, KeyLatency.Float64(e.Latency.Seconds()))
 	}
+	r.sp.SetAttributes(attrs...)
 	if e.Err != nil {
 		r.sp.RecordError(e.Err)
 		if e.Outcome.Failed() {
@@ -154,13 +158,13 @@ func (r reconcileSpan) TraceID() string {
 // span as the cause of what is written with it (store.WithCause).
 func (t *Tracer) StartSpan(ctx context.Context, name, key string) (context.Context, reconcile.Span) {
 	ctx, sp := t.tr.Start(ctx, name)
-	if sp.IsRecording() {
-		sp.SetAttributes(KeyKey.String(key))
-	}
-	return ContextWithCause(ctx), childSpan{sp}
+	return ContextWithCause(ctx), childSpan{sp, key}
 }
 
-type childSpan struct{ sp trace.Span }
+type childSpan struct {
+	sp  trace.Span
+	key string // set at End, with the revision
+}
 
 func (c childSpan) End(revision int64, err error) {
 	if !c.sp.IsRecording() {
@@ -168,7 +172,9 @@ func (c childSpan) End(revision int64, err error) {
 		return
 	}
 	if revision > 0 {
-		c.sp.SetAttributes(KeyRevision.Int64(revision))
+		c.sp.SetAttributes(KeyKey.String(c.key), KeyRevision.Int64(revision))
+	} else if c.key != "" {
+		c.sp.SetAttributes(KeyKey.String(c.key))
 	}
 	if err != nil {
 		c.sp.RecordError(err)
@@ -184,7 +190,7 @@ func (t *Tracer) TraceCheck(name string, check func(ctx context.Context) error) 
 	return func(ctx context.Context) error {
 		ctx, sp := t.tr.Start(ctx, "check "+name, trace.WithAttributes(attribute.String("converge.dependency", name)))
 		err := check(ctx)
-		childSpan{sp}.End(0, err)
+		childSpan{sp: sp}.End(0, err)
 		return err
 	}
 }
