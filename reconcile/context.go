@@ -31,6 +31,7 @@ type info struct {
 	id         uint64
 	batch      int // the keys of a ReconcileBatch call; 0 for one key
 	base       *slog.Logger
+	tracer     Tracer // Options.Tracer, for StartCall; nil for none
 }
 
 type infoKey struct{}
@@ -83,14 +84,20 @@ func reconcileID(ctx context.Context) string {
 // controller, key, revision, retries and reconcile_id (in a ReconcileBatch
 // call: controller, batch_size and reconcile_id); outside a reconcile
 // it returns a logger that discards. It is built on demand, so a reconcile
-// that does not log pays nothing for it.
+// that does not log pays nothing for it. With Options.Tracer, its lines
+// logged without a context (Info, not InfoContext) are handled with ctx,
+// so that a handler finds the reconcile's span there.
 func LoggerFrom(ctx context.Context) *slog.Logger {
 	in, _ := ctx.Value(infoKey{}).(*info)
 	if in == nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	if in.batch > 0 {
-		return in.base.With("batch_size", in.batch, "reconcile_id", reconcileID(ctx))
+	base := in.base
+	if in.tracer != nil {
+		base = slog.New(boundHandler{base.Handler(), ctx})
 	}
-	return in.base.With("key", in.key, "revision", in.revision, "retries", in.retries, "reconcile_id", reconcileID(ctx))
+	if in.batch > 0 {
+		return base.With("batch_size", in.batch, "reconcile_id", reconcileID(ctx))
+	}
+	return base.With("key", in.key, "revision", in.revision, "retries", in.retries, "reconcile_id", reconcileID(ctx))
 }

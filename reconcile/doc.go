@@ -112,4 +112,21 @@
 // queue.Metrics.
 // Health, Snapshot, WaitForSync and WaitForRevision serve health checks,
 // debug pages and tests.
+//
+// Tracing goes through the small Tracer interface (Options.Tracer;
+// reconcile/observe/convergeotel implements it on OpenTelemetry):
+//   - Each reconcile of a key is told the causes of the key's changes that
+//     no successful or terminal reconcile has covered yet (their
+//     revisions and the traceparents their writers carried,
+//     store.WithCause): a retry gets the same causes, and a change that
+//     superseded another before it was reconciled is given with it. A
+//     settled reconcile covers the causes up to its object's revision; the
+//     causes and each key's latest trace ID (KeyState.TraceID) go with the
+//     key, so their memory follows the keys alive.
+//   - Each write through Request.Store, and each call marked with
+//     StartCall, is a span of the reconcile, made with the context the
+//     Tracer returns (which carries the write's cause on to its revision).
+//   - With no Tracer the loop allocates nothing more per reconcile
+//     (BenchmarkReconcileLoop) and StartCall allocates nothing
+//     (TestWithoutATracerStartCallCostsNothing).
 package reconcile

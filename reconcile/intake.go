@@ -36,6 +36,12 @@ func (c *Controller[T]) observe(changes []change[T]) {
 		r := &rulings[i]
 		var gone bool
 		r.verdict, r.hint, gone = led.changeObserved(ch, r.verdict == keep, now)
+		if c.opts.Tracer != nil && c.batch == nil && r.verdict == keep && (ch.Cause != "" || !ch.Initial) {
+			// A listed object has no cause to tell: its revision is the
+			// reconcile's own. ReconcileBatch calls are not traced, so
+			// nothing would cover a cause.
+			led.causeSeen(ch.Key(), ch.Revision(), ch.Cause, now)
+		}
 		if gone {
 			unwanted = append(unwanted, i)
 		}

@@ -56,4 +56,7 @@ type KeyState struct {
 	// Stale: the key has been out of date for longer than
 	// Options.StaleAfter (see Health.Stale).
 	Stale bool
+	// TraceID identifies the trace of the key's latest reconcile, as
+	// Options.Tracer reported it ("" without a Tracer, or if unsampled).
+	TraceID string
 }

@@ -43,6 +43,9 @@ import (
 //   - Every revision held (pending changes, observed, coveredAhead, own
 //     writes) is of the store the cache follows since the latest
 //     storeReplaced; a reconcile that began before it covers nothing.
+//   - traces (Options.Tracer; empty without one) holds an entry only for
+//     a key with a record, and only while it holds a cause (at most
+//     MaxCauses) or the key's latest trace ID (see keyTrace).
 //   - The records of own writes are what one lock over the whole ledger
 //     would leave (FuzzLedger's model has no other): a write's end that
 //     writeEndedAlone takes, also while observe sorts out a batch, leaves
@@ -99,6 +102,9 @@ type ledger[T any] struct {
 	// (storeReplaced): the revisions the ledger holds are of the latest,
 	// and a reconcile begun before it covers nothing.
 	stores uint32
+	// traces holds, for Options.Tracer, the keys' uncovered causes and
+	// latest trace IDs (keyTrace); nil while nothing is traced.
+	traces map[string]*keyTrace
 }
 
 // record is what the ledger keeps of one key: its last reconcile (while
@@ -338,6 +344,9 @@ func (l *ledger[T]) forgetLast(r *record) {
 func (l *ledger[T]) release(r *record) {
 	if r.pend != 0 || r.flags != 0 {
 		return
+	}
+	if len(l.traces) > 0 {
+		l.traceReleased(r.key)
 	}
 	l.recs.remove(r.key)
 	if l.reserved == 0 && l.recs.shrinkDue() {

@@ -271,6 +271,7 @@ func (l *ledger[T]) dropped(key string) {
 	// A deletion mark may outlive the key's record (a change no predicate
 	// let through leaves none): forget it either way.
 	l.deletionSeen(key, false, 0)
+	l.tracesDropped(key)
 	r := l.lookup(key)
 	if r == nil {
 		return
@@ -302,6 +303,7 @@ func (l *ledger[T]) storeReplaced() {
 	l.observedKeys = make(map[string]struct{})
 	l.coveredAhead = make(map[string]int64)
 	l.coveredAheadPeak = 0
+	l.storeReplacedTraces()
 	t := &l.own
 	t.mu.Lock()
 	var idle []string

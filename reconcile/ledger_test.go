@@ -15,6 +15,7 @@ import (
 // requireLedgerConsistent checks the invariants stated in ledger's doc.
 func requireLedgerConsistent[T any](t *testing.T, l *ledger[T]) {
 	t.Helper()
+	requireTracesConsistent(t, l)
 	seen := 0
 	lastCount := 0
 	l.recs.each(func(r *record) {
@@ -580,6 +581,9 @@ func FuzzLedger(f *testing.F) {
 					if hint != 0 {
 						hints[changes[j].Key()] = hint
 					}
+					if v == keep && (arg>>j)&2 == 0 { // as observe does with a Tracer
+						l.causeSeen(changes[j].Key(), changes[j].Revision(), "cause", now)
+					}
 					mv, mgone := m.observe(&changes[j], kept, now)
 					require.Equal(t, mv, v, "verdict")
 					require.Equal(t, mgone, gone, "unwanted")
@@ -609,6 +613,7 @@ func FuzzLedger(f *testing.F) {
 				}
 				res := l.reconcileEnded(e)
 				require.Equal(t, m.ended(e, epoch), res, "what the end of %q reports", key)
+				l.tracedEnded(e, "trace of "+key)
 			case 5:
 				l.writeConflicted(key)
 				m.conflicted[key] = true
@@ -707,4 +712,19 @@ func (w fuzzWrite) result() (store.Object[string], bool) {
 		return store.Object[string]{Key: w.key, Revision: w.rev}, true
 	}
 	return store.Object[string]{Key: w.key, Value: "written", Revision: w.rev}, true
+}
+
+// requireTracesConsistent checks keyTrace's invariants: an entry holds a
+// cause or a trace ID, at most MaxCauses causes, and a trace ID only for
+// a key with a record; causes only for a key with a record (a pending
+// change or a reconcile in flight keeps it).
+func requireTracesConsistent[T any](t *testing.T, l *ledger[T]) {
+	t.Helper()
+	for key, kt := range l.traces {
+		require.True(t, len(kt.causes) > 0 || kt.last != "", "empty trace entry of %q kept", key)
+		require.LessOrEqual(t, len(kt.causes), MaxCauses, "causes of %q", key)
+		if kt.last != "" || len(kt.causes) > 0 {
+			require.NotNil(t, l.lookup(key), "trace entry of %q outlives its record", key)
+		}
+	}
 }

@@ -112,5 +112,8 @@ func (l *ledger[T]) describe(s *KeyState, limit time.Time) (lastTriggers trigger
 	if since, ok := l.deleting[s.Key]; ok {
 		s.DeletingSince = l.timeAt(since)
 	}
+	if len(l.traces) > 0 {
+		s.TraceID = l.traceOf(s.Key)
+	}
 	return lastTriggers
 }

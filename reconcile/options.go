@@ -76,6 +76,12 @@ type Options[T any] struct {
 	Metrics Metrics
 	// QueueMetrics receives the workqueue's metrics (default: none).
 	QueueMetrics queue.Metrics
+	// Tracer traces each reconcile, its writes through Request.Store and
+	// the external calls it marks (StartCall), linking each reconcile to
+	// the writes that caused it (store.WithCause); see
+	// reconcile/observe/convergeotel. Nil (the default) traces nothing, at
+	// no cost per reconcile.
+	Tracer Tracer
 	// Predicates filter changes of primary objects.
 	Predicates []Predicate[T]
 	// Indexes are named index functions over the cache, for
@@ -196,6 +202,9 @@ func (o *Options[T]) fillDefaults() {
 	}
 	if o.GracePeriod == 0 {
 		o.GracePeriod = defaultGracePeriod
+	}
+	if nilness.Is(o.Tracer) {
+		o.Tracer = nil // a typed nil is none
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

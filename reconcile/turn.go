@@ -35,6 +35,10 @@ type turn[T any] struct {
 	err     error
 	start   time.Time
 	elapsed time.Duration
+	// The reconcile's span (Options.Tracer), nil if not traced, and what
+	// settle found, which ends it.
+	span  ReconcileSpan
+	ended ReconcileEnd
 }
 
 // beginTurn begins key h's turn, whose reconcile will run in cc. Under a
@@ -76,6 +80,7 @@ func (t *turn[T]) info() info {
 	return info{
 		controller: c.opts.Name, key: t.req.Key, revision: t.req.Object.Revision,
 		retries: t.req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
+		tracer: c.opts.Tracer,
 	}
 }
 

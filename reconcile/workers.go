@@ -99,10 +99,16 @@ func (c *Controller[T]) process(r *run[T], ctxs *contextChunk, h queue.Handout[s
 	t := c.beginTurn(r, h, &cc)
 	if t.ready {
 		ctx := cc.begin(ctxs.next(), t.info(), c.opts.Timeout)
+		if c.opts.Tracer != nil {
+			ctx = t.traceBegin(ctx)
+		}
 		t.log, t.start = ctx, time.Now()
 		t.res, t.err = c.call(ctx, t.req)
 		t.elapsed = time.Since(t.start)
 		t.settle()
+		if t.span != nil {
+			t.traceEnd()
+		}
 	}
 	cc.end()
 	t.done()
@@ -190,6 +196,9 @@ func (t *turn[T]) settle() {
 		key: key, hint: t.b.hint, revision: t.req.Object.Revision, stores: t.b.stores, deleted: t.req.Deleted,
 		outcome: outcome, why: t.why, err: t.err, start: t.start, elapsed: t.elapsed,
 	})
+	if t.span != nil {
+		t.ended = ReconcileEnd{Outcome: outcome, Err: t.err, Converged: converged, Latency: latency}
+	}
 	if c.opts.Metrics != nil && outcome != AwaitingStore { // no reconcile was made
 		c.opts.Metrics.Reconciled(c.opts.Name, outcome, t.elapsed)
 		if converged {

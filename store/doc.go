@@ -94,6 +94,13 @@
 //     with ErrInvalid (the JSON codec refuses values that do not survive a
 //     round trip). Bad input (an empty, oversized or malformed key, a nil
 //     value or context) is an error matching ErrInvalid, never a panic.
+//   - A write made with a cause (WithCause, a W3C traceparent) is never
+//     refused for it; the in-memory store and boltstore (and a store
+//     served over HTTP, which receives it as the traceparent header)
+//     deliver it with the revision's watch event (Event.Cause) for as long
+//     as they keep it (WithCause says how long), and an event whose
+//     writer carried none has none.
+//     A cause is metadata of the revision, never of the object.
 //   - Modify and CreateOrUpdate retry a lost race against the newer value,
 //     so callers do not write the compare-and-swap loop themselves.
 //   - A Modify or CreateOrUpdate whose result would change nothing the

@@ -173,7 +173,7 @@ func (m *Memory[T]) Create(ctx context.Context, key string, value T, guards ...G
 	}
 	rev := m.rev + 1
 	obj := Object[T]{Key: key, Value: value, Revision: rev, CreateRevision: rev}
-	m.commit(Created, obj)
+	m.commit(Created, obj, CauseFrom(ctx))
 	return obj, nil
 }
 
@@ -208,7 +208,7 @@ func (m *Memory[T]) Update(ctx context.Context, key string, value T, revision in
 		return Object[T]{}, err
 	}
 	obj := Object[T]{Key: key, Value: value, Revision: m.rev + 1, CreateRevision: cur.CreateRevision}
-	m.commit(Updated, obj)
+	m.commit(Updated, obj, CauseFrom(ctx))
 	return obj, nil
 }
 
@@ -238,7 +238,7 @@ func (m *Memory[T]) Delete(ctx context.Context, key string, revision int64, guar
 		return 0, err
 	}
 	cur.Revision = m.rev + 1
-	m.commit(Deleted, cur)
+	m.commit(Deleted, cur, CauseFrom(ctx))
 	return cur.Revision, nil
 }
 
@@ -289,8 +289,9 @@ func (m *Memory[T]) expect(key string, revision int64) (Object[T], error) {
 }
 
 // commit applies a validated write at revision obj.Revision (m.rev+1): the
-// object map, the history and the watchers. Call with m.mu held for writing.
-func (m *Memory[T]) commit(typ EventType, obj Object[T]) {
+// object map, the history (with the write's cause) and the watchers. Call
+// with m.mu held for writing.
+func (m *Memory[T]) commit(typ EventType, obj Object[T], cause string) {
 	var fp []byte
 	if m.cfg.checkMut {
 		fp = fingerprint(obj.Value)
@@ -304,7 +305,7 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T]) {
 		mapshrink.Note(m.objects, &m.peak)
 	}
 	m.rev = obj.Revision
-	m.hist.add(record[T]{ev: Event[T]{Type: typ, Object: obj}, fp: fp})
+	m.hist.add(record[T]{ev: Event[T]{Type: typ, Object: obj, Cause: cause}, fp: fp})
 	oldest := m.hist.oldest()
 	for w := range m.watchers {
 		if !w.written(m.rev, oldest) {

@@ -8,9 +8,9 @@ import (
 )
 
 func TestMemoryConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+	storetest.RunWith(t, func(t *testing.T) store.Store[*storetest.Value] {
 		s := store.NewMemory[*storetest.Value]()
 		t.Cleanup(func() { s.Close() })
 		return s
-	})
+	}, storetest.Options{RecordsCauses: true})
 }

@@ -59,6 +59,10 @@ type Event[T any] struct {
 	// Object is the object after the change. For Deleted, Object holds the
 	// last value the key had and Object.Revision is the revision of the delete.
 	Object Object[T]
+	// Cause is the W3C traceparent the writer of this revision carried
+	// (WithCause), "" if none or if the store does not record causes. It
+	// is opaque to the store and never part of the object.
+	Cause string
 }
 
 // Guard is a precondition on another key, checked atomically with a write.

@@ -229,7 +229,7 @@ func (w *viewWatcher[T]) run(v *View[T]) {
 	defer close(w.done)
 	defer w.inner.Stop()
 	for raw := range w.inner.Events() {
-		ev := Event[T]{Type: raw.Type}
+		ev := Event[T]{Type: raw.Type, Cause: raw.Cause}
 		if raw.Type == Progress {
 			// No value to decode.
 			ev.Object.Revision = raw.Object.Revision

@@ -12,11 +12,11 @@ import (
 )
 
 func TestViewConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+	storetest.RunWith(t, func(t *testing.T) store.Store[*storetest.Value] {
 		raw := store.NewMemory[[]byte]()
 		t.Cleanup(func() { raw.Close() })
 		return store.NewView[*storetest.Value](raw, nil)
-	})
+	}, storetest.Options{RecordsCauses: true})
 }
 
 // Views of different types over one byte store share guards: a write

@@ -20,5 +20,5 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}
-	storetest.RunWith(t, newStore, storetest.Options{SlowWatcherWrites: 3 * watchBuffer})
+	storetest.RunWith(t, newStore, storetest.Options{SlowWatcherWrites: 3 * watchBuffer, RecordsCauses: true})
 }

@@ -34,6 +34,11 @@
 // than the retained window (WithHistory) is dropped, and a watch from before
 // it fails with store.ErrCompacted.
 //
+// A write's cause (store.WithCause) is delivered with its revision's event
+// while the Store that wrote it keeps it: in memory, for its latest 10,000
+// revisions that had one (fewer with a shorter history); the file keeps no
+// cause, so revisions written before Open are delivered with none.
+//
 // # Files
 //
 // Open creates the file with mode 0600, whole: it is written under a

@@ -22,5 +22,5 @@ func TestConformanceOverHTTP(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		return httpstoretest.Serve[*storetest.Value](t, s, httpstoretest.Options{})
 	}
-	storetest.RunWith(t, newStore, storetest.Options{SlowWatcherWrites: 3 * watchBuffer})
+	storetest.RunWith(t, newStore, storetest.Options{SlowWatcherWrites: 3 * watchBuffer, RecordsCauses: true})
 }

@@ -22,16 +22,25 @@ type hub struct {
 	pending map[int64]rawEvent
 	feeds   map[*feed]struct{}
 	closed  bool
+	causes  causeTable
 }
 
-func newHub(rev int64) *hub {
-	return &hub{next: rev + 1, pending: make(map[int64]rawEvent), feeds: make(map[*feed]struct{})}
+func newHub(rev int64, history int) *hub {
+	return &hub{next: rev + 1, pending: make(map[int64]rawEvent), feeds: make(map[*feed]struct{}), causes: newCauseTable(history)}
+}
+
+// causeOf returns the cause of revision rev, if the hub keeps it.
+func (h *hub) causeOf(rev int64) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.causes.of(rev)
 }
 
 // committed takes the event of a committed transaction.
 func (h *hub) committed(ev rawEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.causes.add(ev.rev, ev.cause)
 	if ev.rev != h.next {
 		h.pending[ev.rev] = ev
 		return

@@ -22,7 +22,7 @@ func drain(f *feed) [][2]int64 {
 // commit handler has not run) is answered only once it is, behind its event
 // and every event before it; requests waiting together get one answer.
 func TestProgressWaitsForUnpublishedRevisions(t *testing.T) {
-	h := newHub(0)
+	h := newHub(0, DefaultHistory)
 	f := newFeed("", 0, 100)
 	if _, err := h.subscribe(f); err != nil {
 		t.Fatal(err)

@@ -103,6 +103,7 @@ type rawEvent struct {
 	value     []byte
 	rev       int64
 	createRev int64
+	cause     string // the write's (store.WithCause); never in the file
 }
 
 func encodeHistory(ev rawEvent) []byte {

@@ -71,7 +71,7 @@ func Open[T any](path string, opts ...Option) (*Store[T], error) {
 		codec:     codec,
 		cfg:       cfg,
 		identity:  f.identity,
-		hub:       newHub(f.rev),
+		hub:       newHub(f.rev, cfg.history),
 		committer: &committer{db: db},
 	}, nil
 }

@@ -232,6 +232,12 @@ func (w *watcher[T]) live(ctx context.Context) error {
 func (w *watcher[T]) send(ctx context.Context, raw rawEvent) error {
 	ev := store.Event[T]{Type: raw.typ, Object: store.Object[T]{Revision: raw.rev}}
 	if raw.typ != store.Progress {
+		// A live event brings its cause; one read back from the file's
+		// history finds it in the hub's table, if still kept.
+		ev.Cause = raw.cause
+		if ev.Cause == "" {
+			ev.Cause = w.s.hub.causeOf(raw.rev)
+		}
 		v, err := w.s.decode(raw.key, raw.value)
 		if err != nil {
 			return err

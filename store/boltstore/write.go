@@ -50,6 +50,7 @@ type writeOp struct {
 	value  []byte // encoded; nil for a delete
 	expect int64  // the expected revision of an update or delete
 	guards []store.Guard
+	cause  string // store.CauseFrom of the write's context
 }
 
 // writeResult is the outcome of a writeOp in a transaction.
@@ -81,6 +82,7 @@ func (s *Store[T]) write(ctx context.Context, op writeOp, value *T) (writeResult
 			return writeResult{}, err
 		}
 	}
+	op.cause = store.CauseFrom(ctx)
 	res, err := s.commit(op)
 	if err != nil {
 		return writeResult{}, err
@@ -126,6 +128,7 @@ func (s *Store[T]) commit(op writeOp) (writeResult, error) {
 		if err != nil || r.failed != nil {
 			return err
 		}
+		ev.cause = op.cause
 		tx.OnCommit(func() { s.hub.committed(ev) })
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/converge-go/converge/internal/traceparent"
 	"io"
 	"net/http"
 	"net/url"
@@ -36,8 +37,9 @@ type Client[T any] struct {
 	owned        bool // hc was made by New: Close closes its connections
 	token        string
 	codec        store.Codec[T]
-	plainJSON    bool          // codec is store.JSON: answers decode in one pass (decodeAnswer)
-	watchTimeout time.Duration // 0: twice the server's heartbeat
+	plainJSON    bool                         // codec is store.JSON: answers decode in one pass (decodeAnswer)
+	watchTimeout time.Duration                // 0: twice the server's heartbeat
+	causeOf      func(context.Context) string // WithCauseOf; nil for none
 }
 
 var _ store.Store[int] = (*Client[int])(nil)
@@ -74,7 +76,7 @@ func New[T any](baseURL string, opts ...ClientOption) (*Client[T], error) {
 		return nil, fmt.Errorf("%w: base URL %q: want scheme://host[:port][/path], without user, query or fragment", ErrInvalid, baseURL)
 	}
 	_, plainJSON := codec.(store.JSON[T])
-	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, plainJSON: plainJSON, watchTimeout: cfg.watchTimeout}
+	c := &Client[T]{base: strings.TrimSuffix(u.String(), "/"), hc: cfg.httpClient, token: cfg.token, codec: codec, plainJSON: plainJSON, watchTimeout: cfg.watchTimeout, causeOf: cfg.causeOf}
 	if c.hc == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		// Keep connections for concurrent callers (the default keeps 2).
@@ -138,6 +140,13 @@ func (c *Client[T]) newRequest(ctx context.Context, method, path string, q url.V
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	cause := store.CauseFrom(ctx)
+	if cause == "" && c.causeOf != nil {
+		cause, _ = traceparent.Clean(c.causeOf(ctx))
+	}
+	if cause != "" {
+		req.Header.Set(headerTraceparent, cause)
 	}
 	return req, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/converge-go/converge/internal/traceparent"
 	"io"
 	"net/http"
 	"net/url"
@@ -335,7 +336,9 @@ func (w *watcher[T]) event(s *conn, f frame) error {
 		clear(w.curKeys)
 		w.curKeys[obj.Key] = struct{}{}
 	}
-	return w.deliver(s, store.Event[T]{Type: frameEvents[f.Type], Object: obj})
+	// A cause that is not a traceparent is dropped, as a header's would be.
+	cause, _ := traceparent.Clean(f.Cause)
+	return w.deliver(s, store.Event[T]{Type: frameEvents[f.Type], Object: obj, Cause: cause})
 }
 
 // deliver hands ev to the consumer. The silence timer is paused meanwhile:

@@ -29,9 +29,9 @@ func client[T any](t *testing.T, url string, opts ...httpstore.ClientOption) *ht
 }
 
 func TestClientPassesConformanceOverMemory(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+	storetest.RunWith(t, func(t *testing.T) store.Store[*storetest.Value] {
 		m := store.NewMemory[*storetest.Value]()
 		t.Cleanup(func() { _ = m.Close() })
 		return httpstoretest.Serve[*storetest.Value](t, m, httpstoretest.Options{})
-	})
+	}, storetest.Options{RecordsCauses: true})
 }

@@ -148,6 +148,10 @@ func appendFrame(buf *bytes.Buffer, f *frame, compact bool) error {
 		buf.Truncate(n)
 		return err
 	}
+	if f.Cause != "" {
+		buf.WriteString(`,"cause":`)
+		appendString(buf, f.Cause)
+	}
 	buf.WriteString("}\n")
 	return nil
 }

@@ -28,11 +28,16 @@ func TestAppendObjectReadsBackAsEncodingJSONWrites(t *testing.T) {
 			require.Equal(t, exp, got)
 
 			buf.Reset()
-			require.NoError(t, appendFrame(&buf, &frame{Type: frameUpdated, Object: &wo}, compact))
+			cause := ""
+			if i%2 == 1 {
+				cause = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+			}
+			require.NoError(t, appendFrame(&buf, &frame{Type: frameUpdated, Object: &wo, Cause: cause}, compact))
 			var f frame
 			require.NoError(t, json.Unmarshal(buf.Bytes(), &f))
 			require.Equal(t, frameUpdated, f.Type)
 			require.Equal(t, exp, *f.Object)
+			require.Equal(t, cause, f.Cause)
 			require.Equal(t, byte('\n'), buf.Bytes()[buf.Len()-1], "a frame is one line")
 		}
 	}

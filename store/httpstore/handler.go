@@ -112,6 +112,11 @@ func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, fmt.Errorf("%w: the token may only read", ErrForbidden), 0)
 		return
 	}
+	if tp := r.Header.Get(headerTraceparent); rt.write && tp != "" {
+		// The write's cause, recorded with its revision (store.WithCause
+		// ignores a value that is not a traceparent).
+		r = r.WithContext(store.WithCause(r.Context(), tp))
+	}
 	if err := rt.serve(h, w, r); err != nil {
 		writeError(w, err, 0)
 	}

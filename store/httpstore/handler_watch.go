@@ -167,7 +167,7 @@ func (h *Handler[T]) eventFrame(st *stream, ev store.Event[T]) (frame, error) {
 	if err != nil {
 		return frame{}, err
 	}
-	return frame{Type: typ, Object: &wo}, nil
+	return frame{Type: typ, Object: &wo, Cause: ev.Cause}, nil
 }
 
 // endFrame reports why the store's watch ended. A watch that ends without

@@ -1,6 +1,7 @@
 package httpstore
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net/http"
@@ -176,6 +177,7 @@ type clientConfig struct {
 	tlsConfig    *tls.Config
 	httpClient   *http.Client
 	watchTimeout time.Duration
+	causeOf      func(context.Context) string
 	bad          []string
 }
 
@@ -227,6 +229,21 @@ func WithWatchTimeout(d time.Duration) ClientOption {
 			c.bad = append(c.bad, fmt.Sprintf("watch timeout %v, want at least 1ms", d))
 		}
 		c.watchTimeout = d
+	}
+}
+
+// WithCauseOf makes the client take a write's cause from f(ctx) when ctx
+// carries none (store.WithCause): give it a tracing library's way to
+// write the span in ctx as a W3C traceparent (convergeotel.CauseOf), and
+// every write made with a context holding a span carries it, as the
+// traceparent header, to the revision it makes. A value that is no
+// traceparent is not sent. f must not block.
+func WithCauseOf(f func(ctx context.Context) string) ClientOption {
+	return func(c *clientConfig) {
+		if f == nil {
+			c.bad = append(c.bad, "nil cause function")
+		}
+		c.causeOf = f
 	}
 }
 

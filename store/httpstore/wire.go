@@ -125,7 +125,15 @@ type frame struct {
 	HeartbeatMillis int64  `json:"heartbeatMillis,omitempty"`
 	// Error: for end, why the watch ended (none after a clean end).
 	Error *wireError `json:"error,omitempty"`
+	// Cause: for created, updated and deleted, the traceparent the writer
+	// of the revision carried (store.Event.Cause), if any.
+	Cause string `json:"cause,omitempty"`
 }
+
+// headerTraceparent is the W3C Trace Context header a write's cause
+// travels in (store.WithCause): the client sends it, the handler records
+// it with the revision the write makes.
+const headerTraceparent = "traceparent"
 
 var eventFrames = map[store.EventType]string{
 	store.Created: frameCreated,

@@ -86,6 +86,11 @@ type Options struct {
 	//		return resp.Header.Revision, nil
 	//	}
 	CreateShared func(ctx context.Context, s store.Store[*Value], values map[string]*Value) (int64, error)
+	// RecordsCauses says that the backend keeps a write's cause
+	// (store.WithCause) with its revision and delivers it with the watch
+	// event (store.Event.Cause); without it, the cause clause checks that
+	// writes with a cause succeed and events carry none.
+	RecordsCauses bool
 }
 
 func (o Options) withDefaults() Options {
@@ -131,6 +136,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"WatchFutureRevision", s.watchFuture},
 		{"WatchFarFutureRevisionWaits", s.watchFarFuture},
 		{"WatchSharedRevision", s.watchShared},
+		{"AWritersCauseIsDeliveredWithItsRevisionsEvent", s.causeDelivered},
 		{"ProgressAfterEveryEventUpToIt", s.progressOrdered},
 		{"ProgressOnQuietPrefix", s.progressQuietPrefix},
 		{"ProgressRequestsBackToBackAreEachAnswered", s.progressBackToBack},

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/converge-go/converge/store"
@@ -64,7 +65,7 @@ func testE2E(t *testing.T, impl E2EImpl, opts []store.MemoryOption) {
 		return
 	}
 	switch {
-	case impl.Name == "converge-own-writes":
+	case strings.HasPrefix(impl.Name, "converge-own-writes"), strings.HasPrefix(impl.Name, "converge-traced"):
 		// The controller knows its own writes' echoes: one reconcile per
 		// object, more only after a re-list.
 		if r.Reconciles < objects {

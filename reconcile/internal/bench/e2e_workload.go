@@ -37,6 +37,8 @@ func E2EImpls() []E2EImpl {
 		{Name: "client-go", Run: RunClientGo},
 		{Name: "ctrl-runtime", Run: RunCtrlRuntime},
 		{Name: "converge-own-writes", Run: RunConvergeOwnWrites},
+		{Name: "converge-traced", Run: RunConvergeTraced},
+		{Name: "converge-traced-1pct", Run: RunConvergeTracedOnePercent},
 	}
 }
 

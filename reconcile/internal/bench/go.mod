@@ -5,10 +5,12 @@ go 1.26.0
 replace github.com/converge-go/converge => ../../..
 
 require (
-	github.com/converge-go/converge v0.0.0-00010101000000-000000000000
+	github.com/converge-go/converge v0.0.0
+	github.com/converge-go/converge/reconcile/observe/convergeotel v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/boltstore v0.0.0-00010101000000-000000000000
 	github.com/converge-go/converge/store/etcdstore v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/server/v3 v3.7.3
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/image v0.47.0
 	k8s.io/client-go v0.37.2
@@ -76,12 +78,12 @@ require (
 	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0 // indirect
-	go.opentelemetry.io/otel v1.45.0 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.45.0 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.45.0 // indirect
-	go.opentelemetry.io/otel/metric v1.45.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
-	go.opentelemetry.io/otel/trace v1.45.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
@@ -118,3 +120,5 @@ require (
 replace github.com/converge-go/converge/store/boltstore => ../../../store/boltstore
 
 replace github.com/converge-go/converge/store/etcdstore => ../../../store/etcdstore
+
+replace github.com/converge-go/converge/reconcile/observe/convergeotel => ../../observe/convergeotel

@@ -161,11 +161,11 @@ func (c *Cache[T]) Apply(events []store.Event[T], trustLast bool) (partial bool)
 			}
 			old.Revision = rev // the last value, at the revision of the delete
 			c.remove(old)
-			changes = append(changes, Change[T]{Old: old, HadOld: true})
+			changes = append(changes, Change[T]{Old: old, HadOld: true, Cause: ev.Cause})
 			continue
 		}
 		c.put(ev.Object, old, had)
-		changes = append(changes, Change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true})
+		changes = append(changes, Change[T]{Old: old, HadOld: had, Cur: ev.Object, HasCur: true, Cause: ev.Cause})
 	}
 	if trustLast {
 		c.complete = c.revision

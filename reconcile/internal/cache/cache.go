@@ -129,6 +129,7 @@ type Change[T any] struct {
 	Old, Cur       store.Object[T]
 	HadOld, HasCur bool
 	Initial        bool
+	Cause          string // the event's (store.Event.Cause)
 }
 
 // Key returns the key of the change.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/store"
 )
 
@@ -118,12 +119,15 @@ func (o *Once[T, R]) write(ctx context.Context, s store.Store[T], out *Outcome[T
 	return nil
 }
 
-// find asks the world about attempt id.
+// find asks the world about attempt id: inside a traced reconcile, a
+// span "intent find" (reconcile.StartCall).
 func (o *Once[T, R]) find(ctx context.Context, id string) (Found[R], error) {
 	if err := ctx.Err(); err != nil {
 		return Found[R]{}, err
 	}
+	ctx, end := reconcile.StartCall(ctx, "intent find")
 	found, err := o.Find(ctx, id)
+	end(err)
 	if err != nil {
 		return found, fmt.Errorf("intent: find attempt %s: %w", id, err)
 	}
@@ -133,12 +137,14 @@ func (o *Once[T, R]) find(ctx context.Context, id string) (Found[R], error) {
 	return found, nil
 }
 
-// act acts under id.
+// act acts under id: inside a traced reconcile, a span "intent act".
 func (o *Once[T, R]) act(ctx context.Context, id string) (Found[R], error) {
 	if err := ctx.Err(); err != nil {
 		return Found[R]{}, err
 	}
+	ctx, end := reconcile.StartCall(ctx, "intent act")
 	found, err := o.Act(ctx, id)
+	end(err)
 	if err != nil {
 		return found, fmt.Errorf("intent: act under %s: %w", id, err)
 	}

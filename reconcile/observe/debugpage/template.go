@@ -140,7 +140,7 @@ tr.bucket.mine td.state { color: #1b7f3b; }
 <td class="state">{{.State}}{{if .Dirty}} (dirty){{end}}{{with .Since}}<br><small>since {{.}}</small>{{end}}</td>
 <td class="retries">{{.Retries}}</td>
 <td class="next-retry">{{if .NextRetry}}{{.NextRetry}}{{with .NextRetryIn}} ({{.}}){{end}}{{end}}</td>
-<td class="outcome">{{.LastOutcome}}{{with .LastDuration}}<br><small>took {{.}}</small>{{end}}</td>
+<td class="outcome">{{.LastOutcome}}{{with .LastDuration}}<br><small>took {{.}}</small>{{end}}{{with .TraceID}}<br><small class="trace">trace <code>{{text .}}</code></small>{{end}}</td>
 <td class="error">{{with .LastError}}<div>{{long .}}</div>{{end}}</td>
 <td class="revision">{{if .LastRevision}}{{.LastRevision}}{{end}}</td>
 <td class="triggers"><div>{{range $i, $t := .Triggers}}{{if $i}}, {{end}}{{text $t}}{{end}} / {{range $i, $t := .LastTriggers}}{{if $i}}, {{end}}{{text $t}}{{end}}</div></td>

@@ -114,6 +114,9 @@ type keyView struct {
 	FailingSince    string   `json:"failingSince,omitempty"`
 	LastConvergence string   `json:"lastConvergence,omitempty"`
 	Stale           bool     `json:"stale,omitempty"`
+	// TraceID identifies the trace of the key's latest reconcile
+	// (reconcile.KeyState.TraceID), with a Tracer.
+	TraceID string `json:"traceID,omitempty"`
 	// Log is what to grep the controller's logs for: the attributes
 	// every log line of the key's reconciles carries (controller and
 	// key, and revision for the latest reconcile's lines), as slog's
@@ -171,7 +174,7 @@ func (h *Handler) keyOf(name string, s *reconcile.KeyState, now time.Time) keyVi
 		Priority: s.Priority, Retries: s.Retries, LastOutcome: string(s.LastOutcome), LastError: s.LastError,
 		LastAt: timestamp(s.LastAt), LastRevision: s.LastRevision, Triggers: s.Triggers, LastTriggers: s.LastTriggers,
 		PendingSince: timestamp(s.PendingSince), LastSuccess: timestamp(s.LastSuccess),
-		FailingSince: timestamp(s.FailingSince), Stale: s.Stale,
+		FailingSince: timestamp(s.FailingSince), Stale: s.Stale, TraceID: s.TraceID,
 	}
 	if s.Until.After(now) {
 		k.NextRetryIn = "in " + duration(s.Until.Sub(now))

@@ -158,6 +158,15 @@
 // as the layer would, but nothing enforces the layer's rules for other
 // writers.
 //
+// # Tracing
+//
+// With $TRACEPARENT set to a W3C traceparent (as tracing tools hand a
+// trace context to the programs they run), every write sends it in the
+// traceparent header: the server records it with the revision the write
+// makes, and the reconciles that revision wakes join that trace
+// (reconcile/observe/convergeotel). A value that is not a traceparent is
+// ignored.
+//
 // # Exit codes
 //
 //	0  done

@@ -51,6 +51,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if c.s != nil {
 		defer c.s.Close()
 	}
+	// A trace context handed down as $TRACEPARENT (W3C Trace Context, as
+	// tracing tools pass it to the programs they run) is the cause of
+	// every write: the server records it with the revision it makes.
+	ctx = store.WithCause(ctx, os.Getenv("TRACEPARENT"))
 	return c.report(act(ctx))
 }
 
