@@ -71,6 +71,8 @@
 //     acts on; a controller pauses while one is down.
 //   - reconcile/shard: a controller's keys split among replicas, each write
 //     fenced by its bucket's epoch.
+//   - reconcile/tracing: what the loop tells a tracer of each reconcile
+//     (Options.Tracer), and StartCall to mark an external call.
 //
 // Kits built on the loop, under reconcile/kit (the loop never imports them):
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 )
 
@@ -31,7 +32,7 @@ type info struct {
 	id         uint64
 	batch      int // the keys of a ReconcileBatch call; 0 for one key
 	base       *slog.Logger
-	tracer     Tracer // Options.Tracer, for StartCall; nil for none
+	tracer     tracing.Tracer // Options.Tracer, for LoggerFrom; nil for none
 }
 
 type infoKey struct{}

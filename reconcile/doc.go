@@ -113,8 +113,9 @@
 // Health, Snapshot, WaitForSync and WaitForRevision serve health checks,
 // debug pages and tests.
 //
-// Tracing goes through the small Tracer interface (Options.Tracer;
-// reconcile/observe/convergeotel implements it on OpenTelemetry):
+// Tracing goes through the small interface of package reconcile/tracing
+// (Options.Tracer; reconcile/observe/convergeotel implements it on
+// OpenTelemetry):
 //   - Each reconcile of a key is told the causes of the key's changes that
 //     no successful or terminal reconcile has covered yet (their
 //     revisions and the traceparents their writers carried,
@@ -124,9 +125,9 @@
 //     causes and each key's latest trace ID (KeyState.TraceID) go with the
 //     key, so their memory follows the keys alive.
 //   - Each write through Request.Store, and each call marked with
-//     StartCall, is a span of the reconcile, made with the context the
+//     tracing.StartCall, is a span of the reconcile, made with the context the
 //     Tracer returns (which carries the write's cause on to its revision).
 //   - With no Tracer the loop allocates nothing more per reconcile
-//     (BenchmarkReconcileLoop) and StartCall allocates nothing
-//     (TestWithoutATracerStartCallCostsNothing).
+//     (BenchmarkReconcileLoop) and tracing.StartCall allocates nothing
+//     (its TestWithoutATracerStartCallCostsNothing).
 package reconcile

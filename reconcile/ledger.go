@@ -45,7 +45,7 @@ import (
 //     storeReplaced; a reconcile that began before it covers nothing.
 //   - traces (Options.Tracer; empty without one) holds an entry only for
 //     a key with a record, and only while it holds a cause (at most
-//     MaxCauses) or the key's latest trace ID (see keyTrace).
+//     tracing.MaxCauses) or the key's latest trace ID (see keyTrace).
 //   - The records of own writes are what one lock over the whole ledger
 //     would leave (FuzzLedger's model has no other): a write's end that
 //     writeEndedAlone takes, also while observe sorts out a batch, leaves

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"slices"
 	"testing"
 	"time"
@@ -715,14 +716,14 @@ func (w fuzzWrite) result() (store.Object[string], bool) {
 }
 
 // requireTracesConsistent checks keyTrace's invariants: an entry holds a
-// cause or a trace ID, at most MaxCauses causes, and a trace ID only for
+// cause or a trace ID, at most tracing.MaxCauses causes, and a trace ID only for
 // a key with a record; causes only for a key with a record (a pending
 // change or a reconcile in flight keeps it).
 func requireTracesConsistent[T any](t *testing.T, l *ledger[T]) {
 	t.Helper()
 	for key, kt := range l.traces {
 		require.True(t, len(kt.causes) > 0 || kt.last != "", "empty trace entry of %q kept", key)
-		require.LessOrEqual(t, len(kt.causes), MaxCauses, "causes of %q", key)
+		require.LessOrEqual(t, len(kt.causes), tracing.MaxCauses, "causes of %q", key)
 		if kt.last != "" || len(kt.causes) > 0 {
 			require.NotNil(t, l.lookup(key), "trace entry of %q outlives its record", key)
 		}

@@ -1,9 +1,11 @@
 package reconcile
 
+import "github.com/converge-go/converge/reconcile/tracing"
+
 // keyTrace is what the ledger keeps of a key for Options.Tracer (a side
 // table, ledger.traces, empty while the controller has no Tracer): the
 // causes of its changes that no settled reconcile has covered yet, oldest
-// first (at most MaxCauses: the oldest and the latest ones), and the trace
+// first (at most tracing.MaxCauses: the oldest and the latest ones), and the trace
 // ID of its latest traced reconcile.
 //
 // Invariants: an entry holds a cause or a trace ID; a trace ID is kept
@@ -11,7 +13,7 @@ package reconcile
 // until a settled reconcile of the same store covers them, the key is
 // dropped or the store replaced. So the table follows the keys alive.
 type keyTrace struct {
-	causes []Cause
+	causes []tracing.Cause
 	last   string
 }
 
@@ -26,22 +28,22 @@ func (l *ledger[T]) causeSeen(key string, rev int64, cause string, now monoTime)
 		kt = &keyTrace{}
 		l.traces[key] = kt
 	}
-	c := Cause{Revision: rev, Traceparent: cause, Seen: l.timeAt(now)}
-	if len(kt.causes) == MaxCauses {
+	c := tracing.Cause{Revision: rev, Traceparent: cause, Seen: l.timeAt(now)}
+	if len(kt.causes) == tracing.MaxCauses {
 		// Keep the oldest (its latency is the key's) and the latest.
 		copy(kt.causes[1:], kt.causes[2:])
-		kt.causes = kt.causes[:MaxCauses-1]
+		kt.causes = kt.causes[:tracing.MaxCauses-1]
 	}
 	kt.causes = append(kt.causes, c)
 }
 
 // causesOf returns a copy of key's uncovered causes, nil if none.
-func (l *ledger[T]) causesOf(key string) []Cause {
+func (l *ledger[T]) causesOf(key string) []tracing.Cause {
 	kt := l.traces[key]
 	if kt == nil || len(kt.causes) == 0 {
 		return nil
 	}
-	return append([]Cause(nil), kt.causes...)
+	return append([]tracing.Cause(nil), kt.causes...)
 }
 
 // tracedEnded records the end of a traced reconcile of key: a settled one

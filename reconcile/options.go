@@ -3,6 +3,7 @@ package reconcile
 import (
 	"cmp"
 	"fmt"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 	"strings"
 	"time"
@@ -77,11 +78,11 @@ type Options[T any] struct {
 	// QueueMetrics receives the workqueue's metrics (default: none).
 	QueueMetrics queue.Metrics
 	// Tracer traces each reconcile, its writes through Request.Store and
-	// the external calls it marks (StartCall), linking each reconcile to
+	// the external calls it marks (tracing.StartCall), linking each reconcile to
 	// the writes that caused it (store.WithCause); see
 	// reconcile/observe/convergeotel. Nil (the default) traces nothing, at
 	// no cost per reconcile.
-	Tracer Tracer
+	Tracer tracing.Tracer
 	// Predicates filter changes of primary objects.
 	Predicates []Predicate[T]
 	// Indexes are named index functions over the cache, for

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -14,20 +15,20 @@ import (
 // countingTracer is a Tracer that counts what it is told.
 type countingTracer struct {
 	mu      sync.Mutex
-	starts  []ReconcileStart
-	ends    []ReconcileEnd
+	starts  []tracing.ReconcileStart
+	ends    []tracing.ReconcileEnd
 	spans   []string
 	traceID string
 }
 
-func (t *countingTracer) StartReconcile(ctx context.Context, s ReconcileStart) (context.Context, ReconcileSpan) {
+func (t *countingTracer) StartReconcile(ctx context.Context, s tracing.ReconcileStart) (context.Context, tracing.ReconcileSpan) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.starts = append(t.starts, s)
 	return ctx, countingSpan{t}
 }
 
-func (t *countingTracer) StartSpan(ctx context.Context, name, key string) (context.Context, Span) {
+func (t *countingTracer) StartSpan(ctx context.Context, name, key string) (context.Context, tracing.Span) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.spans = append(t.spans, name+" "+key)
@@ -40,7 +41,7 @@ func (childSpan) End(int64, error) {}
 
 type countingSpan struct{ t *countingTracer }
 
-func (s countingSpan) End(e ReconcileEnd) {
+func (s countingSpan) End(e tracing.ReconcileEnd) {
 	s.t.mu.Lock()
 	defer s.t.mu.Unlock()
 	s.t.ends = append(s.t.ends, e)
@@ -51,20 +52,6 @@ func (s countingSpan) TraceID() string { return s.t.traceID }
 // that records nothing but counts: the loop's own cost of tracing.
 func BenchmarkReconcileLoopTraced(b *testing.B) {
 	benchReconcileLoop(b, Options[int]{Tracer: &countingTracer{traceID: "t"}})
-}
-
-// TestWithoutATracerStartCallCostsNothing: StartCall outside a traced
-// reconcile returns its context and allocates nothing.
-func TestWithoutATracerStartCallCostsNothing(t *testing.T) {
-	ctx := context.Background()
-	allocs := testing.AllocsPerRun(100, func() {
-		got, end := StartCall(ctx, "call")
-		end(nil)
-		if got != ctx {
-			t.Fatal("StartCall changed the context")
-		}
-	})
-	require.Zero(t, allocs)
 }
 
 // TestTracedKeysLeaveNothingInTheTraceTableOnceDeleted: the causes and
@@ -115,7 +102,7 @@ func TestTracedKeysLeaveNothingInTheTraceTableOnceDeleted(t *testing.T) {
 		tr.mu.Lock()
 		defer tr.mu.Unlock()
 		require.Len(t, tr.starts, 200)
-		require.Equal(t, []Cause{{Revision: 1, Traceparent: cause, Seen: tr.starts[0].Causes[0].Seen}}, tr.starts[0].Causes)
+		require.Equal(t, []tracing.Cause{{Revision: 1, Traceparent: cause, Seen: tr.starts[0].Causes[0].Seen}}, tr.starts[0].Causes)
 	})
 }
 

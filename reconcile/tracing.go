@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 
 	"github.com/converge-go/converge/store"
@@ -16,11 +17,12 @@ func (t *turn[T]) traceBegin(ctx context.Context) context.Context {
 	c.mu.Lock()
 	causes := c.led.causesOf(t.req.Key)
 	c.mu.Unlock()
-	ctx, t.span = c.opts.Tracer.StartReconcile(ctx, ReconcileStart{
+	ctx, t.span = c.opts.Tracer.StartReconcile(ctx, tracing.ReconcileStart{
 		Controller: c.opts.Name, Key: t.req.Key, Revision: t.req.Object.Revision,
 		Retries: t.req.Retries, Deleted: t.req.Deleted, Woken: c.triggerNamesOf(t.why),
 		Causes: causes,
 	})
+	ctx = tracing.WithReconcile(ctx, c.opts.Tracer, t.req.Key) // for tracing.StartCall
 	if w, ok := t.req.Store.(fullWriter[T]); ok {
 		t.req.Store = tracedWriter[T]{fullWriter: w, tr: c.opts.Tracer}
 	}
@@ -34,7 +36,7 @@ func (t *turn[T]) traceEnd() {
 	c := t.c
 	id := t.span.TraceID()
 	c.mu.Lock()
-	c.led.tracedEnded(ending{key: t.req.Key, revision: t.req.Object.Revision, stores: t.b.stores, outcome: t.ended.Outcome}, id)
+	c.led.tracedEnded(ending{key: t.req.Key, revision: t.req.Object.Revision, stores: t.b.stores, outcome: Outcome(t.ended.Outcome)}, id)
 	c.mu.Unlock()
 	t.span.End(t.ended)
 }
@@ -61,7 +63,7 @@ var (
 // traced.
 type tracedWriter[T any] struct {
 	fullWriter[T]
-	tr Tracer
+	tr tracing.Tracer
 }
 
 func (w tracedWriter[T]) Create(ctx context.Context, key string, value T, guards ...store.Guard) (store.Object[T], error) {

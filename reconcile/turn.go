@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"time"
 
 	"github.com/converge-go/converge/queue"
@@ -37,8 +38,8 @@ type turn[T any] struct {
 	elapsed time.Duration
 	// The reconcile's span (Options.Tracer), nil if not traced, and what
 	// settle found, which ends it.
-	span  ReconcileSpan
-	ended ReconcileEnd
+	span  tracing.ReconcileSpan
+	ended tracing.ReconcileEnd
 }
 
 // beginTurn begins key h's turn, whose reconcile will run in cc. Under a

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -197,7 +198,7 @@ func (t *turn[T]) settle() {
 		outcome: outcome, why: t.why, err: t.err, start: t.start, elapsed: t.elapsed,
 	})
 	if t.span != nil {
-		t.ended = ReconcileEnd{Outcome: outcome, Err: t.err, Converged: converged, Latency: latency}
+		t.ended = tracing.ReconcileEnd{Outcome: string(outcome), Failed: outcome.Failed(), Err: t.err, Converged: converged, Latency: latency}
 	}
 	if c.opts.Metrics != nil && outcome != AwaitingStore { // no reconcile was made
 		c.opts.Metrics.Reconciled(c.opts.Name, outcome, t.elapsed)

@@ -53,7 +53,7 @@
 //
 //   - Inside a reconcile of a controller with a Tracer, each Find and Act
 //     is a span of that reconcile ("intent find", "intent act";
-//     reconcile.StartCall), beside its writes
+//     tracing.StartCall), beside its writes
 //     (TestInATracedReconcileFindAndActAreSpans).
 //   - Step acts only after the attempt's intent is written to the store,
 //     and only when the world reports nothing of the attempt: an attempt

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/converge-go/converge/internal/nilness"
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 )
 
@@ -120,12 +120,12 @@ func (o *Once[T, R]) write(ctx context.Context, s store.Store[T], out *Outcome[T
 }
 
 // find asks the world about attempt id: inside a traced reconcile, a
-// span "intent find" (reconcile.StartCall).
+// span "intent find" (tracing.StartCall).
 func (o *Once[T, R]) find(ctx context.Context, id string) (Found[R], error) {
 	if err := ctx.Err(); err != nil {
 		return Found[R]{}, err
 	}
-	ctx, end := reconcile.StartCall(ctx, "intent find")
+	ctx, end := tracing.StartCall(ctx, "intent find")
 	found, err := o.Find(ctx, id)
 	end(err)
 	if err != nil {
@@ -142,7 +142,7 @@ func (o *Once[T, R]) act(ctx context.Context, id string) (Found[R], error) {
 	if err := ctx.Err(); err != nil {
 		return Found[R]{}, err
 	}
-	ctx, end := reconcile.StartCall(ctx, "intent act")
+	ctx, end := tracing.StartCall(ctx, "intent act")
 	found, err := o.Act(ctx, id)
 	end(err)
 	if err != nil {

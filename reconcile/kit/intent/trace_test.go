@@ -9,6 +9,7 @@ import (
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
@@ -19,11 +20,11 @@ type callTracer struct {
 	spans []string
 }
 
-func (t *callTracer) StartReconcile(ctx context.Context, _ reconcile.ReconcileStart) (context.Context, reconcile.ReconcileSpan) {
+func (t *callTracer) StartReconcile(ctx context.Context, _ tracing.ReconcileStart) (context.Context, tracing.ReconcileSpan) {
 	return ctx, noReconcileSpan{}
 }
 
-func (t *callTracer) StartSpan(ctx context.Context, name, key string) (context.Context, reconcile.Span) {
+func (t *callTracer) StartSpan(ctx context.Context, name, key string) (context.Context, tracing.Span) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.spans = append(t.spans, name+" "+key)
@@ -32,8 +33,8 @@ func (t *callTracer) StartSpan(ctx context.Context, name, key string) (context.C
 
 type noReconcileSpan struct{}
 
-func (noReconcileSpan) End(reconcile.ReconcileEnd) {}
-func (noReconcileSpan) TraceID() string            { return "" }
+func (noReconcileSpan) End(tracing.ReconcileEnd) {}
+func (noReconcileSpan) TraceID() string          { return "" }
 
 type noSpan struct{}
 

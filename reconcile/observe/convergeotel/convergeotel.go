@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -25,10 +25,10 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 }
 
-// Tracer is a reconcile.Tracer on OpenTelemetry: a span per reconcile
+// Tracer is a tracing.Tracer on OpenTelemetry: a span per reconcile
 // (controller, key, revision, retries, what woke it, outcome, convergence
 // latency), a child span per write through Request.Store and per external
-// call (reconcile.StartCall). A reconcile's parent is the span of the
+// call (tracing.StartCall). A reconcile's parent is the span of the
 // oldest write that caused it and it links to every cause, so one trace
 // holds a user's write, the reconciles it woke and their writes, and the
 // reconciles those woke in turn, across processes (the cause travels with
@@ -50,7 +50,7 @@ func (t *Tracer) spanName(controller string) string {
 	return n.(string)
 }
 
-var _ reconcile.Tracer = (*Tracer)(nil)
+var _ tracing.Tracer = (*Tracer)(nil)
 
 // New returns a Tracer with opts.
 func New(opts Options) *Tracer {
@@ -78,8 +78,8 @@ const (
 	KeyCauseRevision = attribute.Key("converge.cause_revision")
 )
 
-// StartReconcile begins the span of a reconcile (reconcile.Tracer).
-func (t *Tracer) StartReconcile(ctx context.Context, s reconcile.ReconcileStart) (context.Context, reconcile.ReconcileSpan) {
+// StartReconcile begins the span of a reconcile (tracing.Tracer).
+func (t *Tracer) StartReconcile(ctx context.Context, s tracing.ReconcileStart) (context.Context, tracing.ReconcileSpan) {
 	var revs []int64
 	if len(s.Causes) > 0 {
 		revs = make([]int64, len(s.Causes))
@@ -125,19 +125,19 @@ type reconcileSpan struct {
 	attrs []attribute.KeyValue // set at End; nil if not recording
 }
 
-func (r reconcileSpan) End(e reconcile.ReconcileEnd) {
+func (r reconcileSpan) End(e tracing.ReconcileEnd) {
 	if !r.sp.IsRecording() {
 		r.sp.End()
 		return
 	}
-	attrs := append(r.attrs, KeyOutcome.String(string(e.Outcome)))
+	attrs := append(r.attrs, KeyOutcome.String(e.Outcome))
 	if e.Converged {
 		attrs = append(attrs, KeyLatency.Float64(e.Latency.Seconds()))
 	}
 	r.sp.SetAttributes(attrs...)
 	if e.Err != nil {
 		r.sp.RecordError(e.Err)
-		if e.Outcome.Failed() {
+		if e.Failed {
 			r.sp.SetStatus(codes.Error, e.Err.Error())
 		}
 	}
@@ -154,9 +154,9 @@ func (r reconcileSpan) TraceID() string {
 }
 
 // StartSpan begins a child span of the reconcile in ctx: a write or an
-// external call (reconcile.Tracer). The context it returns carries the
+// external call (tracing.Tracer). The context it returns carries the
 // span as the cause of what is written with it (store.WithCause).
-func (t *Tracer) StartSpan(ctx context.Context, name, key string) (context.Context, reconcile.Span) {
+func (t *Tracer) StartSpan(ctx context.Context, name, key string) (context.Context, tracing.Span) {
 	ctx, sp := t.tr.Start(ctx, name)
 	return ContextWithCause(ctx), childSpan{sp, key}
 }

@@ -8,7 +8,7 @@
 //     changes it answers (converge.cause_revisions), its outcome and, when
 //     it converged them, the convergence latency;
 //   - each write through reconcile.Request.Store and each external call
-//     marked with reconcile.StartCall is a child span; TraceCheck makes a
+//     marked with tracing.StartCall is a child span; TraceCheck makes a
 //     dependency's checks spans of their own;
 //   - a reconcile's parent is the writer's span of the oldest change it
 //     answers and it links to every such writer: a retry is a new span
@@ -27,7 +27,7 @@
 // $TRACEPARENT. Causes are metadata of a revision, kept in memory for as
 // long as the store keeps the revision in its watch history (bounded:
 // store.WithCause says by what, per backend), never with the object; a
-// controller keeps at most reconcile.MaxCauses per key, until a
+// controller keeps at most tracing.MaxCauses per key, until a
 // reconcile covers them.
 //
 // Sampling is the TracerProvider's sampler: sdktrace.ParentBased over a

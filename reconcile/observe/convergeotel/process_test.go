@@ -13,6 +13,7 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/observe/convergeotel"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 	"github.com/converge-go/converge/store/httpstore"
@@ -105,7 +106,7 @@ func statusReconciler() reconcile.Reconciler[json.RawMessage] {
 		if req.Deleted {
 			return reconcile.Result{}, nil
 		}
-		_, end := reconcile.StartCall(ctx, "create database")
+		_, end := tracing.StartCall(ctx, "create database")
 		end(nil)
 		sw := req.Store.(apistore.StatusWriter[json.RawMessage])
 		_, err := sw.UpdateStatus(ctx, req.Key, json.RawMessage(`{"status":{"ready":true}}`), req.Object.Revision)

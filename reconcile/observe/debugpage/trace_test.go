@@ -7,18 +7,19 @@ import (
 
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/observe/debugpage"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// idTracer is a reconcile.Tracer whose every reconcile is in trace id.
+// idTracer is a tracing.Tracer whose every reconcile is in trace id.
 type idTracer struct{ id string }
 
-func (t idTracer) StartReconcile(ctx context.Context, _ reconcile.ReconcileStart) (context.Context, reconcile.ReconcileSpan) {
+func (t idTracer) StartReconcile(ctx context.Context, _ tracing.ReconcileStart) (context.Context, tracing.ReconcileSpan) {
 	return ctx, idSpan(t)
 }
-func (t idTracer) StartSpan(ctx context.Context, _, _ string) (context.Context, reconcile.Span) {
+func (t idTracer) StartSpan(ctx context.Context, _, _ string) (context.Context, tracing.Span) {
 	return ctx, noSpan{}
 }
 
@@ -28,8 +29,8 @@ func (noSpan) End(int64, error) {}
 
 type idSpan idTracer
 
-func (idSpan) End(reconcile.ReconcileEnd) {}
-func (s idSpan) TraceID() string          { return s.id }
+func (idSpan) End(tracing.ReconcileEnd) {}
+func (s idSpan) TraceID() string        { return s.id }
 
 // TestEachKeyShowsTheTraceIDOfItsLatestReconcile: with a Tracer, a key's
 // row names the trace of its latest reconcile, in HTML and JSON; without

@@ -1,13 +1,23 @@
-package reconcile
+// Package tracing is the contract between the loop and a tracer: what
+// package reconcile tells a Tracer (reconcile.Options.Tracer) of each
+// reconcile, its writes and the external calls it marks, and StartCall,
+// with which a reconciler or a kit marks such a call. It imports nothing
+// of ours and no tracing library: reconcile/observe/convergeotel
+// implements Tracer on OpenTelemetry.
+//
+// Without a Tracer nothing here allocates or calls anything: the loop
+// marks a context only for a traced reconcile, and StartCall on an
+// unmarked context returns it as it is.
+package tracing
 
 import (
 	"context"
 	"time"
 )
 
-// Tracer traces reconciles (Options.Tracer): a span per reconcile, a
-// child span per write through Request.Store and per external call a
-// reconciler marks (StartCall). reconcile/observe/convergeotel implements
+// Tracer traces reconciles (reconcile.Options.Tracer): a span per
+// reconcile, a child span per write through Request.Store and per
+// external call a reconciler marks (StartCall). reconcile/observe/convergeotel implements
 // it on OpenTelemetry; the loop itself depends on no tracing library.
 //
 // A nil Tracer traces nothing and costs nothing: no allocation and no
@@ -35,7 +45,7 @@ type ReconcileStart struct {
 	// Revision is the revision of the object the reconcile is given (of
 	// the delete, for a deleted key).
 	Revision int64
-	// Retries is the key's backoff count (Request.Retries).
+	// Retries is the key's backoff count (reconcile.Request.Retries).
 	Retries int
 	Deleted bool
 	// Woken names what woke the key ("created", "retry", a source, ...),
@@ -76,7 +86,11 @@ type ReconcileSpan interface {
 
 // ReconcileEnd is how a traced reconcile ended.
 type ReconcileEnd struct {
-	Outcome Outcome
+	// Outcome is the reconcile's (reconcile.Outcome: "success",
+	// "requeue", "error", ...), and Failed reports whether it is one of
+	// failure (reconcile.Outcome.Failed).
+	Outcome string
+	Failed  bool
 	Err     error
 	// Converged reports that the reconcile covered changes, Latency then
 	// being the convergence latency of the oldest: from when it was
@@ -93,22 +107,37 @@ type Span interface {
 }
 
 // StartCall marks the start of an external call a reconciler (or a kit
-// acting for it) makes inside a reconcile: with Options.Tracer set, it
-// begins a span named name as a child of the reconcile's, and returns the
-// context to make the call with and the function to call with its error
-// when it ends. Outside a reconcile, or with no Tracer, it returns ctx and
-// a function that does nothing, without allocating.
+// acting for it) makes inside a reconcile: with reconcile.Options.Tracer
+// set, it begins a span named name as a child of the reconcile's, and
+// returns the context to make the call with and the function to call with
+// its error when it ends. Outside a traced reconcile it returns ctx and a
+// function that does nothing, without allocating.
 //
-//	ctx, end := reconcile.StartCall(ctx, "create role")
+//	ctx, end := tracing.StartCall(ctx, "create role")
 //	err := createRole(ctx, spec)
 //	end(err)
 func StartCall(ctx context.Context, name string) (context.Context, func(error)) {
-	in, _ := ctx.Value(infoKey{}).(*info)
-	if in == nil || in.tracer == nil {
+	in, _ := ctx.Value(callerKey{}).(*caller)
+	if in == nil {
 		return ctx, endNothing
 	}
 	ctx, sp := in.tracer.StartSpan(ctx, name, in.key)
 	return ctx, func(err error) { sp.End(0, err) }
+}
+
+// WithReconcile returns ctx marked as inside the traced reconcile of key,
+// so that StartCall begins its spans with t. Package reconcile marks the
+// context of each traced reconcile; a Tracer need not call it.
+func WithReconcile(ctx context.Context, t Tracer, key string) context.Context {
+	return context.WithValue(ctx, callerKey{}, &caller{tracer: t, key: key})
+}
+
+type callerKey struct{}
+
+// caller is what WithReconcile marks a context with.
+type caller struct {
+	tracer Tracer
+	key    string
 }
 
 func endNothing(error) {}
