@@ -169,3 +169,35 @@ func (suite) batchCommittedTogether(t *testing.T, s store.Store[*Value]) {
 		}
 	}
 }
+
+// batchOfManyWrites: a batch larger than a backend commits at once (etcd
+// splits beyond 128 writes a Txn) still reports every write on its own:
+// every write lands but the one refused, each readable as written.
+func (suite) batchOfManyWrites(t *testing.T, s store.Store[*Value]) {
+	const n, refused = 300, 150
+	mustCreate(t, s, fmt.Sprintf("many/%03d", refused), val(0))
+	writes := make([]store.Write[*Value], n)
+	for i := range writes {
+		writes[i] = store.Write[*Value]{Key: fmt.Sprintf("many/%03d", i), Value: val(i)}
+	}
+	res, err := store.WriteBatch(t.Context(), s, writes)
+	require.NoError(t, err)
+	require.Len(t, res, n)
+	for i, r := range res {
+		if i == refused {
+			requireIs(t, r.Err, store.ErrExists, "the create of a key that exists")
+			continue
+		}
+		require.NoError(t, r.Err, "write %d", i)
+	}
+	objs, _, err := s.List(t.Context(), "many/")
+	require.NoError(t, err)
+	require.Len(t, objs, n)
+	for i, o := range objs {
+		want := i
+		if i == refused {
+			want = 0
+		}
+		require.Equal(t, want, o.Value.N, "%q", o.Key)
+	}
+}

@@ -152,6 +152,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"ABatchReportsEachRefusalOnItsWriteAndLandsTheOthers", s.batchRefusalsPerWrite},
 		{"ABatchWithBadInputWritesNothing", s.batchBadInputWritesNothing},
 		{"ABatchIsCommittedWithNoOtherWriteBetween", s.batchCommittedTogether},
+		{"ABatchOfManyWritesReportsEachOnItsOwn", s.batchOfManyWrites},
 		{"InvalidInput", s.invalidInput},
 		{"ContextCancelled", s.contextCancelled},
 		{"NilContext", s.nilContext},
