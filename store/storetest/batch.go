@@ -127,7 +127,7 @@ func (suite) batchBadInputWritesNothing(t *testing.T, s store.Store[*Value]) {
 // while other writers write: their revisions are one, or consecutive.
 func (suite) batchCommittedTogether(t *testing.T, s store.Store[*Value]) {
 	if _, ok := s.(store.BatchWriter[*Value]); !ok {
-		t.Skipf("%T does not implement store.BatchWriter", s)
+		t.Fatalf("%T does not implement store.BatchWriter", s)
 	}
 	ctx := t.Context()
 	const n, rounds = 20, 5
