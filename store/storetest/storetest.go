@@ -153,6 +153,8 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"ABatchWithBadInputWritesNothing", s.batchBadInputWritesNothing},
 		{"ABatchIsCommittedWithNoOtherWriteBetween", s.batchCommittedTogether},
 		{"ABatchOfManyWritesReportsEachOnItsOwn", s.batchOfManyWrites},
+		{"DiffReportsEachChangedKeyOnceWithItsStateNow", s.diffReportsNetChange},
+		{"AWatcherThatFallsBehindCatchesUpByDifference", s.watchCatchingUp},
 		{"InvalidInput", s.invalidInput},
 		{"ContextCancelled", s.contextCancelled},
 		{"NilContext", s.nilContext},
