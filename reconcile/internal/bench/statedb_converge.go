@@ -41,7 +41,17 @@ const (
 // and optional interface of *store.Memory passes through.
 type listCounter struct {
 	*store.Memory[*Item]
-	lists atomic.Int64
+	lists   atomic.Int64
+	catchUp bool
+}
+
+// Watch is the memory store's, or with catchUp store.WatchCatchingUp's
+// over it: a watch that falls behind catches up by difference.
+func (c *listCounter) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[*Item], error) {
+	if c.catchUp {
+		return store.WatchCatchingUp(ctx, c.Memory, prefix, after)
+	}
+	return c.Memory.Watch(ctx, prefix, after)
 }
 
 func (c *listCounter) List(ctx context.Context, prefix string) ([]store.Object[*Item], int64, error) {
@@ -95,7 +105,7 @@ func runConvergeStatedb(o SideOptions, converging, settled func()) (int64, error
 	if o.History > 0 {
 		mopts = append(mopts, store.WithHistory(o.History))
 	}
-	s := &listCounter{Memory: store.NewMemory[*Item](mopts...)}
+	s := &listCounter{Memory: store.NewMemory[*Item](mopts...), catchUp: o.CatchUp}
 	defer s.Close()
 	rec := &itemReconciler{all: make(chan struct{}), want: int64(o.Objects)}
 	opts := reconcile.Options[*Item]{Name: "statedb-workload"}

@@ -43,6 +43,9 @@ type SideOptions struct {
 	// BatchWrites makes converge's inserts and, with Batch, its status
 	// writes store.WriteBatch calls of Insert (or Round) writes.
 	BatchWrites bool
+	// CatchUp makes the controller's watch store.WatchCatchingUp's: a
+	// watch that falls behind catches up by difference, not by a re-list.
+	CatchUp bool
 }
 
 func (o SideOptions) withDefaults() SideOptions {
@@ -84,14 +87,14 @@ func (r SideResult) PerObject(v float64) float64 { return v / float64(r.Objects)
 
 // String formats r as one line of the side-by-side table.
 func (r SideResult) String() string {
-	return fmt.Sprintf("%-28s %9d %10.3fs %9.0fns %9.0fB %8.1fMB %8.1fMB %7d",
+	return fmt.Sprintf("%-30s %9d %10.3fs %9.0fns %9.0fB %8.1fMB %8.1fMB %7d",
 		r.Name, r.Objects, r.Converged.Seconds(),
 		r.PerObject(float64(r.CPU.Nanoseconds())), r.PerObject(float64(r.Alloc)),
 		float64(r.PeakHeap)/(1<<20), float64(r.HeapAfter)/(1<<20), r.Relists)
 }
 
 // SideHeader names the columns of SideResult.String.
-const SideHeader = "implementation                 objects  converged    CPU/obj  alloc/obj  peak heap heap after relists"
+const SideHeader = "implementation                   objects  converged    CPU/obj  alloc/obj  peak heap heap after relists"
 
 // sideRun is one implementation's part of a run: it starts its
 // reconciler, inserts the objects, calls converging once the inserts begin
@@ -182,7 +185,9 @@ type SideImpl struct {
 // options, one Update per status), with a BatchReconciler (BatchSize
 // Round), with a history sized for the whole burst (no re-list), and with
 // a BatchReconciler whose inserts and status writes are store.WriteBatch
-// calls.
+// calls, and the idiomatic way and with batched writes again with the
+// controller's watch catching up by difference (store.WatchCatchingUp)
+// instead of re-listing.
 func SideImpls() []SideImpl {
 	convergeWith := func(name string, set func(*SideOptions)) SideImpl {
 		return SideImpl{Name: name, Run: func(o SideOptions) (SideResult, error) {
@@ -196,5 +201,7 @@ func SideImpls() []SideImpl {
 		convergeWith("converge-batch", func(o *SideOptions) { o.Batch = true }),
 		convergeWith("converge-history", func(o *SideOptions) { o.History = 2 * (o.Objects + 1) }),
 		convergeWith("converge-batch-writes", func(o *SideOptions) { o.Batch, o.BatchWrites = true, true }),
+		convergeWith("converge-catchup", func(o *SideOptions) { o.CatchUp = true }),
+		convergeWith("converge-catchup-batch-writes", func(o *SideOptions) { o.Batch, o.BatchWrites, o.CatchUp = true, true, true }),
 	}
 }

@@ -62,10 +62,10 @@ func runSize(n, runs int, only string) {
 	if !ok {
 		return
 	}
-	fmt.Printf("\n÷ statedb        converged    CPU/obj  alloc/obj  peak heap heap after\n")
+	fmt.Printf("\n÷ statedb                        converged    CPU/obj  alloc/obj  peak heap heap after\n")
 	for _, impl := range impls[1:] {
 		r := med[impl.Name]
-		fmt.Printf("%-22s %8.2fx %9.2fx %9.2fx %9.2fx %9.2fx\n", r.Name,
+		fmt.Printf("%-30s %8.2fx %9.2fx %9.2fx %9.2fx %9.2fx\n", r.Name,
 			ratio(float64(r.Converged), float64(base.Converged)), ratio(float64(r.CPU), float64(base.CPU)),
 			ratio(float64(r.Alloc), float64(base.Alloc)), ratio(float64(r.PeakHeap), float64(base.PeakHeap)),
 			ratio(float64(r.HeapAfter), float64(base.HeapAfter)))
