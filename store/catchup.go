@@ -14,11 +14,12 @@ import (
 // that implements Differ, a watch that falls behind is not ended. When
 // the store's watch ends with ErrLagging, or cannot start or go on
 // because the history no longer holds its next revision (ErrCompacted),
-// the watcher catches up by difference: it delivers Diff's events from
-// the last revision it delivered (each key changed since, once, with its
-// state now, in revision order), then watches on from the revision of
-// that Diff. So falling behind costs the keys changed meanwhile, never a
-// re-list.
+// the watcher resumes after the last revision it delivered while the
+// history still holds the next one, and once it does not, catches up by
+// difference: it delivers Diff's events from that revision (each key
+// changed since, once, with its state now, in revision order), then
+// watches on from the revision of that Diff. So falling behind costs the
+// keys changed meanwhile, never a re-list.
 //
 // What it guarantees: events in revision order; after a catch-up every
 // key has been delivered at its state at the catch-up's revision, but a
@@ -136,33 +137,42 @@ func (w *catchUpWatcher[T]) run(ctx context.Context, after int64) {
 	close(w.done)
 }
 
-// follow forwards the store's watch, catching up by difference each time
-// it falls behind, until the watch ends for another reason.
+// follow forwards the store's watch until it ends for a reason other
+// than falling behind. A watch that lagged resumes after the last
+// revision sent while the history still holds the next one (as cheap as
+// it gets); once it does not, the watcher catches up by difference.
 func (w *catchUpWatcher[T]) follow(ctx context.Context, last int64) error {
-	catchUp := w.diffFrom
+	behind := w.diffFrom
 	for {
-		if catchUp {
+		if behind {
 			rev, err := w.diff(ctx, last)
 			if err != nil {
 				return err
 			}
 			last = max(last, rev)
+		}
+		if w.inner == nil {
 			inner, err := w.s.Watch(ctx, w.prefix, last)
-			if err != nil && !errors.Is(err, ErrCompacted) {
-				return err
+			if errors.Is(err, ErrCompacted) {
+				behind = true
+				continue
 			}
 			if err != nil {
-				continue // compacted again already: diff again
+				return err
 			}
 			w.setInner(inner)
 		}
 		var err error
 		last, err = w.forward(ctx, last)
 		w.setInner(nil)
-		if !errors.Is(err, ErrLagging) && !errors.Is(err, ErrCompacted) {
+		switch {
+		case errors.Is(err, ErrLagging):
+			behind = false // resume from the history if it still can
+		case errors.Is(err, ErrCompacted):
+			behind = true
+		default:
 			return err
 		}
-		catchUp = true
 	}
 }
 
