@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -200,4 +201,79 @@ func (suite) batchOfManyWrites(t *testing.T, s store.Store[*Value]) {
 		}
 		require.Equal(t, want, o.Value.N, "%q", o.Key)
 	}
+}
+
+// batchAgainstAModel: random batches of creates, updates and deletes,
+// fresh and stale, with holding and failing guards, each write's outcome
+// and the store's state checked against a model written from the
+// contract: a write lands exactly when a single write would, and a
+// refusal is the single write's error.
+func (suite) batchAgainstAModel(t *testing.T, s store.Store[*Value]) {
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(41, 41))
+	model := map[string]store.Object[*Value]{}
+	lease := mustCreate(t, s, "lease", val(0))
+	for round := range 30 {
+		writes, want := randomBatch(rng, model, lease, round)
+		res, err := store.WriteBatch(ctx, s, writes)
+		require.NoError(t, err, "round %d", round)
+		require.Len(t, res, len(writes))
+		for i, r := range res {
+			w := writes[i]
+			if want[i] != nil {
+				requireIs(t, r.Err, want[i], fmt.Sprintf("round %d write %d (%q)", round, i, w.Key))
+				continue
+			}
+			require.NoError(t, r.Err, "round %d write %d (%q)", round, i, w.Key)
+			if w.Delete {
+				delete(model, w.Key)
+			} else {
+				model[w.Key] = r.Object
+			}
+		}
+		objs, _, err := s.List(ctx, "m/")
+		require.NoError(t, err)
+		require.Len(t, objs, len(model), "round %d", round)
+		for _, o := range objs {
+			require.Equal(t, model[o.Key].Revision, o.Revision, "round %d: %q", round, o.Key)
+			require.Equal(t, *model[o.Key].Value, *o.Value, "round %d: %q", round, o.Key)
+		}
+	}
+}
+
+// randomBatch makes a batch over up to 12 keys and the error each write
+// should get (nil: it lands).
+func randomBatch(rng *rand.Rand, model map[string]store.Object[*Value], lease store.Object[*Value], round int) ([]store.Write[*Value], []error) {
+	var writes []store.Write[*Value]
+	var want []error
+	for _, k := range rng.Perm(12)[:1+rng.IntN(12)] {
+		key := fmt.Sprintf("m/%02d", k)
+		cur, exists := model[key]
+		w := store.Write[*Value]{Key: key, Value: val(100*round + k)}
+		var err error
+		switch op := rng.IntN(4); {
+		case op == 0: // create
+			if exists {
+				err = store.ErrExists
+			}
+		case !exists: // update or delete of an absent key
+			w.Revision, w.Delete = 1+rng.Int64N(50), op == 3
+			err = store.ErrNotFound
+		default:
+			w.Revision, w.Delete = cur.Revision, op == 3
+			if rng.IntN(4) == 0 {
+				w.Revision += 1000
+				err = store.ErrConflict
+			}
+		}
+		if rng.IntN(5) == 0 {
+			w.Guards = []store.Guard{{Key: "lease", Revision: lease.Revision + 7}}
+			err = store.ErrGuardFailed // checked before the write's own condition
+		} else if rng.IntN(3) == 0 {
+			w.Guards = []store.Guard{{Key: "lease", Revision: lease.Revision}}
+		}
+		writes = append(writes, w)
+		want = append(want, err)
+	}
+	return writes, want
 }

@@ -153,6 +153,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[*Value], opts
 		{"ABatchWithBadInputWritesNothing", s.batchBadInputWritesNothing},
 		{"ABatchIsCommittedWithNoOtherWriteBetween", s.batchCommittedTogether},
 		{"ABatchOfManyWritesReportsEachOnItsOwn", s.batchOfManyWrites},
+		{"RandomBatchesAgreeWithAModelOfSingleWrites", s.batchAgainstAModel},
 		{"DiffReportsEachChangedKeyOnceWithItsStateNow", s.diffReportsNetChange},
 		{"AWatcherThatFallsBehindCatchesUpByDifference", s.watchCatchingUp},
 		{"InvalidInput", s.invalidInput},
