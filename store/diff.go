@@ -12,7 +12,7 @@ import (
 // revision from the revision each key carries, without replaying the
 // history in between: how a watcher that fell behind catches up without
 // a re-list (WatchCatchingUp). The in-memory store and store/boltstore
-// implement it.
+// implement it, and View passes it through.
 type Differ[T any] interface {
 	// Diff returns the net change under prefix from revision after to
 	// the store's revision now, rev, read as one snapshot: for each key
@@ -151,4 +151,38 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 	}
 	slices.SortFunc(out, func(a, b Event[T]) int { return cmp.Compare(a.Object.Revision, b.Object.Revision) })
 	return out, m.rev, nil
+}
+
+var _ Differ[int] = (*View[int])(nil)
+
+// Diff is the byte store's Diff, its values decoded (Differ). Over a byte
+// store that is no Differ it cannot tell what changed, and fails with
+// ErrCompacted, as a watch that fell behind would end.
+func (v *View[T]) Diff(ctx context.Context, prefix string, after int64) ([]Event[T], int64, error) {
+	if err := v.check(ctx); err != nil {
+		return nil, 0, err
+	}
+	d, ok := v.raw.(Differ[[]byte])
+	if !ok {
+		if err := ValidatePrefix(prefix); err != nil {
+			return nil, 0, err
+		}
+		if err := ValidateRevision(after); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("%w: the byte store %T cannot tell what changed after revision %d", ErrCompacted, v.raw, after)
+	}
+	raw, rev, err := d.Diff(ctx, prefix, after)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Event[T], len(raw))
+	for i, ev := range raw {
+		obj, err := v.decode(ev.Object)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i] = Event[T]{Type: ev.Type, Object: obj}
+	}
+	return out, rev, nil
 }
