@@ -20,7 +20,7 @@ func ExampleWriteBatch() {
 	res, err := store.WriteBatch(ctx, s, []store.Write[*Config]{
 		{Key: "apps/web", Value: &Config{Replicas: 3, Image: "web:1"}, Revision: web.Revision},
 		{Key: "apps/db", Value: &Config{Replicas: 2, Image: "db:1"}, Revision: db.Revision + 1}, // stale
-		{Key: "apps/cache", Value: &Config{Replicas: 1, Image: "cache:1"}},                     // a create
+		{Key: "apps/cache", Value: &Config{Replicas: 1, Image: "cache:1"}},                      // a create
 	})
 	if err != nil {
 		fmt.Println("refused whole:", err)
