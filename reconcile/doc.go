@@ -103,6 +103,9 @@
 // check carries the term's guard too (store.Checker): a controller that
 // finds nothing to change goes idle, and a deposed one still fails.
 // reconciletest's Env.CheckIdle proves a controller goes idle.
+// Request.Store is a store.BatchWriter: a BatchReconciler may write the
+// statuses of its batch with one store.WriteBatch, one commit, each write
+// fenced and its echo suppressed as if made alone.
 //
 // # Observability
 //

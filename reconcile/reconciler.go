@@ -46,7 +46,9 @@ type Request[T any] struct {
 	// adds: fencing by the current term, no wake-up by the write's own
 	// echo, and no later reconcile of the key given an object older than
 	// the write). Reconcilers write their status with it; reads go to the
-	// store unchanged.
+	// store unchanged. It is a store.BatchWriter: a BatchReconciler may
+	// write the statuses of its batch with one store.WriteBatch, each
+	// write fenced and recorded as if made alone.
 	Store store.Store[T]
 }
 

@@ -111,6 +111,20 @@
 //     backend implements, check a write's conditions atomically without
 //     writing. Update itself always writes, the same value included: a
 //     lease's renewal relies on a rewrite taking a new revision.
+//   - A batch of writes (WriteBatch; BatchWriter, which every backend
+//     and wrapper implements) checks each write on its own, its revision
+//     and guards, reports each refusal on its write with the error the
+//     single write returns, and lands the others; the writes that land
+//     are committed together, with no other write between them (one
+//     lock, one bbolt transaction, one etcd Txn per part within etcd's
+//     limits). Bad input refuses the whole batch with ErrInvalid.
+//   - A store that implements Differ (the in-memory store, bbolt) tells
+//     the net change after a revision, each changed key once with its
+//     state now, in revision order; over it, WatchCatchingUp's watcher
+//     that falls behind (ErrLagging, or its next revision gone from the
+//     history) catches up by that difference instead of ending, so a
+//     consumer that needs each key's latest state never re-lists for
+//     falling behind.
 //
 // Errors are values to test with errors.Is; backends wrap them with
 // detail. ErrInvalid matches the ErrInvalid of every converge package.

@@ -34,6 +34,7 @@ type Memory[T any] struct {
 	peak     int // the most objects held since objects was last rebuilt
 	rev      int64
 	hist     history[T]
+	tombs    tombstones[T]
 	watchers map[*memoryWatcher[T]]struct{}
 	closed   bool
 }
@@ -52,7 +53,7 @@ var _ Store[int] = (*Memory[int])(nil)
 // of the store fail with an error matching ErrInvalid, so that NewMemory
 // stays an expression.
 func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
-	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag}
+	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag, tombstones: DefaultTombstones}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -296,6 +297,12 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T], cause string) {
 	if m.cfg.checkMut {
 		fp = fingerprint(obj.Value)
 	}
+	switch typ {
+	case Deleted:
+		m.tombs.deleted(obj, m.cfg.tombstones)
+	case Created:
+		m.tombs.created(obj.Key)
+	}
 	if typ == Deleted {
 		delete(m.objects, obj.Key)
 		// Once most objects are deleted, their slots go back to the heap.
@@ -335,6 +342,7 @@ func (m *Memory[T]) Compact(ctx context.Context, rev int64) error {
 		return fmt.Errorf("%w: compact to revision %d beyond the current revision %d", ErrInvalid, rev, m.rev)
 	}
 	m.hist.compact(rev)
+	m.tombs.compact(rev)
 	for w := range m.watchers {
 		if !w.compacted(m.hist.oldest()) {
 			delete(m.watchers, w)

@@ -23,6 +23,7 @@ type memoryConfig struct {
 	watchLag   int64
 	onMutation func(error)
 	checkMut   bool
+	tombstones int
 }
 
 // WithHistory sets how many revisions of change history the store retains

@@ -40,7 +40,10 @@
 //     wrapped store's codec (store.JSON for a store that does not say),
 //     and store.Identifier, reporting the wrapped store's identity through
 //     the faults (OpIdentity), and store.Checker, checking through the
-//     faults as a read of the key (OpGet).
+//     faults as a read of the key (OpGet), and store.BatchWriter, the
+//     batch going through the faults as one call (OpBatch): refused
+//     whole before it is sent (an error, no results), or applied with
+//     every write's answer lost (each a LostResponseError).
 //   - The API-server layer's writes pass through as they are: over a
 //     wrapped store that offers them (apistore.StatusWriter, Replacer,
 //     Applier, PropagatingDeleter), UpdateStatus, Replace and Apply go

@@ -172,7 +172,7 @@ func TestInvalidOptionsAreErrInvalid(t *testing.T) {
 		"NaN":              {Rates: faultstore.Rates{Conflict: nanValue()}},
 		"negative latency": {Rates: faultstore.Rates{MaxLatency: -1}},
 		"negative breaks":  {Rates: faultstore.Rates{BreakWatchEvery: -1}},
-		"unknown op":       {Rates: faultstore.Rates{Ops: 1 << 8, Error: 0.1}},
+		"unknown op":       {Rates: faultstore.Rates{Ops: 1 << 9, Error: 0.1}},
 		"rates and a plan": {Rates: faultstore.Rates{Error: 0.1}, Plan: faultstore.Script()},
 	} {
 		_, err := faultstore.New[int](mem, o)
@@ -224,11 +224,12 @@ func TestCodecIsTheWrappedStoresOrJSON(t *testing.T) {
 
 // Op and Fault print their names.
 func TestOpsAndFaultsPrintTheirNames(t *testing.T) {
-	require.Equal(t, "Create|Update|Delete", faultstore.OpWrites.String())
+	require.Equal(t, "Create|Update|Delete|Batch", faultstore.OpWrites.String())
 	require.Equal(t, "Watch", faultstore.OpWatch.String())
 	require.Equal(t, "Identity", faultstore.OpIdentity.String())
 	require.Equal(t, "Get|List|Revision|Watch|Identity", faultstore.OpReads.String())
-	require.Equal(t, "Op(0x100)", faultstore.Op(1<<8).String())
+	require.Equal(t, "Batch", faultstore.OpBatch.String())
+	require.Equal(t, "Op(0x200)", faultstore.Op(1<<9).String())
 	require.Equal(t, "Compacted", faultstore.Compacted.String())
 	require.Equal(t, "Fault(9)", faultstore.Fault(9).String())
 	require.Equal(t, "SilentHang", faultstore.SilentHang.String())

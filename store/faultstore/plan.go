@@ -24,16 +24,18 @@ const (
 	OpDelete
 	// OpIdentity is store.Identifier's Identity.
 	OpIdentity
+	// OpBatch is store.BatchWriter's WriteBatch: one call for the batch.
+	OpBatch
 
 	// OpReads is every call that changes nothing, watches included.
 	OpReads = OpGet | OpList | OpRevision | OpWatch | OpIdentity
 	// OpWrites is every call that changes the store.
-	OpWrites = OpCreate | OpUpdate | OpDelete
+	OpWrites = OpCreate | OpUpdate | OpDelete | OpBatch
 	// OpAll is every call.
 	OpAll = OpReads | OpWrites
 )
 
-var opNames = []string{"Get", "List", "Revision", "Watch", "Create", "Update", "Delete", "Identity"}
+var opNames = []string{"Get", "List", "Revision", "Watch", "Create", "Update", "Delete", "Identity", "Batch"}
 
 // String returns the call's name ("Get"), or the names of a set joined
 // with "|".

@@ -52,6 +52,11 @@ func tryAll(t *testing.T, c *httpstore.Client[*item]) map[string]error {
 	_, errs["Create"] = c.Create(ctx, "new", &item{N: 2})
 	_, errs["Update"] = c.Update(ctx, "seed", &item{N: 2}, 1)
 	_, errs["Delete"] = c.Delete(ctx, "new", 2)
+	res, err := c.WriteBatch(ctx, []store.Write[*item]{{Key: "batched", Value: &item{N: 3}}})
+	if err == nil && len(res) == 1 {
+		err = res[0].Err // a request that got no answer fails its writes
+	}
+	errs["WriteBatch"] = err
 	_, errs["Get"] = c.Get(ctx, "seed")
 	_, _, errs["List"] = c.List(ctx, "")
 	_, errs["Revision"] = c.Revision(ctx)
@@ -95,7 +100,7 @@ func TestWrongTokenIsRefusedAndWritesNothing(t *testing.T) {
 func TestReadOnlyTokenReadsButItsWritesAreForbiddenAndWriteNothing(t *testing.T) {
 	m, url := guarded(t)
 	errs := tryAll(t, client[*item](t, url, httpstore.WithToken(roToken)))
-	for _, name := range []string{"Create", "Update", "Delete"} {
+	for _, name := range []string{"Create", "Update", "Delete", "WriteBatch"} {
 		require.ErrorIs(t, errs[name], httpstore.ErrForbidden, name)
 		require.False(t, errors.Is(errs[name], store.ErrUnavailable), "%s: a refusal is not an unknown outcome", name)
 	}

@@ -92,6 +92,8 @@
 //	POST /v1/apply?key=K[&guard=G...]           body: document → 200 object
 //	POST /v1/delete?key=K&revision=R[&guard=G][&propagation=P] → {"revision":R[,"marked":true]}
 //	POST /v1/check?key=K&revision=R[&guard=G]   → {"revision":R} (store.Checker; writes nothing)
+//	POST /v1/batch  body: {"writes":[{"key","value","revision","delete","guards":[G...]}...]}
+//	                → {"results":[{"object":...} or {"error":...}...]} (store.BatchWriter)
 //	GET  /v1/watch?prefix=P&after=R             → newline-delimited JSON frames
 //	POST /v1/progress?watch=ID&seq=N            → {"revision":R0}
 //

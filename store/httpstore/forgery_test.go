@@ -73,6 +73,7 @@ var forgedWrites = []struct{ target, body string }{
 	{"/v1/status?key=seed&revision=1", `{"n":2}`},
 	{"/v1/apply?key=seed", `{"n":2}`},
 	{"/v1/check?key=seed&revision=1", ``},
+	{"/v1/batch", `{"writes":[{"key":"new","value":{"n":2}},{"key":"seed","revision":1,"delete":true}]}`},
 	{"/v1/progress?watch=x&seq=1", ``},
 }
 

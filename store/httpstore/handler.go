@@ -73,6 +73,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 		pathApply:    {http.MethodPost, true, (*Handler[T]).apply},
 		pathCheck:    {http.MethodPost, true, (*Handler[T]).check},
 		pathKinds:    {http.MethodGet, false, (*Handler[T]).kinds},
+		pathBatch:    {http.MethodPost, true, (*Handler[T]).batch},
 	}
 	return h, nil
 }
@@ -86,7 +87,7 @@ func NewHandler[T any](s store.Store[T], opts ...HandlerOption) (*Handler[T], er
 func (h *Handler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, ok := h.routes[r.URL.Path]
 	if !ok {
-		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/apply, /v1/delete, /v1/check, /v1/watch, /v1/progress, /v1/kinds)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
+		writeError(w, fmt.Errorf("%w: no such route %q (protocol v1 serves /v1/get, /v1/list, /v1/revision, /v1/identity, /v1/create, /v1/update, /v1/status, /v1/apply, /v1/delete, /v1/check, /v1/batch, /v1/watch, /v1/progress, /v1/kinds)", store.ErrInvalid, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if err := h.guard.Check(r); err != nil {

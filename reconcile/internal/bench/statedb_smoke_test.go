@@ -1,0 +1,28 @@
+package bench
+
+import (
+	"flag"
+	"testing"
+)
+
+var statedbObjects = flag.Int("statedb.objects", 5000, "objects of TestStatedbWorkloadConvergesEveryObjectOnEveryImplementation (go run ./cmd/statedbside for the full comparison)")
+
+// TestStatedbWorkloadConvergesEveryObjectOnEveryImplementation runs
+// statedb's reconciler benchmark at a smoke-test size on statedb and on
+// every converge variant, and checks that each converged every object
+// with one mock operation (each run checks its own count and statuses).
+func TestStatedbWorkloadConvergesEveryObjectOnEveryImplementation(t *testing.T) {
+	o := SideOptions{Objects: *statedbObjects}
+	for _, impl := range SideImpls() {
+		t.Run(impl.Name, func(t *testing.T) {
+			res, err := impl.Run(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Objects != o.Objects || res.Converged <= 0 {
+				t.Fatalf("result %+v", res)
+			}
+			t.Log(res)
+		})
+	}
+}
