@@ -163,14 +163,10 @@ func (m *Memory[T]) WriteBatch(ctx context.Context, writes []Write[T]) ([]WriteR
 	if err := ValidateBatch(writes); err != nil {
 		return nil, err
 	}
-	if err := m.begin(ctx); err != nil {
+	if err := m.lockUsable(ctx); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.usable(); err != nil {
-		return nil, err
-	}
 	out := make([]WriteResult[T], len(writes))
 	cause := CauseFrom(ctx) // each revision of the batch keeps its writer's cause
 	for i, w := range writes {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/store/internal/watchend"
 )
 
 // WatchCatchingUp is Watch for a consumer that needs each key's latest
@@ -47,7 +48,7 @@ func WatchCatchingUp[T any](ctx context.Context, s Store[T], prefix string, afte
 	if !ok {
 		return s.Watch(ctx, prefix, after)
 	}
-	cw := &catchUpWatcher[T]{s: s, d: d, prefix: prefix, events: make(chan Event[T]), stop: make(chan struct{}), done: make(chan struct{})}
+	cw := &catchUpWatcher[T]{s: s, d: d, prefix: prefix, events: make(chan Event[T]), end: watchend.New()}
 	inner, err := s.Watch(ctx, prefix, after)
 	switch {
 	case errors.Is(err, ErrCompacted):
@@ -67,10 +68,7 @@ type catchUpWatcher[T any] struct {
 	d        Differ[T]
 	prefix   string
 	events   chan Event[T]
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{} // closed once err is set, before events closes
-	err      error
+	end      watchend.End
 	diffFrom bool // the first watch failed: start with a Diff
 
 	mu    sync.Mutex
@@ -83,19 +81,12 @@ var _ ProgressRequester = (*catchUpWatcher[int])(nil)
 func (w *catchUpWatcher[T]) Events() <-chan Event[T] { return w.events }
 
 // Err says why the watch ended; it is nil while it runs.
-func (w *catchUpWatcher[T]) Err() error {
-	select {
-	case <-w.done:
-		return w.err
-	default:
-		return nil
-	}
-}
+func (w *catchUpWatcher[T]) Err() error { return w.end.Result() }
 
 // Stop ends the watch; it is safe to call more than once, concurrently.
 func (w *catchUpWatcher[T]) Stop() {
-	w.stopOnce.Do(func() { close(w.stop) })
-	<-w.done
+	w.end.RequestStop()
+	<-w.end.Done
 }
 
 // RequestProgress asks the store's watch for a Progress event (see
@@ -104,13 +95,8 @@ func (w *catchUpWatcher[T]) Stop() {
 // for a nil ctx, with ctx's error, and with ErrUnavailable once the watch
 // has ended or if the store's watch cannot report progress.
 func (w *catchUpWatcher[T]) RequestProgress(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalid)
-	}
-	select {
-	case <-w.done:
-		return fmt.Errorf("%w: progress request on a watch that has ended", ErrUnavailable)
-	default:
+	if err := checkProgressRequest(ctx, &w.end); err != nil {
+		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -132,9 +118,9 @@ func (w *catchUpWatcher[T]) RequestProgress(ctx context.Context) error {
 
 func (w *catchUpWatcher[T]) run(ctx context.Context, after int64) {
 	defer close(w.events)
-	w.err = w.follow(ctx, after)
+	w.end.Err = w.follow(ctx, after)
 	w.setInner(nil)
-	close(w.done)
+	close(w.end.Done)
 }
 
 // follow forwards the store's watch until it ends for a reason other
@@ -202,7 +188,7 @@ func (w *catchUpWatcher[T]) forward(ctx context.Context, last int64) (int64, err
 		var ok bool
 		select {
 		case ev, ok = <-inner.Events():
-		case <-w.stop:
+		case <-w.end.Stop:
 			return last, nil
 		}
 		if !ok {
@@ -246,7 +232,7 @@ func (w *catchUpWatcher[T]) send(ctx context.Context, ev Event[T]) bool {
 			w.mu.Unlock()
 		}
 		return true
-	case <-w.stop:
+	case <-w.end.Stop:
 		return false
 	case <-ctx.Done():
 		return false
@@ -257,7 +243,7 @@ func (w *catchUpWatcher[T]) send(ctx context.Context, ev Event[T]) bool {
 // the context's.
 func (w *catchUpWatcher[T]) ended(ctx context.Context) error {
 	select {
-	case <-w.stop:
+	case <-w.end.Stop:
 		return nil
 	default:
 		return ctx.Err()

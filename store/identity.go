@@ -71,6 +71,22 @@ func (v *View[T]) Identity(ctx context.Context) (string, error) {
 	return id.Identity(ctx)
 }
 
+// IdentityOf returns s's identity, or "" if it has none: s is no
+// Identifier, or says it has none with errors.ErrUnsupported (a view of a
+// byte store without one, a served store without one). Any other error
+// of Identity is returned as it is.
+func IdentityOf(ctx context.Context, s any) (string, error) {
+	ider, ok := s.(Identifier)
+	if !ok {
+		return "", nil
+	}
+	id, err := ider.Identity(ctx)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return "", nil
+	}
+	return id, err
+}
+
 // HistoryReason says why a client found a store to be another history than
 // the one it read before: its revisions then say nothing of the ones the
 // client holds, so it reads the store whole again. A controller reports

@@ -102,6 +102,20 @@ func (m *Memory[T]) usable() error {
 	return nil
 }
 
+// lockUsable begins an operation under ctx and takes m.mu for writing,
+// unless the store is closed. On nil the caller holds m.mu.
+func (m *Memory[T]) lockUsable(ctx context.Context) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if err := m.usable(); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // Get returns the object stored at key, or an error matching ErrNotFound.
 func (m *Memory[T]) Get(ctx context.Context, key string) (Object[T], error) {
 	if err := ValidateKey(key); err != nil {

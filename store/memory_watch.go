@@ -26,14 +26,10 @@ func (m *Memory[T]) Watch(ctx context.Context, prefix string, after int64) (Watc
 	if err := ValidateRevision(after); err != nil {
 		return nil, err
 	}
-	if err := m.begin(ctx); err != nil {
+	if err := m.lockUsable(ctx); err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := m.usable(); err != nil {
-		return nil, err
-	}
 	if oldest := m.hist.oldest(); after < oldest {
 		return nil, fmt.Errorf("%w: watch after revision %d, history starts after %d", ErrCompacted, after, oldest)
 	}

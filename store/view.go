@@ -3,9 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/converge-go/converge/internal/nilness"
+	"github.com/converge-go/converge/store/internal/watchend"
 )
 
 // View is a Store[T] over a Store[[]byte] that encodes values with a Codec.
@@ -183,7 +183,7 @@ func (v *View[T]) Watch(ctx context.Context, prefix string, after int64) (Watche
 	if err != nil {
 		return nil, err
 	}
-	w := &viewWatcher[T]{inner: inner, events: make(chan Event[T]), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &viewWatcher[T]{inner: inner, events: make(chan Event[T]), end: watchend.New()}
 	go w.run(v)
 	if pr, ok := inner.(ProgressRequester); ok {
 		return &progressViewWatcher[T]{viewWatcher: w, pr: pr}, nil
@@ -192,12 +192,9 @@ func (v *View[T]) Watch(ctx context.Context, prefix string, after int64) (Watche
 }
 
 type viewWatcher[T any] struct {
-	inner    Watcher[[]byte]
-	events   chan Event[T]
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
-	err      error
+	inner  Watcher[[]byte]
+	events chan Event[T]
+	end    watchend.End
 }
 
 // progressViewWatcher is a viewWatcher over a watcher that answers progress
@@ -212,13 +209,8 @@ type progressViewWatcher[T any] struct {
 // fails with ErrInvalid for a nil ctx, and with ErrUnavailable once the
 // view's watch has ended.
 func (w *progressViewWatcher[T]) RequestProgress(ctx context.Context) error {
-	if ctx == nil {
-		return fmt.Errorf("%w: nil context", ErrInvalid)
-	}
-	select {
-	case <-w.done:
-		return fmt.Errorf("%w: progress request on a watch that has ended", ErrUnavailable)
-	default:
+	if err := checkProgressRequest(ctx, &w.end); err != nil {
+		return err
 	}
 	return w.pr.RequestProgress(ctx)
 }
@@ -226,7 +218,7 @@ func (w *progressViewWatcher[T]) RequestProgress(ctx context.Context) error {
 func (w *viewWatcher[T]) run(v *View[T]) {
 	// done closes before events, so that Err is set once Events is closed.
 	defer close(w.events)
-	defer close(w.done)
+	defer close(w.end.Done)
 	defer w.inner.Stop()
 	for raw := range w.inner.Events() {
 		ev := Event[T]{Type: raw.Type, Cause: raw.Cause}
@@ -236,36 +228,43 @@ func (w *viewWatcher[T]) run(v *View[T]) {
 		} else {
 			obj, err := v.decode(raw.Object)
 			if err != nil {
-				w.err = err
+				w.end.Err = err
 				return
 			}
 			ev.Object = obj
 		}
 		select {
 		case w.events <- ev:
-		case <-w.stop:
+		case <-w.end.Stop:
 			return
 		}
 	}
-	w.err = w.inner.Err()
+	w.end.Err = w.inner.Err()
 }
 
 // Events delivers the decoded events.
 func (w *viewWatcher[T]) Events() <-chan Event[T] { return w.events }
 
 // Err says why the watch ended; it is nil while the watch runs.
-func (w *viewWatcher[T]) Err() error {
-	select {
-	case <-w.done:
-		return w.err
-	default:
-		return nil
-	}
-}
+func (w *viewWatcher[T]) Err() error { return w.end.Result() }
 
 // Stop ends the watch; it is safe to call more than once, concurrently.
 func (w *viewWatcher[T]) Stop() {
-	w.stopOnce.Do(func() { close(w.stop) })
+	w.end.RequestStop()
 	w.inner.Stop()
-	<-w.done
+	<-w.end.Done
+}
+
+// checkProgressRequest refuses a progress request with a nil ctx
+// (ErrInvalid) or on a watch that has ended (ErrUnavailable).
+func checkProgressRequest(ctx context.Context, end *watchend.End) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: nil context", ErrInvalid)
+	}
+	select {
+	case <-end.Done:
+		return fmt.Errorf("%w: progress request on a watch that has ended", ErrUnavailable)
+	default:
+		return nil
+	}
 }

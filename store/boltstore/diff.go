@@ -20,14 +20,11 @@ var _ store.Differ[int] = (*Store[int])(nil)
 // (WithHistory, Compact): the history is how a bbolt store remembers
 // deletes.
 func (s *Store[T]) Diff(ctx context.Context, prefix string, after int64) ([]store.Event[T], int64, error) {
-	exit, err := s.enter(ctx)
+	exit, err := s.enterPrefix(ctx, prefix)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer exit()
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, 0, err
-	}
 	if err := store.ValidateRevision(after); err != nil {
 		return nil, 0, err
 	}

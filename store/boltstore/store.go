@@ -116,6 +116,19 @@ var (
 )
 
 // enter admits a call unless the store is closed; the caller must call the
+// enterPrefix is enter for a read under prefix, which it checks first.
+func (s *Store[T]) enterPrefix(ctx context.Context, prefix string) (exit func(), err error) {
+	exit, err = s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.ValidatePrefix(prefix); err != nil {
+		exit()
+		return nil, err
+	}
+	return exit, nil
+}
+
 // returned function when done.
 func (s *Store[T]) enter(ctx context.Context) (exit func(), err error) {
 	if s == nil || s.db == nil {
@@ -183,14 +196,11 @@ func (s *Store[T]) Get(ctx context.Context, key string) (store.Object[T], error)
 // List returns the objects whose keys start with prefix, sorted by key, from
 // one read transaction, with the revision that transaction saw.
 func (s *Store[T]) List(ctx context.Context, prefix string) ([]store.Object[T], int64, error) {
-	exit, err := s.enter(ctx)
+	exit, err := s.enterPrefix(ctx, prefix)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer exit()
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, 0, err
-	}
 	type raw struct {
 		key            string
 		createRev, rev int64

@@ -231,15 +231,8 @@ func (sh *Shipper[T]) newEpoch(ctx context.Context, id string) (*writer, error) 
 
 // identityOf returns s's identity, or "" if it has none.
 func identityOf(ctx context.Context, s any) (string, error) {
-	ider, ok := s.(store.Identifier)
-	if !ok {
-		return "", nil
-	}
-	id, err := ider.Identity(ctx)
-	switch {
-	case errors.Is(err, errors.ErrUnsupported):
-		return "", nil
-	case err != nil:
+	id, err := store.IdentityOf(ctx, s)
+	if err != nil {
 		return "", fmt.Errorf("changelog: identity: %w", err)
 	}
 	return id, nil

@@ -14,11 +14,11 @@ import (
 // Without faults, the store passes the conformance suite, batches
 // included.
 func TestConformanceWithoutFaults(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+	storetest.RunWith(t, func(t *testing.T) store.Store[*storetest.Value] {
 		mem := store.NewMemory[*storetest.Value]()
 		t.Cleanup(func() { mem.Close() })
 		return newStore(t, mem, faultstore.Options{})
-	})
+	}, storetest.Options{RecordsCauses: true}) // the memory store's causes pass through
 }
 
 // TestABatchGoesThroughTheFaultsAsOneCall: a batch refused by a fault is

@@ -33,13 +33,7 @@ import (
 //
 // The watcher is a store.ProgressRequester; see RequestProgress.
 func (c *Client[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateRevision(after); err != nil {
+	if err := checkWatch(ctx, prefix, after); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
@@ -357,4 +351,16 @@ func (w *watcher[T]) deliver(s *conn, ev store.Event[T]) error {
 	case <-w.ctx.Done():
 		return w.ctx.Err()
 	}
+}
+
+// checkWatch checks a Watch call's arguments: a context, a valid prefix
+// and a valid revision to watch after.
+func checkWatch(ctx context.Context, prefix string, after int64) error {
+	if err := checkCtx(ctx); err != nil {
+		return err
+	}
+	if err := store.ValidatePrefix(prefix); err != nil {
+		return err
+	}
+	return store.ValidateRevision(after)
 }

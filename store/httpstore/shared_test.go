@@ -42,10 +42,10 @@ func sharedOf(t *testing.T) (*httpstore.Shared, *atomic.Int64) {
 // guarantee of a store (storetest), its watches served by the shared
 // stream or, behind it, by one of their own.
 func TestATypedViewOfASharedClientPassesConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store[*storetest.Value] {
+	storetest.RunWith(t, func(t *testing.T) store.Store[*storetest.Value] {
 		s, _ := sharedOf(t)
 		return httpstore.ViewOf[*storetest.Value](s, nil)
-	})
+	}, storetest.Options{RecordsCauses: true}) // served over the memory store
 }
 
 type kindA struct{ A int }

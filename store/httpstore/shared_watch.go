@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/internal/watchend"
 )
 
 // maxHubBuffer bounds the recent events a hub keeps for watches that
@@ -196,13 +197,7 @@ func (h *hub) requestProgress(ctx context.Context, s *sub) error {
 // starts behind the stream by more than it keeps gets a stream of its
 // own. The watcher is a store.ProgressRequester.
 func (v *View[T]) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[T], error) {
-	if err := checkCtx(ctx); err != nil {
-		return nil, err
-	}
-	if err := store.ValidatePrefix(prefix); err != nil {
-		return nil, err
-	}
-	if err := store.ValidateRevision(after); err != nil {
+	if err := checkWatch(ctx, prefix, after); err != nil {
 		return nil, err
 	}
 	s, err := v.s.hub.subscribe(prefix, after)
@@ -215,7 +210,7 @@ func (v *View[T]) Watch(ctx context.Context, prefix string, after int64) (store.
 			return nil, err
 		}
 	}
-	w := &viewWatcher[T]{v: v, s: s, own: own, events: make(chan store.Event[T], watchBuffer), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &viewWatcher[T]{v: v, s: s, own: own, events: make(chan store.Event[T], watchBuffer), end: watchend.New()}
 	go w.run(ctx)
 	return w, nil
 }
@@ -227,10 +222,7 @@ type viewWatcher[T any] struct {
 	s      *sub
 	own    store.Watcher[json.RawMessage]
 	events chan store.Event[T]
-	stop   chan struct{}
-	once   sync.Once
-	done   chan struct{}
-	err    error
+	end    watchend.End
 }
 
 var _ store.ProgressRequester = (*viewWatcher[int])(nil)
@@ -238,18 +230,11 @@ var _ store.ProgressRequester = (*viewWatcher[int])(nil)
 func (w *viewWatcher[T]) Events() <-chan store.Event[T] { return w.events }
 
 // Err returns why the watch ended, once Events is closed.
-func (w *viewWatcher[T]) Err() error {
-	select {
-	case <-w.done:
-		return w.err
-	default:
-		return nil
-	}
-}
+func (w *viewWatcher[T]) Err() error { return w.end.Result() }
 
 func (w *viewWatcher[T]) Stop() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.done
+	w.end.RequestStop()
+	<-w.end.Done
 }
 
 func (w *viewWatcher[T]) RequestProgress(ctx context.Context) error {
@@ -264,31 +249,31 @@ func (w *viewWatcher[T]) RequestProgress(ctx context.Context) error {
 
 // run delivers decoded events until the feed ends, ctx ends or Stop.
 func (w *viewWatcher[T]) run(ctx context.Context) {
-	defer close(w.done)
+	defer close(w.end.Done)
 	defer close(w.events)
 	if w.own != nil {
 		defer w.own.Stop()
-		w.err = w.relay(ctx, w.own.Events(), w.own.Err)
+		w.end.Err = w.relay(ctx, w.own.Events(), w.own.Err)
 		return
 	}
 	defer w.v.s.hub.unsubscribe(w.s)
 	for {
 		evs, ended, err := w.s.take()
 		if ended {
-			w.err = err
+			w.end.Err = err
 			return
 		}
 		for _, ev := range evs {
-			if w.err = w.send(ctx, ev); w.err != nil || w.stopped() {
+			if w.end.Err = w.send(ctx, ev); w.end.Err != nil || w.stopped() {
 				return
 			}
 		}
 		select {
 		case <-w.s.wake:
 		case <-ctx.Done():
-			w.err = ctx.Err()
+			w.end.Err = ctx.Err()
 			return
-		case <-w.stop:
+		case <-w.end.Stop:
 			return
 		}
 	}
@@ -307,7 +292,7 @@ func (w *viewWatcher[T]) relay(ctx context.Context, evs <-chan rawEvent, errOf f
 			}
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-w.stop:
+		case <-w.end.Stop:
 			return nil
 		}
 	}
@@ -315,7 +300,7 @@ func (w *viewWatcher[T]) relay(ctx context.Context, evs <-chan rawEvent, errOf f
 
 func (w *viewWatcher[T]) stopped() bool {
 	select {
-	case <-w.stop:
+	case <-w.end.Stop:
 		return true
 	default:
 		return false
@@ -325,7 +310,7 @@ func (w *viewWatcher[T]) stopped() bool {
 // send decodes ev and delivers it; a value that does not decode ends the
 // watch with its error.
 func (w *viewWatcher[T]) send(ctx context.Context, ev rawEvent) error {
-	out := store.Event[T]{Type: ev.Type, Object: store.Object[T]{Key: ev.Object.Key, Revision: ev.Object.Revision, CreateRevision: ev.Object.CreateRevision}}
+	out := store.Event[T]{Type: ev.Type, Cause: ev.Cause, Object: store.Object[T]{Key: ev.Object.Key, Revision: ev.Object.Revision, CreateRevision: ev.Object.CreateRevision}}
 	if ev.Type != store.Progress && ev.Object.Value != nil {
 		obj, err := w.v.decode(ev.Object)
 		if err != nil {
@@ -338,7 +323,7 @@ func (w *viewWatcher[T]) send(ctx context.Context, ev rawEvent) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-w.stop:
+	case <-w.end.Stop:
 		return nil
 	}
 }

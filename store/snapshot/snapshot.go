@@ -212,15 +212,8 @@ func (t typed[T]) revision(ctx context.Context) (int64, string, error) {
 // store.Identifier, or says it has none with errors.ErrUnsupported (a view
 // of a byte store without one, a served store without one).
 func identityOf(ctx context.Context, s any) (string, error) {
-	ider, ok := s.(store.Identifier)
-	if !ok {
-		return "", nil
-	}
-	id, err := ider.Identity(ctx)
-	switch {
-	case errors.Is(err, errors.ErrUnsupported):
-		return "", nil
-	case err != nil:
+	id, err := store.IdentityOf(ctx, s)
+	if err != nil {
 		return "", fmt.Errorf("snapshot: identity: %w", err)
 	}
 	return id, nil
