@@ -57,7 +57,7 @@ type chaosBackend struct {
 func chaosBackends() []chaosBackend {
 	return []chaosBackend{
 		{name: "memory", heartbeat: 50 * time.Millisecond, open: func(t *testing.T, history int) (chaosStore, foreignWriter) {
-			m := store.NewMemory[*replicaSet](store.WithHistory(history))
+			m := store.NewMemory[*replicaSet](store.WithHistory(history), store.WithTombstones(history))
 			t.Cleanup(func() { _ = m.Close() })
 			return m, sequentialWriter{m}
 		}},

@@ -80,7 +80,7 @@ func TestSoakLeadershipFlipsLoseNoRetryAndKeepNoRecord(t *testing.T) {
 	// with an empty Object for keys the cache held, and WaitForRevision
 	// hanging on deletions no reconcile could cover.
 	leakCheck(t)
-	s := store.NewMemory[*replicaSet](store.WithHistory(100))
+	s := store.NewMemory[*replicaSet](store.WithHistory(100), store.WithTombstones(100)) // the store keeps little: the controller is measured
 	t.Cleanup(func() { _ = s.Close() })
 	locker := &flipLocker{rng: rand.New(rand.NewPCG(1, 2))}
 	el, err := lock.NewElector(locker, lock.ElectorOptions{RetryDelay: time.Millisecond})
