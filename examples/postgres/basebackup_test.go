@@ -168,7 +168,11 @@ func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	op := e.startInProcess(e.daemonConfig())
 	archive, err := newWALArchive(e.archive)
 	require.NoError(t, err)
-	require.Equal(t, archive.command(), e.query("postgres", "SHOW archive_command"))
+	// The operator sets it with ALTER SYSTEM and pg_reload_conf(), which
+	// the server applies a moment later.
+	waitFor(t, "the operator's archive_command", convergeLimit, func() bool {
+		return e.query("postgres", "SHOW archive_command") == archive.command()
+	})
 	require.NoError(t, os.Chmod(e.archive, 0o500)) // the server's user can no longer write
 	e.query("postgres", "CREATE TABLE w AS SELECT 1 AS n")
 	e.query("postgres", "SELECT pg_switch_wal()")
