@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -127,4 +128,60 @@ func deleteNow(ctx context.Context, t *testing.T, s store.Store[*item], key stri
 			return
 		}
 	}
+}
+
+// noProgressBytes is a byte store whose watches cannot answer progress
+// requests.
+type noProgressBytes struct{ store.Store[[]byte] }
+
+func (s noProgressBytes) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[[]byte], error) {
+	w, err := s.Store.Watch(ctx, prefix, after)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ store.Watcher[[]byte] }{w}, nil
+}
+
+// TestAControllerFollowsADifferWhoseWatchCannotReportProgress: a store
+// that implements store.Differ (a View) over a byte store whose watches
+// cannot answer progress requests is followed as it was before the cache
+// caught up by difference: writes are reconciled, from one list.
+func TestAControllerFollowsADifferWhoseWatchCannotReportProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		raw := store.NewMemory[[]byte]()
+		defer raw.Close()
+		s := &countingView{View: store.NewView[*item](noProgressBytes{raw}, nil)}
+		rec := &statusWriter{}
+		c := newTxnController(t, s, rec, Options[*item]{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		require.NoError(t, c.WaitForSync(ctx))
+		for i := range 20 {
+			_, err := s.Create(ctx, fmt.Sprintf("items/%02d", i), &item{Want: i + 1})
+			require.NoError(t, err)
+		}
+		waitFor(ctx, t, c, s)
+		live, _, err := s.List(ctx, "")
+		require.NoError(t, err)
+		for _, obj := range live {
+			require.Equal(t, obj.Value.Want, obj.Value.Seen, "%s converged", obj.Key)
+		}
+		require.EqualValues(t, 2, s.lists.Load(), "the controller listed the store once (the second list is the test's)")
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// countingView is a View with its lists counted: its watch and its Diff
+// are the View's own.
+type countingView struct {
+	*store.View[*item]
+	lists atomic.Int64
+}
+
+func (c *countingView) List(ctx context.Context, prefix string) ([]store.Object[*item], int64, error) {
+	c.lists.Add(1)
+	return c.View.List(ctx, prefix)
 }
