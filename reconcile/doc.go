@@ -20,6 +20,12 @@
 //     that changed or vanished meanwhile: no change lost, no storm of
 //     reconciles of unchanged keys. (The cache is reconcile/internal/cache;
 //     its package doc lists what it guarantees on its own.)
+//   - Over a store that can tell what changed since a revision
+//     (store.Differ: the in-memory store, bolt, views over them) a watch
+//     that falls behind the writers catches up by difference instead of
+//     re-listing: each key changed meanwhile is reconciled at its state
+//     now, and each key the cache held and the store deleted meanwhile is
+//     reconciled as deleted, with its last value. Other stores re-list.
 //   - A transient error backs off per key; a terminal error (Terminal) is not
 //     retried; a panic is recovered and retried; each call may have a timeout;
 //     a status write that conflicts with a newer write reconciles the newer

@@ -26,9 +26,10 @@ import (
 // key has been delivered at its state at the catch-up's revision, but a
 // key changed several times meanwhile is delivered once, and one created
 // and deleted meanwhile may be delivered as Deleted or not at all.
-// Progress requests pass through (store.ProgressRequester, when the
-// store's watcher implements it) and are answered after a catch-up's
-// events. The watch ends, as Watch's does, with Stop (nil), the
+// Progress requests pass through (store.ProgressRequester) and are
+// answered after a catch-up's events; the watcher implements
+// ProgressRequester only if the store's first watch does (or could not
+// start: the history no longer held its revision). The watch ends, as Watch's does, with Stop (nil), the
 // context's error, ErrUnavailable, a value that does not decode, or
 // ErrCompacted when even Diff cannot tell what changed (deletes older
 // than the store remembers).
@@ -58,6 +59,11 @@ func WatchCatchingUp[T any](ctx context.Context, s Store[T], prefix string, afte
 	}
 	cw.inner = inner
 	go cw.run(ctx, after)
+	if _, ok := inner.(ProgressRequester); inner != nil && !ok {
+		// The store's watches cannot answer progress requests: neither
+		// does this one (a consumer would otherwise ask in vain).
+		return struct{ Watcher[T] }{cw}, nil
+	}
 	return cw, nil
 }
 

@@ -77,3 +77,27 @@ func sameObjects(a, b map[string]store.Object[int]) bool {
 	}
 	return true
 }
+
+// TestACatchingUpWatchClaimsProgressOnlyIfItsStoreCanAnswer: over a
+// Differ whose watches cannot answer progress requests (a View over such
+// a byte store), WatchCatchingUp's watcher does not implement
+// ProgressRequester, so a consumer does not wait for answers that never
+// come; over the memory store it does.
+func TestACatchingUpWatchClaimsProgressOnlyIfItsStoreCanAnswer(t *testing.T) {
+	ctx := t.Context()
+	raw := store.NewMemory[[]byte]()
+	defer raw.Close()
+	w, err := store.WatchCatchingUp[int](ctx, store.NewView[int](noProgressStore{raw}, nil), "", 0)
+	require.NoError(t, err)
+	defer w.Stop()
+	_, ok := w.(store.ProgressRequester)
+	require.False(t, ok, "over a store whose watches cannot answer")
+
+	m := store.NewMemory[int]()
+	defer m.Close()
+	w, err = store.WatchCatchingUp[int](ctx, m, "", 0)
+	require.NoError(t, err)
+	defer w.Stop()
+	_, ok = w.(store.ProgressRequester)
+	require.True(t, ok, "over the memory store")
+}

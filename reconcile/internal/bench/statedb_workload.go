@@ -43,8 +43,11 @@ type SideOptions struct {
 	// BatchWrites makes converge's inserts and, with Batch, its status
 	// writes store.WriteBatch calls of Insert (or Round) writes.
 	BatchWrites bool
-	// CatchUp makes the controller's watch store.WatchCatchingUp's: a
+	// CatchUp makes the store's watch store.WatchCatchingUp's: a
 	// watch that falls behind catches up by difference, not by a re-list.
+	// The controller's cache watches so itself over the memory store (a
+	// store.Differ), so this wraps that watch twice; it is kept to compare
+	// with the figures of the runs before.
 	CatchUp bool
 }
 

@@ -7,6 +7,15 @@
 //     complete; if that revision is compacted, it re-lists and reports
 //     exactly the keys that changed or vanished meanwhile: no change lost,
 //     none reported twice.
+//   - Over a store that implements store.Differ (the in-memory store,
+//     bolt, views over them) the watch is store.WatchCatchingUp's: one
+//     that falls behind catches up by difference, never by a re-list. A
+//     key changed meanwhile is reported once, at its state now (a key
+//     deleted and created again meanwhile as one change, as a re-list
+//     reports it); a key the cache held and the store deleted meanwhile
+//     is removed and reported as a removal with its last value (kept as a
+//     tombstone with Options.Tombstones), as a watched delete is. Over
+//     any other store a watch that falls behind resumes, or re-lists.
 //   - While the store is unreachable it keeps its objects and retries with
 //     backoff: it is never cleared and never invents an object. A watch
 //     that stays open and silent is detected within two heartbeats.

@@ -83,7 +83,7 @@ func (c *Cache[T]) follow(ctx context.Context) (proven bool, _ error) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := c.store.Watch(wctx, c.prefix, after)
+	w, err := c.watch(wctx, after)
 	if err != nil {
 		return proven, fmt.Errorf("watch: %w", err)
 	}
@@ -141,6 +141,20 @@ func (c *Cache[T]) follow(ctx context.Context) (proven bool, _ error) {
 			}
 		}
 	}
+}
+
+// watch opens the cache's watch after revision after. Over a store that
+// can tell what changed since a revision (store.Differ: the in-memory
+// store, bolt, views over them) it is store.WatchCatchingUp's, so that a
+// watch that falls behind the writers catches up by difference (each key
+// changed meanwhile once, at its state now; a key deleted meanwhile as
+// Deleted with its last value) instead of ending and making the cache
+// re-list; over any other store it is the store's own.
+func (c *Cache[T]) watch(ctx context.Context, after int64) (store.Watcher[T], error) {
+	if _, ok := c.store.(store.Differ[T]); ok {
+		return store.WatchCatchingUp(ctx, c.store, c.prefix, after)
+	}
+	return c.store.Watch(ctx, c.prefix, after)
 }
 
 // resumePoint returns the revision to watch after: the cache's, once the
