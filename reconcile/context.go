@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
+
+	"github.com/converge-go/converge/reconcile/tracing"
 )
 
 // logFailure logs a reconcile's failure at level, with the stack of a

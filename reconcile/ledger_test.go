@@ -3,13 +3,13 @@ package reconcile
 import (
 	"errors"
 	"fmt"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 )
 

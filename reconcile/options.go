@@ -3,7 +3,6 @@ package reconcile
 import (
 	"cmp"
 	"fmt"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/converge-go/converge/internal/nilness"
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile/dependency"
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/checkpoint"
 )

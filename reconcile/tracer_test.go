@@ -3,11 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"sync"
 	"testing"
 	"testing/synctest"
 
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )

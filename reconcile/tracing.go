@@ -2,9 +2,9 @@ package reconcile
 
 import (
 	"context"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 
+	"github.com/converge-go/converge/reconcile/tracing"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
 )

@@ -2,10 +2,10 @@ package reconcile
 
 import (
 	"context"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"time"
 
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/tracing"
 )
 
 // turn is one hand-out of a key as a worker holds it, from the queue's Get

@@ -3,13 +3,13 @@ package reconcile
 import (
 	"context"
 	"errors"
-	"github.com/converge-go/converge/reconcile/tracing"
 	"log/slog"
 	"math"
 	"runtime/debug"
 	"time"
 
 	"github.com/converge-go/converge/queue"
+	"github.com/converge-go/converge/reconcile/tracing"
 )
 
 // conflictRetry is how long a key whose status write conflicted waits for
