@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,7 +26,7 @@ const attemptEnv = "INTENT_TEST_ATTEMPT"
 func attempt(mode string) int {
 	switch {
 	case mode == "sleep":
-		time.Sleep(time.Hour) // the child's lifetime, ended by SIGKILL
+		untilKilled() // the child's lifetime
 		return 0
 	case strings.HasPrefix(mode, "result:"):
 		if err := intent.WriteResult([]byte(strings.TrimPrefix(mode, "result:"))); err != nil {
@@ -41,10 +42,19 @@ func attempt(mode string) int {
 			return 1
 		}
 		fmt.Println(cmd.Process.Pid)
-		time.Sleep(time.Hour) // until SIGKILL
+		untilKilled()
 		return 0
 	}
 	return 2
+}
+
+// untilKilled blocks until the process is killed (the tests end it with
+// SIGKILL) or asked to end with SIGTERM; waiting on a signal, not a timer,
+// it holds no clock and cannot run out.
+func untilKilled() {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM)
+	<-stop
 }
 
 // child is the test binary as an attempt in mode.
