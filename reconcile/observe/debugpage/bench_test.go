@@ -65,7 +65,9 @@ func BenchmarkPageAllQueued(b *testing.B) {
 // queued again after they converged: every one of 100,000 reconciled keys
 // changes, in no particular order, behind a blocked worker. The queue's
 // records are recycled ones, so a walk in hand-out order no longer reads
-// them in the order they lie in memory: the worst case of the page.
+// them in the order they lie in memory, nor the controller's records of
+// the keys (made by the initial list, in key order), as the changes
+// arrive in the order they were written: the worst case of the page.
 func BenchmarkPageAllQueuedAfterChanges(b *testing.B) {
 	const n = 100_000
 	values := make(map[string]string, n)
