@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,10 +11,13 @@ import (
 )
 
 // TestAConvergedOperatorWritesNothing: once the operator's roles and
-// databases are in place in a real PostgreSQL, the store stops changing
-// (its writes that would change nothing are not stored, so they wake
-// nothing), and reconciling every role and database again writes
-// nothing, though each reconcile compares with PostgreSQL afresh. Real
+// databases are in place in a real PostgreSQL, and a backup schedule's
+// first backup and a backup made by hand have succeeded, the store stops
+// changing (its writes that would change nothing are not stored, so they
+// wake nothing), and reconciling every role, database, schedule and
+// backup again writes nothing, though each reconcile compares with
+// PostgreSQL and the backup files afresh. Restores, which need a WAL
+// archive, are left to their own tests. Real
 // time and a real server: reconciletest's CheckIdle, which runs on a fake
 // clock, cannot drive it; this is its check, by revisions.
 func TestAConvergedOperatorWritesNothing(t *testing.T) {
@@ -25,6 +29,21 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "app", Extensions: []string{"pgcrypto"}, Reclaim: Delete})
 	waitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
 	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	put(t, e.stores.Schedules, "backupschedules/appdb", BackupScheduleSpec{Database: "appdb", Schedule: "0 3 1 1 *", KeepSucceeded: 2})
+	put(t, e.stores.Backups, "backups/by-hand", BackupSpec{Database: "appdb"})
+	waitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
+	waitFor(t, "the schedule's first backup", convergeLimit, func() bool {
+		obj, err := e.stores.Schedules.Get(ctx, "backupschedules/appdb")
+		return err == nil && obj.Value.Status.LastSucceeded != ""
+	})
+	waitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
+	type converging interface {
+		WaitForRevision(context.Context, int64) error
+		EnqueueAll()
+		Snapshot() []reconcile.KeyState
+	}
+	controllers := map[string]converging{"roles": p.op.Roles, "databases": p.op.Databases,
+		"schedules": p.op.Schedules, "backups": p.op.Backups}
 
 	revision := func() int64 {
 		rev, err := e.stores.Roles.Revision(ctx)
@@ -34,8 +53,9 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	settled := false
 	for range 20 {
 		rev := revision()
-		require.NoError(t, p.op.Roles.WaitForRevision(ctx, rev))
-		require.NoError(t, p.op.Databases.WaitForRevision(ctx, rev))
+		for _, c := range controllers {
+			require.NoError(t, c.WaitForRevision(ctx, rev))
+		}
 		if revision() == rev {
 			settled = true
 			break
@@ -57,9 +77,11 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 		}
 	}
 	at := time.Now()
-	p.op.Roles.EnqueueAll()
-	p.op.Databases.EnqueueAll()
-	waitFor(t, "the roles reconciled again", convergeLimit, reconciledSince(p.op.Roles, at))
-	waitFor(t, "the database reconciled again", convergeLimit, reconciledSince(p.op.Databases, at))
+	for _, c := range controllers {
+		c.EnqueueAll()
+	}
+	for name, c := range controllers {
+		waitFor(t, "the "+name+" reconciled again", convergeLimit, reconciledSince(c, at))
+	}
 	require.Equal(t, rev, revision(), "reconciling a converged operator's objects again wrote to the store")
 }
