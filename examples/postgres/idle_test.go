@@ -16,10 +16,9 @@ import (
 // changing (its writes that would change nothing are not stored, so they
 // wake nothing), and reconciling every role, database, schedule and
 // backup again writes nothing, though each reconcile compares with
-// PostgreSQL and the backup files afresh. Restores, which need a WAL
-// archive, are left to their own tests. Real
-// time and a real server: reconciletest's CheckIdle, which runs on a fake
-// clock, cannot drive it; this is its check, by revisions.
+// PostgreSQL and the backup files afresh (requireWritesNothing). Restores,
+// which need a WAL archive, are checked so in
+// TestAPointInTimeRestoreHoldsTheTransactionBeforeItsTimeAndNotTheOneAfter.
 func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	e := newPGEnv(t)
 	p := e.startInProcess(e.daemonConfig())
@@ -37,16 +36,27 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 		return err == nil && obj.Value.Status.LastSucceeded != ""
 	})
 	waitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
-	type converging interface {
-		WaitForRevision(context.Context, int64) error
-		EnqueueAll()
-		Snapshot() []reconcile.KeyState
-	}
-	controllers := map[string]converging{"roles": p.op.Roles, "databases": p.op.Databases,
-		"schedules": p.op.Schedules, "backups": p.op.Backups}
+	requireWritesNothing(t, e, map[string]converging{"roles": p.op.Roles, "databases": p.op.Databases,
+		"schedules": p.op.Schedules, "backups": p.op.Backups})
+}
 
+// converging is what requireWritesNothing needs of a controller.
+type converging interface {
+	WaitForRevision(context.Context, int64) error
+	EnqueueAll()
+	Snapshot() []reconcile.KeyState
+}
+
+// requireWritesNothing requires e's store to settle once controllers
+// have reconciled every change (within a few rounds of WaitForRevision),
+// and reconciling every key of theirs again to write nothing. Real time
+// and a real server: reconciletest's CheckIdle, which runs on a fake
+// clock, cannot drive the operator; this is its check, by revisions.
+func requireWritesNothing(t *testing.T, e *pgEnv, controllers map[string]converging) {
+	t.Helper()
+	ctx := t.Context()
 	revision := func() int64 {
-		rev, err := e.stores.Roles.Revision(ctx)
+		rev, err := e.stores.Raw.Revision(ctx)
 		require.NoError(t, err)
 		return rev
 	}
@@ -66,7 +76,7 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	rev := revision()
 	// reconciledSince reports whether every key of c was reconciled since
 	// at and none is waiting or being reconciled.
-	reconciledSince := func(c interface{ Snapshot() []reconcile.KeyState }, at time.Time) func() bool {
+	reconciledSince := func(c converging, at time.Time) func() bool {
 		return func() bool {
 			for _, k := range c.Snapshot() {
 				if k.State == queue.Waiting || k.State == queue.Processing || k.LastAt.Before(at) {
