@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/internal/pipenet"
 	"github.com/converge-go/converge/store"
+	"github.com/converge-go/converge/store/httpstore"
 )
 
 // shortTermRival takes terms of the lease at key one after another, each
@@ -55,7 +58,10 @@ func deleteRecord(t *testing.T, m store.Store[Record], key string) {
 // the rival's term then current (the rival yields it to a watching
 // contender). Without that yield, the rival won every free moment and the
 // elector had no term for 33 TTLs within 50 flips.
-// It runs over the memory store and over a JSON view of a byte store.
+// It runs over the memory store, over a JSON view of a byte store, and
+// over the HTTP client of a served store (on in-memory pipes, so that the
+// bubble's clock reaches the server's watch, which delivers a moment
+// late).
 func TestAnElectorIsNotStarvedByARivalTakingShortTermsBackToBack(t *testing.T) {
 	stores := map[string]func(t *testing.T) store.Store[Record]{
 		"memory": func(t *testing.T) store.Store[Record] { return newMemory(t) },
@@ -64,6 +70,7 @@ func TestAnElectorIsNotStarvedByARivalTakingShortTermsBackToBack(t *testing.T) {
 			t.Cleanup(func() { _ = raw.Close() })
 			return store.NewView[Record](raw, store.JSON[Record]{})
 		},
+		"http": servedOnPipes,
 	}
 	for name, newStore := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -129,4 +136,21 @@ func flipAgainstARival(t *testing.T, m store.Store[Record], seed uint64, flips i
 	}
 	t.Logf("seed %d: worst wait for a new term over %d flips: %v (bound %v)", seed, flips, worst, bound)
 	require.LessOrEqual(t, worst, bound)
+}
+
+// servedOnPipes serves a memory store over HTTP on a pipenet and returns
+// a client of it; server, store and connections are closed at cleanup.
+func servedOnPipes(t *testing.T) store.Store[Record] {
+	m := newMemory(t)
+	h, err := httpstore.NewHandler[Record](m)
+	require.NoError(t, err)
+	pn := pipenet.New()
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(pn) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	hc := pn.Client()
+	t.Cleanup(hc.CloseIdleConnections)
+	c, err := httpstore.New[Record]("http://pipe.localhost", httpstore.WithHTTPClient(hc))
+	require.NoError(t, err)
+	return c
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,12 +11,14 @@ import (
 )
 
 // TestAConvergedOperatorWritesNothing: once the operator's roles and
-// databases are in place in a real PostgreSQL, the store stops changing
-// (its writes that would change nothing are not stored, so they wake
-// nothing), and reconciling every role and database again writes
-// nothing, though each reconcile compares with PostgreSQL afresh. Real
-// time and a real server: reconciletest's CheckIdle, which runs on a fake
-// clock, cannot drive it; this is its check, by revisions.
+// databases are in place in a real PostgreSQL, and a backup schedule's
+// first backup and a backup made by hand have succeeded, the store stops
+// changing (its writes that would change nothing are not stored, so they
+// wake nothing), and reconciling every role, database, schedule and
+// backup again writes nothing, though each reconcile compares with
+// PostgreSQL and the backup files afresh (requireWritesNothing). Restores,
+// which need a WAL archive, are checked so in
+// TestAPointInTimeRestoreHoldsTheTransactionBeforeItsTimeAndNotTheOneAfter.
 func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	e := newPGEnv(t)
 	p := e.startInProcess(e.daemonConfig())
@@ -25,17 +28,44 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "app", Extensions: []string{"pgcrypto"}, Reclaim: Delete})
 	waitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
 	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	put(t, e.stores.Schedules, "backupschedules/appdb", BackupScheduleSpec{Database: "appdb", Schedule: "0 3 1 1 *", KeepSucceeded: 2})
+	put(t, e.stores.Backups, "backups/by-hand", BackupSpec{Database: "appdb"})
+	waitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
+	waitFor(t, "the schedule's first backup", convergeLimit, func() bool {
+		obj, err := e.stores.Schedules.Get(ctx, "backupschedules/appdb")
+		return err == nil && obj.Value.Status.LastSucceeded != ""
+	})
+	waitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
+	requireWritesNothing(t, e, map[string]converging{"roles": p.op.Roles, "databases": p.op.Databases,
+		"schedules": p.op.Schedules, "backups": p.op.Backups})
+}
 
+// converging is what requireWritesNothing needs of a controller.
+type converging interface {
+	WaitForRevision(context.Context, int64) error
+	EnqueueAll()
+	Snapshot() []reconcile.KeyState
+}
+
+// requireWritesNothing requires e's store to settle once controllers
+// have reconciled every change (within a few rounds of WaitForRevision),
+// and reconciling every key of theirs again to write nothing. Real time
+// and a real server: reconciletest's CheckIdle, which runs on a fake
+// clock, cannot drive the operator; this is its check, by revisions.
+func requireWritesNothing(t *testing.T, e *pgEnv, controllers map[string]converging) {
+	t.Helper()
+	ctx := t.Context()
 	revision := func() int64 {
-		rev, err := e.stores.Roles.Revision(ctx)
+		rev, err := e.stores.Raw.Revision(ctx)
 		require.NoError(t, err)
 		return rev
 	}
 	settled := false
 	for range 20 {
 		rev := revision()
-		require.NoError(t, p.op.Roles.WaitForRevision(ctx, rev))
-		require.NoError(t, p.op.Databases.WaitForRevision(ctx, rev))
+		for _, c := range controllers {
+			require.NoError(t, c.WaitForRevision(ctx, rev))
+		}
 		if revision() == rev {
 			settled = true
 			break
@@ -46,7 +76,7 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	rev := revision()
 	// reconciledSince reports whether every key of c was reconciled since
 	// at and none is waiting or being reconciled.
-	reconciledSince := func(c interface{ Snapshot() []reconcile.KeyState }, at time.Time) func() bool {
+	reconciledSince := func(c converging, at time.Time) func() bool {
 		return func() bool {
 			for _, k := range c.Snapshot() {
 				if k.State == queue.Waiting || k.State == queue.Processing || k.LastAt.Before(at) {
@@ -57,9 +87,11 @@ func TestAConvergedOperatorWritesNothing(t *testing.T) {
 		}
 	}
 	at := time.Now()
-	p.op.Roles.EnqueueAll()
-	p.op.Databases.EnqueueAll()
-	waitFor(t, "the roles reconciled again", convergeLimit, reconciledSince(p.op.Roles, at))
-	waitFor(t, "the database reconciled again", convergeLimit, reconciledSince(p.op.Databases, at))
+	for _, c := range controllers {
+		c.EnqueueAll()
+	}
+	for name, c := range controllers {
+		waitFor(t, "the "+name+" reconciled again", convergeLimit, reconciledSince(c, at))
+	}
 	require.Equal(t, rev, revision(), "reconciling a converged operator's objects again wrote to the store")
 }

@@ -41,13 +41,15 @@ func (e *pgEnv) restoredQuery(port int, db, sql string) string {
 // A Restore to an instant between two transactions makes a new cluster,
 // on a port and in a directory of the operator's, that holds the first
 // and not the second; one to a backup's restore point holds what the
-// backup recorded; deleting a Restore stops its cluster and removes it.
+// backup recorded; once both finished, reconciling the Restores and the
+// Backup again writes nothing; deleting a Restore stops its cluster and
+// removes it.
 func TestAPointInTimeRestoreHoldsTheTransactionBeforeItsTimeAndNotTheOneAfter(t *testing.T) {
 	e := newArchivedPGEnv(t)
 	e.query("postgres", "CREATE DATABASE app")
 	e.query("app", "CREATE TABLE t (n int)")
 	e.query("app", "INSERT INTO t SELECT generate_series(1, 100)")
-	e.startInProcess(e.daemonConfig())
+	p := e.startInProcess(e.daemonConfig())
 	put(t, e.stores.Backups, BackupPrefix+"base-1", BackupSpec{Database: "app", Method: MethodBase})
 	st := finishedBackup(t, e, BackupPrefix+"base-1")
 	require.Equal(t, BackupSucceeded, st.Phase, st.Error)
@@ -69,6 +71,7 @@ func TestAPointInTimeRestoreHoldsTheTransactionBeforeItsTimeAndNotTheOneAfter(t 
 	point := finishedRestore(t, e, RestorePrefix+"point")
 	require.Equal(t, BackupSucceeded, point.Phase, point.Error)
 	require.Equal(t, "100", e.restoredQuery(point.Run.Result.Port, "app", "SELECT count(*) FROM t"))
+	requireWritesNothing(t, e, map[string]converging{"restores": p.op.Restores, "backups": p.op.Backups})
 
 	for _, key := range []string{RestorePrefix + "pitr", RestorePrefix + "point"} {
 		deleteKey(t, e.stores.Raw, key)

@@ -67,8 +67,14 @@ func wire(ctx context.Context) (*operator, error) {
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	client := &vms{base: "http://" + ln.Addr().String(), http: &http.Client{Timeout: 5 * time.Second}}
+	return newOperator(api, client, store.NewMemory[*VM](), nil)
+}
 
-	s, err := apistore.New(store.NewMemory[*VM](), resource.Kind[VMSpec, VMStatus]{})
+// newOperator builds the operator of the VMs client reaches (served by
+// api), over raw through the API-server layer, its controller reporting
+// to metrics (nil: none).
+func newOperator(api *vmAPI, client *vms, raw store.Store[*VM], metrics reconcile.Metrics) (*operator, error) {
+	s, err := apistore.New(raw, resource.Kind[VMSpec, VMStatus]{})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +99,7 @@ func wire(ctx context.Context) (*operator, error) {
 		return nil, err
 	}
 	c, err := reconcile.New(s, kit, reconcile.Options[*VM]{Name: "vms", Prefix: "vms/",
-		Sources: kit.Sources(), Dependencies: kit.Dependencies()})
+		Sources: kit.Sources(), Dependencies: kit.Dependencies(), Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/converge-go/converge/reconcile/checkpointtest"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/etcdstore"
+	"github.com/converge-go/converge/store/httpstore/httpstoretest"
 	"github.com/converge-go/converge/store/storetest"
 )
 
@@ -28,6 +29,17 @@ func TestFromACheckpointTheStoreIsReconciledAsItIsOnceItServes(t *testing.T) {
 		checkpointtest.Options{Heartbeat: 200 * time.Millisecond})
 }
 
+// The same, with the etcd store served over HTTP and the controller a
+// client of the server, which serves on while the member is stopped,
+// copied or replaced.
+func TestFromACheckpointTheStoreServedOverHTTPIsReconciledAsItIsOnceItServes(t *testing.T) {
+	checkpointtest.Run(t, func(t *testing.T) checkpointtest.Backend {
+		b := newEtcdBackend(t)
+		b.served = httpstoretest.Serve[*storetest.Value](t, b.s, httpstoretest.Options{})
+		return b
+	}, checkpointtest.Options{Heartbeat: 200 * time.Millisecond})
+}
+
 // etcdBackend is a one-member cluster on fixed loopback ports: Stop stops
 // the member, Start starts it on whichever data directory is current, a
 // copy is a copy of the stopped member's directory. The store is an
@@ -40,6 +52,7 @@ type etcdBackend struct {
 	client, peer url.URL
 	m            *member
 	s            *etcdstore.Store[*storetest.Value]
+	served       store.Store[*storetest.Value] // s served over HTTP, if set
 }
 
 func newEtcdBackend(t *testing.T) *etcdBackend {
@@ -65,8 +78,13 @@ func (b *etcdBackend) newDir(*testing.T) string {
 	return filepath.Join(b.base, fmt.Sprintf("data-%d", b.dirs))
 }
 
-func (b *etcdBackend) Store() store.Store[*storetest.Value] { return b.s }
-func (b *etcdBackend) Stop(*testing.T)                      { b.m.Stop() }
+func (b *etcdBackend) Store() store.Store[*storetest.Value] {
+	if b.served != nil {
+		return b.served
+	}
+	return b.s
+}
+func (b *etcdBackend) Stop(*testing.T) { b.m.Stop() }
 
 func (b *etcdBackend) Start(t *testing.T) {
 	cfg := memberConfig("solo", b.dir)

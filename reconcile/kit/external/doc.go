@@ -88,9 +88,12 @@
 //     TestATransientErrorIsInStatusAndRetried).
 //   - Drift made by hand is put back: with List, a drift source wakes a
 //     key whose object's fingerprint differs from what its reconcile
-//     last observed and made, or that vanished; without it, every key is
-//     looked at again after Options.Poll
-//     (TestDriftMadeByHandIsPutBack).
+//     last observed and made, or that vanished, at the first poll after
+//     the change whatever the operator made between (a size the operator
+//     made, then put back to the old one by hand, is found); without it,
+//     every key is looked at again after Options.Poll
+//     (TestDriftMadeByHandIsPutBack, and the randomized
+//     TestEveryHandChangeIsPutBackByTheNextPollWhateverTheOperatorDidBetween).
 //   - Prune deletes only objects this operator marked from this store
 //     for a key no longer desired, under package prune's gates; the mark
 //     reads the store's identity once per identity
