@@ -99,10 +99,13 @@ func (t *turn[Spec, Status]) succeed(ctx context.Context, d Desired[Spec], obs O
 	if _, err := resource.WriteStatus(ctx, t.s, t.obj, st, ready, synced); err != nil {
 		return reconcile.Result{}, err
 	}
-	if obs.State == Absent {
-		t.r.drift.Reconciled(d.Key)
-	} else {
+	if obs.State == UpToDate {
 		t.r.drift.Reconciled(d.Key, obs.Fingerprint)
+	} else {
+		// The look after the kit's own write found the object otherwise:
+		// changed by hand in between (or the world slow to show it). That
+		// is not what the kit made: the next poll wakes the key.
+		t.r.drift.Drifted(d.Key)
 	}
 	if ready.Status != resource.ConditionTrue || t.r.drift == nil {
 		return reconcile.Result{RequeueAfter: t.r.opts.Poll}, nil

@@ -90,7 +90,18 @@
 //     key whose object's fingerprint differs from what its reconcile
 //     last observed and made, or that vanished; without it, every key is
 //     looked at again after Options.Poll
-//     (TestDriftMadeByHandIsPutBack).
+//     (TestDriftMadeByHandIsPutBack). What the drift source expects is
+//     only ever an object the kit saw as its spec says: a look after the
+//     kit's own create or update that finds it otherwise (a hand change
+//     landing between the write and the look) is drift, and the next
+//     poll wakes the key whatever it lists. So every hand change, to any
+//     part the fingerprint covers, before, during or after a reconcile,
+//     is put back within one Drift.Interval of the last one
+//     (TestEveryHandChangeIsPutBackByTheNextPollWhateverCameBetween, a
+//     model over random sequences). Observation.Fingerprint and
+//     Listed.Fingerprint must cover everything a hand change can alter
+//     that Observe compares: a change the fingerprint leaves out is found
+//     by no poll.
 //   - Prune deletes only objects this operator marked from this store
 //     for a key no longer desired, under package prune's gates; the mark
 //     reads the store's identity once per identity
