@@ -102,6 +102,13 @@
 //     Listed.Fingerprint must cover everything a hand change can alter
 //     that Observe compares: a change the fingerprint leaves out is found
 //     by no poll.
+//   - An object the kit manages without its mark (one that existed,
+//     under the name Options.ExternalName chooses, before the operator;
+//     or one whose mark a person removed) is managed as it is and never
+//     marked: a mark says the operator made the object, and prune takes
+//     only marked ones. The drift source lists it under its key by name,
+//     so that polls wake its key when it drifts, not at every poll
+//     (TestAnUnmarkedObjectItManagesIsPolledLikeTheOthersAndNeverAdopted).
 //   - Prune deletes only objects this operator marked from this store
 //     for a key no longer desired, under package prune's gates; the mark
 //     reads the store's identity once per identity
