@@ -40,13 +40,11 @@ func readRole(ctx context.Context, q execer, name string) (roleState, error) {
 
 // ensureRole makes the role name as spec says, in one transaction: created
 // with comment as its comment if it does not exist, else altered where it
-// differs, and its memberships made exactly spec.InRoles. It returns the
-// role as it left it. A privileged role (refusePrivileged), as the role
+// differs, and its memberships made exactly spec.InRoles. A privileged role (refusePrivileged), as the role
 // or among its memberships, is refused with an error matching
 // ErrInvalidSpec before anything is changed.
-func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) (roleState, error) {
-	var after roleState
-	err := inTx(ctx, conn, func(tx pgx.Tx) error {
+func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) error {
+	return inTx(ctx, conn, func(tx pgx.Tx) error {
 		if err := refusePrivileged(ctx, tx, "role", name); err != nil {
 			return err
 		}
@@ -62,10 +60,8 @@ func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec,
 				return err
 			}
 		}
-		after, err = readRole(ctx, tx, name)
-		return err
+		return nil
 	})
-	return after, err
 }
 
 // roleStatements returns the DDL that makes cur as spec says: none when it
@@ -131,12 +127,6 @@ func dropRole(ctx context.Context, conn *pgx.Conn, name string) error {
 	return err
 }
 
-// statusOf is the status a role's state shows.
-func (st roleState) status(created bool) RoleStatus {
-	return RoleStatus{Exists: st.exists, Login: st.login, ConnectionLimit: st.connLimit,
-		InRoles: st.inRoles, Created: created}
-}
-
 // validateRole checks a Role's spec for the role name, self being the
 // role the operator connects as: a role it never manages, nor grants.
 func validateRole(name, self string, spec RoleSpec) error {
@@ -194,13 +184,3 @@ func refusePrivileged(ctx context.Context, q execer, what string, names ...strin
 	}
 	return fmt.Errorf("%w: %s %s is privileged: it is a member of %s (a superuser, REPLICATION, BYPASSRLS or CREATEROLE role, a predefined role, or the operator's own or one of its groups)", ErrInvalidSpec, what, name, via)
 }
-
-// rolesFingerprintQuery lists every role but the system's with what the
-// Role reconciler compares: login, connection limit, memberships.
-const rolesFingerprintQuery = `SELECT r.rolname::text, r.rolcanlogin, r.rolconnlimit,
-	COALESCE(string_agg(g.rolname::text, ',' ORDER BY g.rolname), '')
-	FROM pg_roles r LEFT JOIN pg_auth_members m ON m.member = r.oid LEFT JOIN pg_roles g ON g.oid = m.roleid
-	WHERE r.rolname !~ '^pg_' GROUP BY 1, 2, 3`
-
-// roleComments lists every role but the system's with its comment.
-const roleComments = `SELECT rolname::text, COALESCE(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname !~ '^pg_'`
