@@ -44,7 +44,7 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	role, err := e.stores.Roles.Get(ctx, "roles/app")
 	require.NoError(t, err)
 	require.Equal(t, RoleStatus{Exists: true, Login: true, ConnectionLimit: 5, InRoles: []string{"readers"}, Created: true,
-		External: external.Record{Name: "app", Fingerprint: roleFingerprint(true, 5, []string{"readers"})}}, role.Value.Status)
+		External: external.Record{Name: "app", Fingerprint: listedFingerprint(t, e, "app")}}, role.Value.Status)
 
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: false, ConnectionLimit: intp(10)})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "readers", Reclaim: Retain})

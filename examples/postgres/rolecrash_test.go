@@ -94,7 +94,7 @@ func TestACrashAtEveryStepOfARolesCreateOrDeleteLeavesOneRoleOrNone(t *testing.T
 				require.Equal(t, "t|3|", e.query("postgres", roleRow(name)))
 				obj, err := r.s.Get(t.Context(), r.key)
 				require.NoError(t, err)
-				require.Equal(t, external.Record{Name: name, Fingerprint: roleFingerprint(true, 3, nil)}, obj.Value.Status.External)
+				require.Equal(t, external.Record{Name: name, Fingerprint: listedFingerprint(t, e, name)}, obj.Value.Status.External)
 				require.True(t, obj.Value.Status.Created)
 				ready, _ := resource.FindCondition(obj.Value.Conditions, ConditionReady)
 				require.Equal(t, resource.ConditionTrue, ready.Status, "%+v", ready)

@@ -21,17 +21,34 @@ type roleState struct {
 	connLimit int
 	inRoles   []string // sorted
 	comment   string
+	// fingerprint is everything a hand change can alter of the role
+	// (roleFingerprintSQL), as the role listing reads it.
+	fingerprint string
 }
 
-// roleQuery reads one role, its memberships sorted.
+// roleQuery reads one role, its memberships sorted, and its fingerprint.
 const roleQuery = `SELECT r.rolcanlogin, r.rolconnlimit, COALESCE(shobj_description(r.oid, 'pg_authid'), ''),
-	ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1)
+	ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1),
+	` + roleFingerprintSQL + `
 	FROM pg_roles r WHERE r.rolname = $1`
+
+// roleFingerprintSQL is the text of everything a hand change can alter of
+// the role r (pg_roles): each attribute, its settings, and each
+// membership with its options; the fingerprint the role drift source
+// compares is its drift.Fingerprint. The listing and the reading of one
+// role select this same expression, so they agree by construction. Only
+// the password and the comment are left out: the one is not readable,
+// the other is the mark, which no reconcile compares.
+const roleFingerprintSQL = `concat_ws('|', r.rolsuper, r.rolinherit, r.rolcreaterole, r.rolcreatedb, r.rolcanlogin,
+		r.rolreplication, r.rolbypassrls, r.rolconnlimit, COALESCE(extract(epoch FROM r.rolvaliduntil)::text, ''),
+		COALESCE(r.rolconfig::text, ''),
+		ARRAY(SELECT g.rolname::text || ':' || m.admin_option FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+			WHERE m.member = r.oid ORDER BY 1)::text)`
 
 // readRole returns the role name as the catalog has it.
 func readRole(ctx context.Context, q execer, name string) (roleState, error) {
 	st := roleState{exists: true}
-	err := q.QueryRow(ctx, roleQuery, name).Scan(&st.login, &st.connLimit, &st.comment, &st.inRoles)
+	err := q.QueryRow(ctx, roleQuery, name).Scan(&st.login, &st.connLimit, &st.comment, &st.inRoles, &st.fingerprint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return roleState{}, nil
 	}

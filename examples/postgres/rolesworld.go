@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -90,7 +89,7 @@ func (w *roleWorld) observe(ctx context.Context, d external.Desired[RoleSpec]) (
 	}
 	obs = external.Observation[RoleStatus]{State: external.UpToDate,
 		Status:      RoleStatus{Exists: true, Login: cur.login, ConnectionLimit: cur.connLimit, InRoles: cur.inRoles, Created: created},
-		Fingerprint: roleFingerprint(cur.login, cur.connLimit, cur.inRoles)}
+		Fingerprint: drift.Fingerprint(cur.fingerprint)}
 	if len(roleStatements(name, d.Spec, cur, "")) > 0 {
 		obs.State = external.Differs
 	}
@@ -148,18 +147,10 @@ func (w *roleWorld) ours(ctx context.Context, comment string) (bool, error) {
 	return m.Mark == mine, err
 }
 
-// roleFingerprint is what the role drift source compares, listed by
-// World.List and observed by World.Observe alike.
-func roleFingerprint(login bool, limit int, inRoles []string) string {
-	return drift.Fingerprint(strconv.FormatBool(login), strconv.Itoa(limit), strings.Join(sortedSet(inRoles), ","))
-}
-
-// rolesQuery lists every role but the system's with its comment and what
-// the Role reconciler compares: login, connection limit, memberships.
-const rolesQuery = `SELECT r.rolname::text, COALESCE(shobj_description(r.oid, 'pg_authid'), ''), r.rolcanlogin, r.rolconnlimit,
-	COALESCE(string_agg(g.rolname::text, ',' ORDER BY g.rolname), '')
-	FROM pg_roles r LEFT JOIN pg_auth_members m ON m.member = r.oid LEFT JOIN pg_roles g ON g.oid = m.roleid
-	WHERE r.rolname !~ '^pg_' GROUP BY r.oid, 1, 3, 4`
+// rolesQuery lists every role but the system's with its comment (the
+// mark) and the text of its fingerprint (roleFingerprintSQL).
+const rolesQuery = `SELECT r.rolname::text, COALESCE(shobj_description(r.oid, 'pg_authid'), ''), ` + roleFingerprintSQL + `
+	FROM pg_roles r WHERE r.rolname !~ '^pg_'`
 
 // list lists the roles with their marks and fingerprints.
 func (w *roleWorld) list(ctx context.Context) ([]external.Listed, error) {
@@ -168,16 +159,10 @@ func (w *roleWorld) list(ctx context.Context) ([]external.Listed, error) {
 		return nil, blame(err)
 	}
 	listed, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (external.Listed, error) {
-		var name, comment, members string
-		var login bool
-		var limit int
-		err := row.Scan(&name, &comment, &login, &limit, &members)
-		var inRoles []string
-		if members != "" {
-			inRoles = strings.Split(members, ",")
-		}
+		var name, comment, fingerprint string
+		err := row.Scan(&name, &comment, &fingerprint)
 		mark, _ := external.ParseMark(comment) // an unreadable mark is no mark
-		return external.Listed{Name: name, Mark: mark, Fingerprint: roleFingerprint(login, limit, inRoles)}, err
+		return external.Listed{Name: name, Mark: mark, Fingerprint: drift.Fingerprint(fingerprint)}, err
 	})
 	return listed, blame(err)
 }
