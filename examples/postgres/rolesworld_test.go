@@ -72,3 +72,26 @@ func TestARevokeLandingRightAfterTheOperatorsCreateIsPutBackByTheNextPoll(t *tes
 		})
 	}
 }
+
+// A role that existed before the operator is managed as it is, unmarked,
+// and left alone while it does not drift: no poll wakes it (the kit lists
+// it by name), and it is never taken for the operator's (it keeps no
+// mark, so neither prune nor a deletion drops it).
+func TestARoleThatExistedBeforeTheOperatorIsWokenByNoPollWhileUnchanged(t *testing.T) {
+	e := newPGEnv(t)
+	var counts reconcileCounts
+	cfg := e.daemonConfig()
+	cfg.Observe = counts.observe
+	e.query("postgres", "CREATE ROLE old LOGIN CONNECTION LIMIT 2")
+	e.startInProcess(cfg)
+	put(t, e.stores.Roles, "roles/old", RoleSpec{Login: true, ConnectionLimit: intp(2)})
+	waitConverged(t, e.stores.Roles, convergeLimit, "roles/old")
+	pause(t, 2*cfg.DriftInterval)
+	before := counts.of("roles", "roles/old")
+	pause(t, 5*cfg.DriftInterval)
+	require.Equal(t, before, counts.of("roles", "roles/old"), "polls woke an unchanged role")
+	require.Empty(t, e.query("postgres", "SELECT COALESCE(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname = 'old'"))
+
+	e.query("postgres", "ALTER ROLE old NOLOGIN")
+	waitFor(t, "the altered role put back", cfg.DriftInterval+20*time.Second, func() bool { return e.query("postgres", roleRow("old")) == "t|2|" })
+}
