@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
@@ -205,7 +206,8 @@ func (m *pgModel) forge(key string) {
 		switch {
 		case strings.HasPrefix(key, RolePrefix):
 			rev, err = forgeStatus(t, s.Roles, key, RoleStatus{Exists: true, Login: true, ConnectionLimit: 1 << 40,
-				InRoles: []string{"boss", "pg_execute_server_program"}, Created: true, Error: str()})
+				InRoles: []string{"boss", "pg_execute_server_program"}, Created: true,
+				External: external.Record{Name: str(), Creating: str(), Fingerprint: str()}})
 		case strings.HasPrefix(key, DatabasePrefix):
 			rev, err = forgeStatus(t, s.Databases, key, DatabaseStatus{Exists: true, Owner: "boss",
 				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, Creating: true, Error: str()})

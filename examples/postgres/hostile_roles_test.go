@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -38,14 +39,15 @@ func (c *reconcileCounts) of(controller, key string) int {
 }
 
 // invalid reports whether the object at key is refused for its latest
-// generation: Ready False with reason Invalid.
+// generation: Ready False with reason Invalid (external.ReasonRejected
+// for a kind reconcile/kit/external reconciles).
 func invalid[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string) bool {
 	obj, err := s.Get(t.Context(), key)
 	if err != nil {
 		return false
 	}
 	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	return ok && c.Status == resource.ConditionFalse && c.Reason == "Invalid" && obj.Value.ObservedGeneration == obj.Value.Generation
+	return ok && c.Status == resource.ConditionFalse && (c.Reason == "Invalid" || c.Reason == external.ReasonRejected) && obj.Value.ObservedGeneration == obj.Value.Generation
 }
 
 // requireTerminal waits until each key of controller is refused as

@@ -2,7 +2,9 @@
 // converge: Roles, Databases and scheduled Backups declared in a store and
 // made so in PostgreSQL, as "The Reconciliation Loop" imagines an operator
 // that knows "how to safely back up a PostgreSQL database". The
-// reconcilers are in reconciler.go, one per kind; main.go only wires: it
+// reconcilers are in reconciler.go, one per kind, but Roles, whose domain
+// is in rolesworld.go and whose reconciler is reconcile/kit/external's;
+// main.go only wires: it
 // reads the command line and runs the narrated demo (demo.go), the daemon
 // (daemon.go), a backup's process (dumpshim.go) or a restore's
 // (restoreshim.go).

@@ -16,6 +16,7 @@ import (
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/reconcile/kit/drift"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/owners"
 	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/reconcile/kit/resource"
@@ -110,7 +111,11 @@ func NewOperator(cfg Config) (*Operator, error) {
 	// One PostgreSQL, one Dependency: every controller given it shares its
 	// check and its state.
 	deps := []*dependency.Dependency{{Name: DependencyName, Check: cfg.PG.ping, Interval: cfg.CheckInterval}}
-	roleDrift, err := driftSource("postgres roles", filterDesired(cfg.PG.roleFingerprints(), cached(&o.Roles)), cfg.DriftInterval)
+	roleOpts := roleOptions()
+	roleOpts.Dependency, roleOpts.Logger = deps[0], cfg.Logger
+	roleOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
+	roleOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
+	roles, err := external.New(cfg.Stores.Roles, (&roleWorld{pg: cfg.PG, marks: mk}).world(), roleOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +144,8 @@ func NewOperator(cfg Config) (*Operator, error) {
 	}
 	children := owners.Source(cfg.Stores.Backups, BackupPrefix, resource.Kind[BackupSpec, BackupStatus]{})
 	var errs [5]error
-	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
-		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
+	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", roles),
+		controllerOptions[*Role](cfg, "roles", RolePrefix, roles.Dependencies(), roles.Sources()...))
 	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
 		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
@@ -160,18 +165,20 @@ func NewOperator(cfg Config) (*Operator, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
+	o.rolePruner, err = roles.Pruner(o.Roles)
+	if err != nil {
+		return nil, err
+	}
 	return o, o.newHelpers(cfg)
 }
 
-// newHelpers makes the owners' collector and the pruners.
+// newHelpers makes the owners' collector and the database pruner.
 func (o *Operator) newHelpers(cfg Config) error {
-	var err1, err2, err3 error
+	var err1, err2 error
 	o.collector, err1 = owners.NewCollector(cfg.Stores.Raw, apistore.JSONKind{}, owners.CollectorOptions{Name: "backup owners", Logger: cfg.Logger})
-	o.rolePruner, err2 = prune.New[*Role](o.Roles, cfg.Stores.Roles, prune.Options{Name: RoleOwner, Prefix: RolePrefix,
-		Interval: cfg.PruneInterval, World: cfg.PG.world(roleComments, RolePrefix), Delete: cfg.PG.pruneRole, Logger: cfg.Logger})
-	o.dbPruner, err3 = prune.New[*Database](o.Databases, cfg.Stores.Databases, prune.Options{Name: DatabaseOwner, Prefix: DatabasePrefix,
+	o.dbPruner, err2 = prune.New[*Database](o.Databases, cfg.Stores.Databases, prune.Options{Name: DatabaseOwner, Prefix: DatabasePrefix,
 		Interval: cfg.PruneInterval, World: cfg.PG.world(databaseComments, DatabasePrefix), Delete: cfg.PG.pruneDatabase, Logger: cfg.Logger})
-	return errors.Join(err1, err2, err3)
+	return errors.Join(err1, err2)
 }
 
 // Add adds the operator's runnables to m.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
@@ -42,7 +43,8 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	require.Equal(t, DatabaseOwner, mark.Owner)
 	role, err := e.stores.Roles.Get(ctx, "roles/app")
 	require.NoError(t, err)
-	require.Equal(t, RoleStatus{Exists: true, Login: true, ConnectionLimit: 5, InRoles: []string{"readers"}, Created: true}, role.Value.Status)
+	require.Equal(t, RoleStatus{Exists: true, Login: true, ConnectionLimit: 5, InRoles: []string{"readers"}, Created: true,
+		External: external.Record{Name: "app", Fingerprint: listedFingerprint(t, e, "app")}}, role.Value.Status)
 
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: false, ConnectionLimit: intp(10)})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "readers", Reclaim: Retain})
@@ -59,7 +61,11 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	put(t, e.stores.Roles, "roles/late", RoleSpec{InRoles: []string{"later"}})
 	waitFor(t, "roles/late's error in its status", convergeLimit, func() bool {
 		obj, err := e.stores.Roles.Get(ctx, "roles/late")
-		return err == nil && strings.Contains(obj.Value.Status.Error, `"later" does not exist`)
+		if err != nil {
+			return false
+		}
+		c, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
+		return strings.Contains(c.Message, `"later" does not exist`)
 	})
 	put(t, e.stores.Roles, "roles/later", RoleSpec{})
 	waitConverged(t, e.stores.Roles, convergeLimit, "roles/late")

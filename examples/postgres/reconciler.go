@@ -17,80 +17,12 @@ import (
 	"github.com/converge-go/converge/store/apistore"
 )
 
-// This file holds the operator's four reconcilers, one per kind. Each
+// This file holds the operator's reconcilers, one per kind but Roles
+// (rolesworld.go: their domain, reconciled by reconcile/kit/external). Each
 // reads the world itself, acts, and records what it saw in status with a
 // compare-and-swap through its controller (req.Store); each that makes
 // something in PostgreSQL or on disk first makes sure its object carries
 // its finalizer (resource.Finalize), so that a deletion is never missed.
-
-// roleReconciler converges Roles: pg_roles and pg_auth_members made as the
-// spec says. A role it creates carries its mark (COMMENT ON ROLE) and is
-// dropped when its Role is deleted; a role that existed before is managed
-// but never dropped; roles no Role names are left alone.
-type roleReconciler struct {
-	pg    *pg
-	marks *marks
-	drift *drift.Source // told what each reconcile made
-}
-
-func (r *roleReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Role]) (reconcile.Result, error) {
-	obj, deleting, err := resource.Finalize(ctx, req, RoleFinalizer, func(ctx context.Context) error {
-		return r.drop(ctx, req.Key)
-	})
-	if deleting || err != nil {
-		return reconcile.Result{}, err
-	}
-	spec := obj.Value.Spec
-	name, err := nameOf(RolePrefix, req.Key)
-	if err == nil {
-		err = validateRole(name, r.pg.user, spec)
-	}
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
-	}
-	var st RoleStatus
-	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
-		mark, err := r.marks.mark(ctx, RoleOwner)
-		if err != nil {
-			return err
-		}
-		after, err := ensureRole(ctx, conn, name, spec, mark.String())
-		if err != nil {
-			return err
-		}
-		created, err := r.marks.ours(ctx, after.comment, RoleOwner)
-		st = after.status(created)
-		return err
-	})
-	if errors.Is(err, ErrInvalidSpec) {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
-	}
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
-	}
-	r.drift.Reconciled(req.Key, roleFingerprint(st.Login, st.ConnectionLimit, st.InRoles))
-	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the role is as its spec says"))
-	return reconcile.Result{}, err
-}
-
-// drop is a Role's cleanup: its role is dropped if the operator made it
-// from this store (its mark), and left as it is otherwise.
-func (r *roleReconciler) drop(ctx context.Context, key string) error {
-	name, err := nameOf(RolePrefix, key)
-	if err != nil {
-		return nil // an invalid name was never made
-	}
-	return r.pg.session(ctx, key, func(conn *pgx.Conn) error {
-		cur, err := readRole(ctx, conn, name)
-		if err != nil || !cur.exists {
-			return err
-		}
-		if ours, err := r.marks.ours(ctx, cur.comment, RoleOwner); err != nil || !ours {
-			return err
-		}
-		return dropRole(ctx, conn, name)
-	})
-}
 
 // databaseReconciler converges Databases: created with their owner and
 // mark, their extensions made, and, when deleted, dropped or released as

@@ -21,17 +21,34 @@ type roleState struct {
 	connLimit int
 	inRoles   []string // sorted
 	comment   string
+	// fingerprint is everything a hand change can alter of the role
+	// (roleFingerprintSQL), as the role listing reads it.
+	fingerprint string
 }
 
-// roleQuery reads one role, its memberships sorted.
+// roleQuery reads one role, its memberships sorted, and its fingerprint.
 const roleQuery = `SELECT r.rolcanlogin, r.rolconnlimit, COALESCE(shobj_description(r.oid, 'pg_authid'), ''),
-	ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1)
+	ARRAY(SELECT g.rolname::text FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid WHERE m.member = r.oid ORDER BY 1),
+	` + roleFingerprintSQL + `
 	FROM pg_roles r WHERE r.rolname = $1`
+
+// roleFingerprintSQL is the text of everything a hand change can alter of
+// the role r (pg_roles): each attribute, its settings, and each
+// membership with its options; the fingerprint the role drift source
+// compares is its drift.Fingerprint. The listing and the reading of one
+// role select this same expression, so they agree by construction. Only
+// the password and the comment are left out: the one is not readable,
+// the other is the mark, which no reconcile compares.
+const roleFingerprintSQL = `concat_ws('|', r.rolsuper, r.rolinherit, r.rolcreaterole, r.rolcreatedb, r.rolcanlogin,
+		r.rolreplication, r.rolbypassrls, r.rolconnlimit, COALESCE(extract(epoch FROM r.rolvaliduntil)::text, ''),
+		COALESCE(r.rolconfig::text, ''),
+		ARRAY(SELECT g.rolname::text || ':' || m.admin_option FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid
+			WHERE m.member = r.oid ORDER BY 1)::text)`
 
 // readRole returns the role name as the catalog has it.
 func readRole(ctx context.Context, q execer, name string) (roleState, error) {
 	st := roleState{exists: true}
-	err := q.QueryRow(ctx, roleQuery, name).Scan(&st.login, &st.connLimit, &st.comment, &st.inRoles)
+	err := q.QueryRow(ctx, roleQuery, name).Scan(&st.login, &st.connLimit, &st.comment, &st.inRoles, &st.fingerprint)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return roleState{}, nil
 	}
@@ -40,13 +57,11 @@ func readRole(ctx context.Context, q execer, name string) (roleState, error) {
 
 // ensureRole makes the role name as spec says, in one transaction: created
 // with comment as its comment if it does not exist, else altered where it
-// differs, and its memberships made exactly spec.InRoles. It returns the
-// role as it left it. A privileged role (refusePrivileged), as the role
+// differs, and its memberships made exactly spec.InRoles. A privileged role (refusePrivileged), as the role
 // or among its memberships, is refused with an error matching
 // ErrInvalidSpec before anything is changed.
-func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) (roleState, error) {
-	var after roleState
-	err := inTx(ctx, conn, func(tx pgx.Tx) error {
+func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec, comment string) error {
+	return inTx(ctx, conn, func(tx pgx.Tx) error {
 		if err := refusePrivileged(ctx, tx, "role", name); err != nil {
 			return err
 		}
@@ -62,10 +77,8 @@ func ensureRole(ctx context.Context, conn *pgx.Conn, name string, spec RoleSpec,
 				return err
 			}
 		}
-		after, err = readRole(ctx, tx, name)
-		return err
+		return nil
 	})
-	return after, err
 }
 
 // roleStatements returns the DDL that makes cur as spec says: none when it
@@ -131,12 +144,6 @@ func dropRole(ctx context.Context, conn *pgx.Conn, name string) error {
 	return err
 }
 
-// statusOf is the status a role's state shows.
-func (st roleState) status(created bool) RoleStatus {
-	return RoleStatus{Exists: st.exists, Login: st.login, ConnectionLimit: st.connLimit,
-		InRoles: st.inRoles, Created: created}
-}
-
 // validateRole checks a Role's spec for the role name, self being the
 // role the operator connects as: a role it never manages, nor grants.
 func validateRole(name, self string, spec RoleSpec) error {
@@ -194,13 +201,3 @@ func refusePrivileged(ctx context.Context, q execer, what string, names ...strin
 	}
 	return fmt.Errorf("%w: %s %s is privileged: it is a member of %s (a superuser, REPLICATION, BYPASSRLS or CREATEROLE role, a predefined role, or the operator's own or one of its groups)", ErrInvalidSpec, what, name, via)
 }
-
-// rolesFingerprintQuery lists every role but the system's with what the
-// Role reconciler compares: login, connection limit, memberships.
-const rolesFingerprintQuery = `SELECT r.rolname::text, r.rolcanlogin, r.rolconnlimit,
-	COALESCE(string_agg(g.rolname::text, ',' ORDER BY g.rolname), '')
-	FROM pg_roles r LEFT JOIN pg_auth_members m ON m.member = r.oid LEFT JOIN pg_roles g ON g.oid = m.roleid
-	WHERE r.rolname !~ '^pg_' GROUP BY 1, 2, 3`
-
-// roleComments lists every role but the system's with its comment.
-const roleComments = `SELECT rolname::text, COALESCE(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname !~ '^pg_'`

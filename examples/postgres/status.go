@@ -35,11 +35,6 @@ func failed[Spec, Status any](ctx context.Context, s store.Store[*resource.Resou
 	return reconcile.Result{}, err
 }
 
-func (s RoleStatus) withError(err error) RoleStatus {
-	s.Error = err.Error()
-	return s
-}
-
 func (s DatabaseStatus) withError(err error) DatabaseStatus {
 	s.Error = err.Error()
 	return s

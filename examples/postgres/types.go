@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
@@ -68,9 +69,10 @@ type RoleStatus struct {
 	// on it), so deleting the Role drops it; a role that existed before
 	// is managed but never dropped.
 	Created bool `json:"created,omitempty"`
-	// Error is the latest reconcile's error for this role ("" once it
-	// converged).
-	Error string `json:"error,omitempty"`
+	// External is reconcile/kit/external's record of the role: its name
+	// and a create in progress (the latest error is in the condition
+	// Synced).
+	External external.Record `json:"external"`
 }
 
 // Reclaim says what deleting a Database does to the database.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,35 +9,13 @@ import (
 	"github.com/converge-go/converge/reconcile/kit/prune"
 )
 
-// This file holds how the operator looks at the whole server beside its
-// reconciles: the drift sources' listings (a role altered or dropped with
-// psql, a database dropped by hand, make no store event: a poll of the
-// catalog finds them and wakes their keys; the reconcilers tell the
-// sources what they made, so that what they made and someone undid
-// before the next poll is found too) and the pruners' worlds (every role
-// and database with the mark in its comment).
-
-// roleFingerprints lists the roles, each with a fingerprint of what the
-// Role reconciler compares.
-func (p *pg) roleFingerprints() drift.ListFunc {
-	return func(ctx context.Context) ([]drift.Observed, error) {
-		rows, err := p.pool.Query(ctx, rolesFingerprintQuery)
-		if err != nil {
-			return nil, blame(err)
-		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drift.Observed, error) {
-			var name, members string
-			var login bool
-			var limit int
-			err := row.Scan(&name, &login, &limit, &members)
-			var inRoles []string
-			if members != "" {
-				inRoles = strings.Split(members, ",")
-			}
-			return drift.Observed{Key: RolePrefix + name, Fingerprint: roleFingerprint(login, limit, inRoles)}, err
-		})
-	}
-}
+// This file holds how the operator looks at the databases beside its
+// reconciles: the drift source's listing (a database dropped by hand
+// makes no store event: a poll of the catalog finds it and wakes its key;
+// the reconciler tells the source what it made, so that what it made and
+// someone undid before the next poll is found too) and the pruner's world
+// (every database with the mark in its comment). Roles have theirs from
+// reconcile/kit/external (rolesworld.go).
 
 // databaseFingerprints lists the databases with their owners.
 func (p *pg) databaseFingerprints() drift.ListFunc {
@@ -54,12 +30,6 @@ func (p *pg) databaseFingerprints() drift.ListFunc {
 			return drift.Observed{Key: DatabasePrefix + name, Fingerprint: databaseFingerprint(owner)}, err
 		})
 	}
-}
-
-// roleFingerprint is what the role drift source compares, listed by it
-// and told it by the Role reconciler (drift.Source.Reconciled) alike.
-func roleFingerprint(login bool, limit int, inRoles []string) string {
-	return drift.Fingerprint(strconv.FormatBool(login), strconv.Itoa(limit), strings.Join(sortedSet(inRoles), ","))
 }
 
 // databaseFingerprint is what the database drift source compares: that
@@ -96,12 +66,6 @@ func (p *pg) world(query, prefix string) func(ctx context.Context) ([]prune.Worl
 			return prune.WorldObject{Key: prefix + name, Name: name, Mark: mark}, err
 		})
 	}
-}
-
-// pruneRole drops a role the role pruner chose: marked by the operator
-// from this store, and named by no Role.
-func (p *pg) pruneRole(ctx context.Context, obj prune.WorldObject) error {
-	return p.session(ctx, obj.Key, func(conn *pgx.Conn) error { return dropRole(ctx, conn, obj.Name) })
 }
 
 // pruneDatabase drops a database the database pruner chose: marked by the

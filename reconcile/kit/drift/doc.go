@@ -40,6 +40,11 @@
 //     key woken then, or as soon as the rate limit allows. A report made
 //     while a poll lists is kept over that poll's listing: it costs at
 //     most one needless wake-up, never a missed one.
+//   - A reconcile that ends with the world not as it wants it (a look
+//     after its own change finds it otherwise: changed by hand in
+//     between) says so (Source.Drifted), and the next poll wakes its key
+//     whatever it lists: what it found is never taken for what it made
+//     (the same model).
 //   - Without reports the source compares each poll with the previous
 //     one: a change undone between two polls (made by the reconciler,
 //     dropped by hand) is not seen, and the reconciler's own changes wake

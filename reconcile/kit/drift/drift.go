@@ -226,6 +226,21 @@ func (s *Source) Reconciled(key string, fingerprints ...string) {
 	s.expect.reported(key, fp, present)
 }
 
+// Drifted tells the source that the reconcile of key ended with the world
+// not as the reconciler wants it: a look after its own change found the
+// key's objects otherwise (changed by hand meanwhile, or not yet showing
+// the change). The first poll that begins after it wakes key, whatever it
+// lists; a report after it (Reconciled) replaces it. It never blocks on a
+// poll; on a nil Source it does nothing.
+func (s *Source) Drifted(key string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expect.drifted(key)
+}
+
 func (s *Source) begin() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -20,13 +20,15 @@ import (
 
 // The drift contract, as a model: what is expected of a key is what the
 // reconciler last reported it made or observed (Reconciled), or what the
-// latest poll listed, whichever came later. A poll wakes exactly the keys
+// latest poll listed, whichever came later; a key reported unsettled
+// (Drifted) differs from any listing. A poll wakes exactly the keys
 // whose world differs from what is expected of them (before the first
 // poll, only keys reported, unless WakeOnFirstPoll), and a failed poll
 // wakes nothing and changes nothing. Random sequences of operator changes
-// (reported), observations (reported, the world unchanged), hand changes
-// (not reported), polls and failed polls, over keys that hold zero, one
-// or two objects listed in any order, check every poll against it.
+// (reported), observations (reported, the world unchanged), reconciles
+// that end unsettled, hand changes (not reported), polls and failed
+// polls, over keys that hold zero, one or two objects listed in any
+// order, check every poll against it.
 func TestEveryKeyThatDiffersFromWhatTheReconcilerLastMadeIsWokenByTheNextPoll(t *testing.T) {
 	for seed := range uint64(300) {
 		synctest.Test(t, func(t *testing.T) {
@@ -77,6 +79,7 @@ type driftModel struct {
 	keys     []string
 	expected map[string]string // key → its objects, canonical ("" for none)
 	known    map[string]bool   // a report or a poll told what to expect
+	drifting map[string]bool   // reported unsettled (Drifted) since the last poll
 	steps    []string          // the sequence so far, for a failure's message
 }
 
@@ -85,7 +88,7 @@ func newDriftModel(t *testing.T, seed uint64) *driftModel {
 	m := &driftModel{t: t, seed: seed, rnd: rnd, woken: &woken{}, wakeAll: rnd.IntN(4) == 0,
 		world:    &modelWorld{objs: map[string][]string{}, rnd: rand.New(rand.NewPCG(seed, 37))},
 		keys:     []string{"dbs/a", "dbs/b", "dbs/c", "dbs/d"},
-		expected: map[string]string{}, known: map[string]bool{}}
+		expected: map[string]string{}, known: map[string]bool{}, drifting: map[string]bool{}}
 	for _, key := range m.keys {
 		m.world.objs[key] = m.objects()
 	}
@@ -112,17 +115,22 @@ func canonical(fps []string) string {
 
 func (m *driftModel) step() {
 	key := m.keys[m.rnd.IntN(len(m.keys))]
-	switch r := m.rnd.IntN(10); {
+	switch r := m.rnd.IntN(11); {
 	case r < 3: // the reconciler changes the world and says what it made
 		m.setWorld(key, m.objects())
 		m.report(key, "operator")
 	case r < 4: // the reconciler finds the world as it is
 		m.report(key, "observe")
-	case r < 7: // someone changes it by hand
+	case r < 5: // the reconciler changes the world, then finds it otherwise
+		m.setWorld(key, m.objects())
+		m.src.Drifted(key)
+		m.known[key], m.drifting[key] = true, true
+		m.steps = append(m.steps, "unsettled "+key)
+	case r < 8: // someone changes it by hand
 		fps := m.objects()
 		m.setWorld(key, fps)
 		m.steps = append(m.steps, fmt.Sprintf("hand %s=%v", key, fps))
-	case r < 9:
+	case r < 10:
 		m.poll()
 	default:
 		m.failedPoll()
@@ -141,7 +149,7 @@ func (m *driftModel) report(key, what string) {
 	m.world.mu.Unlock()
 	m.rnd.Shuffle(len(fps), func(i, j int) { fps[i], fps[j] = fps[j], fps[i] })
 	m.src.Reconciled(key, fps...)
-	m.expected[key], m.known[key] = canonical(fps), true
+	m.expected[key], m.known[key], m.drifting[key] = canonical(fps), true, false
 	m.steps = append(m.steps, fmt.Sprintf("%s %s=%v", what, key, fps))
 }
 
@@ -169,10 +177,10 @@ func (m *driftModel) drifted() []string {
 	var out []string
 	for _, key := range m.keys {
 		now := canonical(m.world.objs[key])
-		if (m.known[key] || m.wakeAll) && now != m.expected[key] {
+		if m.drifting[key] || (m.known[key] || m.wakeAll) && now != m.expected[key] {
 			out = append(out, key)
 		}
-		m.expected[key], m.known[key] = now, true
+		m.expected[key], m.known[key], m.drifting[key] = now, true, false
 	}
 	m.wakeAll = false // only the first poll wakes all
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/prune"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -112,5 +113,40 @@ func TestAnObjectNoLongerDesiredIsPrunedAndNoOtherIs(t *testing.T) {
 			names = append(names, o.Name)
 		}
 		require.ElementsMatch(t, []string{"theirs", "old", "hand", e.get().Value.Status.External.Name}, names)
+	})
+}
+
+// TestAnUnmarkedObjectItManagesIsPolledLikeTheOthersAndNeverAdopted: an
+// object that existed, unmarked, under the name the kit chooses for a key
+// is managed as it is: no poll wakes its key while it is unchanged, a
+// hand change to it is put back by the next poll, and it is never marked
+// (adopted as made by the operator), so neither prune nor a person's
+// reading of marks takes it for the operator's.
+func TestAnUnmarkedObjectItManagesIsPolledLikeTheOthersAndNeverAdopted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, authorNames)
+		e.fake.Put(externaltest.Object[vmSpec]{Name: "vm-a", Spec: vmSpec{Size: 2}})
+		e.put(2)
+		op := e.operator()
+		defer op.run(t)()
+		e.caughtUp(op)
+		observed := e.fake.Calls("observe")
+
+		<-time.After(5*driftInterval + time.Second)
+		synctest.Wait()
+		require.Equal(t, observed, e.fake.Calls("observe"), "five polls of an unchanged object woke its key")
+
+		require.True(t, e.fake.Edit("vm-a", &vmSpec{Size: 9}))
+		<-time.After(driftInterval + time.Second)
+		synctest.Wait()
+		objs := e.fake.Objects()
+		require.Len(t, objs, 1)
+		require.Equal(t, externaltest.Object[vmSpec]{Name: "vm-a", Spec: vmSpec{Size: 2}}, objs[0], "put back, unmarked")
+		require.Zero(t, e.fake.Made())
+		require.Equal(t, resource.ConditionTrue, e.condition(external.ConditionReady).Status)
+
+		<-time.After(2 * time.Minute) // two prune passes
+		synctest.Wait()
+		require.Equal(t, []externaltest.Object[vmSpec]{{Name: "vm-a", Spec: vmSpec{Size: 2}}}, e.fake.Objects())
 	})
 }

@@ -20,7 +20,7 @@ type res[Spec, Status any] = resource.Resource[Spec, Status]
 // guarantees.
 func (r *Reconciler[Spec, Status]) Reconcile(ctx context.Context, req reconcile.Request[*res[Spec, Status]]) (reconcile.Result, error) {
 	if req.Deleted {
-		r.drift.Reconciled(req.Key)
+		r.gone(req.Key)
 		return reconcile.Result{}, nil
 	}
 	obj, deleting, err := resource.Finalize(ctx, req, r.opts.Finalizer, func(ctx context.Context) error {
@@ -30,7 +30,7 @@ func (r *Reconciler[Spec, Status]) Reconcile(ctx context.Context, req reconcile.
 		if err != nil {
 			return reconcile.Result{}, r.fail(ctx, req.Store, req.Object, err, ReasonDeleting)
 		}
-		r.drift.Reconciled(req.Key)
+		r.gone(req.Key)
 		return reconcile.Result{}, nil
 	}
 	if err != nil {
@@ -99,11 +99,7 @@ func (t *turn[Spec, Status]) succeed(ctx context.Context, d Desired[Spec], obs O
 	if _, err := resource.WriteStatus(ctx, t.s, t.obj, st, ready, synced); err != nil {
 		return reconcile.Result{}, err
 	}
-	if obs.State == Absent {
-		t.r.drift.Reconciled(d.Key)
-	} else {
-		t.r.drift.Reconciled(d.Key, obs.Fingerprint)
-	}
+	t.r.saw(d, obs)
 	if ready.Status != resource.ConditionTrue || t.r.drift == nil {
 		return reconcile.Result{RequeueAfter: t.r.opts.Poll}, nil
 	}

@@ -88,12 +88,29 @@
 //     TestATransientErrorIsInStatusAndRetried).
 //   - Drift made by hand is put back: with List, a drift source wakes a
 //     key whose object's fingerprint differs from what its reconcile
-//     last observed and made, or that vanished, at the first poll after
-//     the change whatever the operator made between (a size the operator
-//     made, then put back to the old one by hand, is found); without it,
-//     every key is looked at again after Options.Poll
-//     (TestDriftMadeByHandIsPutBack, and the randomized
+//     last observed and made, or that vanished; without it, every key is
+//     looked at again after Options.Poll
+//     (TestDriftMadeByHandIsPutBack; a size the operator made, then put
+//     back to the old one by hand, is found:
 //     TestEveryHandChangeIsPutBackByTheNextPollWhateverTheOperatorDidBetween).
+//     What the drift source expects is only ever an object the kit saw as its spec says: a look after the
+//     kit's own create or update that finds it otherwise (a hand change
+//     landing between the write and the look) is drift, and the next
+//     poll wakes the key whatever it lists. So every hand change, to any
+//     part the fingerprint covers, before, during or after a reconcile,
+//     is put back within one Drift.Interval of the last one
+//     (TestEveryHandChangeIsPutBackByTheNextPollWhateverCameBetween, a
+//     model over random sequences). Observation.Fingerprint and
+//     Listed.Fingerprint must cover everything a hand change can alter
+//     that Observe compares: a change the fingerprint leaves out is found
+//     by no poll.
+//   - An object the kit manages without its mark (one that existed,
+//     under the name Options.ExternalName chooses, before the operator;
+//     or one whose mark a person removed) is managed as it is and never
+//     marked: a mark says the operator made the object, and prune takes
+//     only marked ones. The drift source lists it under its key by name,
+//     so that polls wake its key when it drifts, not at every poll
+//     (TestAnUnmarkedObjectItManagesIsPolledLikeTheOthersAndNeverAdopted).
 //   - Prune deletes only objects this operator marked from this store
 //     for a key no longer desired, under package prune's gates; the mark
 //     reads the store's identity once per identity

@@ -103,7 +103,8 @@ type World[Spec, Status any] struct {
 	Update func(ctx context.Context, d Desired[Spec], o Observation[Status]) error
 	// Delete deletes the object named d.Name; one already gone is done.
 	Delete func(ctx context.Context, d Desired[Spec]) error
-	// List lists the world's objects with their marks: the lookup after a
+	// List lists the world's objects with their marks (unmarked ones
+	// too: the kit polls those it manages by name): the lookup after a
 	// create whose result is unknown, drift polls and prune. Optional:
 	// without it and without Options.ExternalName, a create cut short
 	// asks a person (ErrCreateUnknown).
@@ -197,11 +198,12 @@ func (o *Options[Spec, Status]) fillDefaults() {
 // for objects of an external system. Make one with New; its methods are
 // safe for concurrent use.
 type Reconciler[Spec, Status any] struct {
-	s      store.Store[*resource.Resource[Spec, Status]]
-	world  World[Spec, Status]
-	opts   Options[Spec, Status]
-	marker *prune.Marker
-	drift  *drift.Source // nil without World.List
+	s       store.Store[*resource.Resource[Spec, Status]]
+	world   World[Spec, Status]
+	opts    Options[Spec, Status]
+	marker  *prune.Marker
+	drift   *drift.Source // nil without World.List
+	managed managed       // the objects the drift source lists by name
 }
 
 // New returns the Reconciler of the resources of s (the controller's

@@ -13,7 +13,10 @@ import (
 	"github.com/converge-go/converge/store/apistore"
 )
 
-type vmSpec struct{ Size int }
+type vmSpec struct {
+	Size int
+	Zone string `json:",omitempty"`
+}
 
 type vmStatus struct {
 	External external.Record `json:"external"`
@@ -43,6 +46,7 @@ type env struct {
 	fake   *externaltest.Fake[vmSpec]
 	naming naming
 	opts   func(*external.Options[vmSpec, vmStatus])
+	wrap   func(external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus] // nil: the fake's World as it is
 }
 
 func newEnv(t *testing.T, n naming) *env {
@@ -78,6 +82,9 @@ func (e *env) kit(f *externaltest.Faults) (*external.Reconciler[vmSpec, vmStatus
 			return nil
 		},
 	})
+	if e.wrap != nil {
+		w = e.wrap(w)
+	}
 	fs := externaltest.Store[*vm]{Store: e.s, F: f}
 	r, err := external.New(fs, externaltest.WithFaults(f, w), e.options())
 	require.NoError(e.t, err)

@@ -3,6 +3,7 @@ package external
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/converge-go/converge/reconcile/kit/drift"
@@ -10,9 +11,14 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// mine lists the world's objects this operator marked from this store,
-// for a valid key under Options.Prefix.
-func (r *Reconciler[Spec, Status]) mine(ctx context.Context) ([]Listed, error) {
+// driftList is the drift source's listing: each object under the key
+// whose reconcile last left it in the world (managed), marked or not,
+// and each object this operator marked from this store under its mark's
+// key, with its fingerprint. So an object the kit manages without its
+// mark (one that existed before the operator, or whose mark a person
+// removed) is polled as the others are, and not found vanished at every
+// poll.
+func (r *Reconciler[Spec, Status]) driftList(ctx context.Context) ([]drift.Observed, error) {
 	listed, err := r.world.List(ctx)
 	if err != nil {
 		return nil, err
@@ -21,27 +27,24 @@ func (r *Reconciler[Spec, Status]) mine(ctx context.Context) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := listed[:0:0]
+	byName := r.managed.byName()
+	var out []drift.Observed
 	for _, l := range listed {
-		if l.Mark.Mark == m && strings.HasPrefix(l.Mark.Key, r.opts.Prefix) && store.ValidateKey(l.Mark.Key) == nil {
-			out = append(out, l)
+		keys := byName[l.Name]
+		if r.marked(l, m) && !slices.Contains(keys, l.Mark.Key) {
+			keys = append(keys, l.Mark.Key)
+		}
+		for _, key := range keys {
+			out = append(out, drift.Observed{Key: key, Fingerprint: l.Fingerprint})
 		}
 	}
 	return out, nil
 }
 
-// driftList is the drift source's listing: the objects this operator
-// marked, each under its key, with its fingerprint.
-func (r *Reconciler[Spec, Status]) driftList(ctx context.Context) ([]drift.Observed, error) {
-	listed, err := r.mine(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]drift.Observed, len(listed))
-	for i, l := range listed {
-		out[i] = drift.Observed{Key: l.Mark.Key, Fingerprint: l.Fingerprint}
-	}
-	return out, nil
+// marked reports whether l carries the mark m of this operator and store
+// for a valid key under Options.Prefix.
+func (r *Reconciler[Spec, Status]) marked(l Listed, m prune.Mark) bool {
+	return l.Mark.Mark == m && strings.HasPrefix(l.Mark.Key, r.opts.Prefix) && store.ValidateKey(l.Mark.Key) == nil
 }
 
 // Pruner returns the pruner of the world for the controller c running
