@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,8 +77,9 @@ func (r *Reconciler[Spec, Status]) lookup(ctx context.Context, key, id string) (
 
 // create makes d's object, safe across a crash: the create's ID (and the
 // name, if chosen) is recorded in status first, with a compare-and-swap;
-// the object is made carrying it in its mark; then its name is recorded
-// and the ID cleared. A crash between the first write and the last
+// then in Options.Creates, if set; the object is made carrying it in its
+// mark; then its name is recorded and the ID cleared (and forgotten by
+// Creates once the reconcile has observed the object). A crash between the first write and the last
 // leaves the ID recorded, and the next reconcile looks the object up by
 // it (desired) before it creates anything. So does a create that failed,
 // unless it was Rejected: only a refusal says that nothing was made.
@@ -99,6 +101,9 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 	if err := t.writeRecord(ctx, Record{Name: d.Name, Creating: id}, creating); err != nil {
 		return d, err
 	}
+	if err := t.r.begin(ctx, d.Key, id); err != nil {
+		return d, err
+	}
 	name, err := t.r.world.Create(ctx, d)
 	if err != nil {
 		err = fromWorld("create", err)
@@ -107,6 +112,7 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 			if werr := t.writeRecord(ctx, Record{Name: rec.Name}); werr != nil {
 				return d, werr
 			}
+			return d, errors.Join(err, t.r.end(ctx, d.Key))
 		}
 		return d, err
 	}

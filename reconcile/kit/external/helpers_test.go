@@ -43,6 +43,8 @@ type env struct {
 	fake   *externaltest.Fake[vmSpec]
 	naming naming
 	opts   func(*external.Options[vmSpec, vmStatus])
+	// markApart: the world's create stores the mark in a step of its own.
+	markApart bool
 }
 
 func newEnv(t *testing.T, n naming) *env {
@@ -69,7 +71,7 @@ func (e *env) options() external.Options[vmSpec, vmStatus] {
 // go through f, and the store it writes through.
 func (e *env) kit(f *externaltest.Faults) (*external.Reconciler[vmSpec, vmStatus], store.Store[*vm]) {
 	w := externaltest.Client(e.fake, externaltest.FakeOptions[vmSpec, vmStatus]{
-		NoList: e.naming == noLookup,
+		NoList: e.naming == noLookup, MarkApart: e.markApart, Faults: f,
 		Status: func(o externaltest.Object[vmSpec]) vmStatus { return vmStatus{Size: o.Spec.Size} },
 		Reject: func(s vmSpec) error {
 			if s.Size < 0 {
