@@ -1,6 +1,8 @@
 package external_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -118,4 +120,33 @@ func TestAnObjectLeftUnmarkedByACrashIsAdoptedOnlyByTheOperatorsOwnRecord(t *tes
 		require.NoError(t, err)
 		require.False(t, held)
 	}
+}
+
+// TestACreateTheWorldSaysMadeNothingIsForgottenAndRetried: a create whose
+// error says it made nothing (NothingMade: the name was taken meanwhile)
+// is forgotten, in status and in the operator's own record, and retried
+// with backoff: the object that took the name is not adopted for it.
+func TestACreateTheWorldSaysMadeNothingIsForgottenAndRetried(t *testing.T) {
+	e := newEnv(t, authorNames)
+	dir := external.CreatesDir(t.TempDir())
+	e.opts = func(o *external.Options[vmSpec, vmStatus]) { o.Creates = dir }
+	taken := externaltest.Object[vmSpec]{Name: "vm-a", Spec: vmSpec{Size: 2}}
+	e.wrap = func(w external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus] {
+		w.Create = func(context.Context, external.Desired[vmSpec]) (string, error) {
+			e.fake.Put(taken) // someone else's, made since Observe
+			return "", external.NothingMade(errors.New("the name is taken"))
+		}
+		return w
+	}
+	e.put(2)
+	r, s := e.kit(&externaltest.Faults{})
+	req, err := externaltest.Request(t.Context(), s, key)
+	require.NoError(t, err)
+	_, err = r.Reconcile(t.Context(), req)
+	require.ErrorIs(t, err, external.ErrNothingMade)
+	require.NotErrorIs(t, err, reconcile.ErrTerminal)
+	require.Empty(t, e.get().Value.Status.External.Creating)
+	e.wrap = nil
+	require.NoError(t, e.settle())
+	require.Equal(t, []externaltest.Object[vmSpec]{taken}, e.fake.Objects(), "the object that took the name is adopted")
 }

@@ -82,7 +82,8 @@ func (r *Reconciler[Spec, Status]) lookup(ctx context.Context, key, id string) (
 // Creates once the reconcile has observed the object). A crash between the first write and the last
 // leaves the ID recorded, and the next reconcile looks the object up by
 // it (desired) before it creates anything. So does a create that failed,
-// unless it was Rejected: only a refusal says that nothing was made.
+// unless it was Rejected or NothingMade: only a refusal says that
+// nothing was made.
 func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desired[Spec], error) {
 	mark, err := t.r.marker.Mark(ctx)
 	if err != nil {
@@ -107,7 +108,7 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 	name, err := t.r.world.Create(ctx, d)
 	if err != nil {
 		err = fromWorld("create", err)
-		if t.r.classify(err) == Rejected {
+		if t.r.classify(err) == Rejected || errors.Is(err, ErrNothingMade) {
 			// Refused: nothing was made, and nothing is to look up.
 			if werr := t.writeRecord(ctx, Record{Name: rec.Name}); werr != nil {
 				return d, werr

@@ -79,7 +79,10 @@
 //     then adopted, and only then
 //     (TestAnObjectLeftUnmarkedByACrashIsAdoptedOnlyByTheOperatorsOwnRecord;
 //     crashes at every step, over every backend: externaltest.Run's
-//     MarkApart).
+//     MarkApart). A create the world refused (Rejected, or NothingMade:
+//     the name taken meanwhile) is forgotten in status and in Creates, so
+//     an object that takes its name later is not adopted for it
+//     (TestACreateTheWorldSaysMadeNothingIsForgottenAndRetried).
 //   - Where the world offers no lookup (no List, names chosen by the
 //     world), a create whose result is unknown is never made again
 //     blindly: the reconcile is terminal (ErrCreateUnknown), status says

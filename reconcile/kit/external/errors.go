@@ -37,6 +37,21 @@ func Reject(err error) error {
 	return fmt.Errorf("%w: %w", ErrRejected, err)
 }
 
+// ErrNothingMade matches the errors of NothingMade.
+var ErrNothingMade = errors.New("external: nothing made")
+
+// NothingMade marks err, returned by Create, as the world's word that the
+// create made nothing (a refusal: the name is taken, a role it needs is
+// missing), though it may succeed later: the kit forgets the create, so
+// that nothing found under its name afterwards is adopted for it, and
+// retries with the key's backoff (unless err is Rejected too).
+func NothingMade(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrNothingMade, err)
+}
+
 // ErrCreateUnknown matches the error of a resource whose create was cut
 // short where the world offers no lookup (no World.List nor
 // Options.ExternalName): whether the object exists is for a person to

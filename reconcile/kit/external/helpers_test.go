@@ -45,6 +45,8 @@ type env struct {
 	opts   func(*external.Options[vmSpec, vmStatus])
 	// markApart: the world's create stores the mark in a step of its own.
 	markApart bool
+	// wrap, if set, changes the fake's World.
+	wrap func(external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus]
 }
 
 func newEnv(t *testing.T, n naming) *env {
@@ -80,6 +82,9 @@ func (e *env) kit(f *externaltest.Faults) (*external.Reconciler[vmSpec, vmStatus
 			return nil
 		},
 	})
+	if e.wrap != nil {
+		w = e.wrap(w)
+	}
 	fs := externaltest.Store[*vm]{Store: e.s, F: f}
 	r, err := external.New(fs, externaltest.WithFaults(f, w), e.options())
 	require.NoError(e.t, err)
