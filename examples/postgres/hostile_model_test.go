@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
@@ -208,7 +209,7 @@ func (m *pgModel) forge(key string) {
 				InRoles: []string{"boss", "pg_execute_server_program"}, Created: true, Error: str()})
 		case strings.HasPrefix(key, DatabasePrefix):
 			rev, err = forgeStatus(t, s.Databases, key, DatabaseStatus{Exists: true, Owner: "boss",
-				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, Creating: true, Error: str()})
+				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, External: external.Record{Name: str(), Creating: str()}})
 		case strings.HasPrefix(key, SchedulePrefix):
 			rev, err = forgeStatus(t, s.Schedules, key, BackupScheduleStatus{Running: str(), LastSucceeded: str(), Backups: -1, Error: str()})
 		default:

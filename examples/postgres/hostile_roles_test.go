@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -45,7 +46,8 @@ func invalid[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Sp
 		return false
 	}
 	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	return ok && c.Status == resource.ConditionFalse && c.Reason == "Invalid" && obj.Value.ObservedGeneration == obj.Value.Generation
+	refused := c.Reason == "Invalid" || c.Reason == external.ReasonRejected // the external kit's word
+	return ok && c.Status == resource.ConditionFalse && refused && obj.Value.ObservedGeneration == obj.Value.Generation
 }
 
 // requireTerminal waits until each key of controller is refused as

@@ -15,15 +15,12 @@ import (
 // is the operator's only if its comment is the operator's mark from this
 // very store.
 
-// The owners written in marks. RoleOwner and DatabaseOwner are also the
-// names of the pruners that drop what they mark; RetainedOwner marks a
-// database the operator created with reclaim retain, which no pruner ever
-// drops (prune.Select counts it as another owner's) and which is released,
-// its mark removed, when its Database is deleted.
+// The owners written in marks, also the names of the pruners that drop
+// what they mark (a database's mark is reconcile/kit/external's, with its
+// key and create beside the owner and store).
 const (
 	RoleOwner     = "postgres-operator.roles"
 	DatabaseOwner = "postgres-operator.databases"
-	RetainedOwner = "postgres-operator.retained"
 )
 
 // marks makes and reads the operator's marks. The store's identity is read

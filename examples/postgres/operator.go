@@ -16,6 +16,7 @@ import (
 	"github.com/converge-go/converge/reconcile"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/reconcile/kit/drift"
+	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/owners"
 	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/reconcile/kit/resource"
@@ -45,7 +46,8 @@ type Config struct {
 	PG     *pg
 	// BinDir holds pg_dump and pg_restore; BackupDir receives the dumps.
 	BinDir, BackupDir string
-	// IntentDir holds the intents of CREATE DATABASE (createIntents): it
+	// IntentDir holds the operator's own record of its CREATE DATABASEs
+	// (reconcile/kit/external's Options.Creates): it
 	// must be private to the operator's user, as no store token may
 	// write there, and the same across restarts, or a database left
 	// unmarked by a crash is never adopted (and so never dropped).
@@ -92,7 +94,7 @@ type Operator struct {
 	Restores   *reconcile.Controller[*Restore]
 	collector  *owners.Collector[json.RawMessage]
 	rolePruner *prune.Pruner[*Role]
-	dbPruner   *prune.Pruner[*Database]
+	dbPruner   *prune.Pruner[*resource.Resource[DatabaseSpec, DatabaseStatus]]
 	dumps      *dumpRunner
 	// archive is the WAL archive's dependency (nil without one), for the
 	// manager: its health is the process's.
@@ -103,7 +105,7 @@ type Operator struct {
 func NewOperator(cfg Config) (*Operator, error) {
 	cfg = withDefaults(cfg)
 	if cfg.IntentDir == "" {
-		return nil, fmt.Errorf("%w: postgres: the operator needs a directory for its intents (Config.IntentDir)", store.ErrInvalid)
+		return nil, fmt.Errorf("%w: postgres: the operator needs a directory for its record of creates (Config.IntentDir)", store.ErrInvalid)
 	}
 	o := &Operator{}
 	mk := &marks{store: identifierOf(cfg.Stores.Roles)}
@@ -114,7 +116,11 @@ func NewOperator(cfg Config) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	dbDrift, err := driftSource("postgres databases", filterDesired(cfg.PG.databaseFingerprints(), cached(&o.Databases)), cfg.DriftInterval)
+	dbOpts := databaseOptions(cfg.IntentDir)
+	dbOpts.Dependency, dbOpts.Logger = deps[0], cfg.Logger
+	dbOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
+	dbOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
+	databases, err := external.New(cfg.Stores.Databases, (&dbWorld{pg: cfg.PG, marks: mk}).world(), dbOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +147,8 @@ func NewOperator(cfg Config) (*Operator, error) {
 	var errs [5]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", &roleReconciler{pg: cfg.PG, marks: mk, drift: roleDrift}),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, deps, roleDrift))
-	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
-		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", databases),
+		controllerOptions[*Database](cfg, "databases", DatabasePrefix, databases.Dependencies(), databases.Sources()...))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
 	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second, archive: archiveHealth(archive, cfg.PG)}),
@@ -160,18 +166,19 @@ func NewOperator(cfg Config) (*Operator, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
+	if o.dbPruner, err = databases.Pruner(o.Databases); err != nil {
+		return nil, err
+	}
 	return o, o.newHelpers(cfg)
 }
 
-// newHelpers makes the owners' collector and the pruners.
+// newHelpers makes the owners' collector and the role pruner.
 func (o *Operator) newHelpers(cfg Config) error {
-	var err1, err2, err3 error
+	var err1, err2 error
 	o.collector, err1 = owners.NewCollector(cfg.Stores.Raw, apistore.JSONKind{}, owners.CollectorOptions{Name: "backup owners", Logger: cfg.Logger})
 	o.rolePruner, err2 = prune.New[*Role](o.Roles, cfg.Stores.Roles, prune.Options{Name: RoleOwner, Prefix: RolePrefix,
 		Interval: cfg.PruneInterval, World: cfg.PG.world(roleComments, RolePrefix), Delete: cfg.PG.pruneRole, Logger: cfg.Logger})
-	o.dbPruner, err3 = prune.New[*Database](o.Databases, cfg.Stores.Databases, prune.Options{Name: DatabaseOwner, Prefix: DatabasePrefix,
-		Interval: cfg.PruneInterval, World: cfg.PG.world(databaseComments, DatabasePrefix), Delete: cfg.PG.pruneDatabase, Logger: cfg.Logger})
-	return errors.Join(err1, err2, err3)
+	return errors.Join(err1, err2)
 }
 
 // Add adds the operator's runnables to m.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -17,8 +16,9 @@ import (
 	"github.com/converge-go/converge/store/apistore"
 )
 
-// This file holds the operator's four reconcilers, one per kind. Each
-// reads the world itself, acts, and records what it saw in status with a
+// This file holds the operator's reconcilers written by hand, one per
+// kind (the Database kind's is reconcile/kit/external's, over the World
+// of databasesworld.go). Each reads the world itself, acts, and records what it saw in status with a
 // compare-and-swap through its controller (req.Store); each that makes
 // something in PostgreSQL or on disk first makes sure its object carries
 // its finalizer (resource.Finalize), so that a deletion is never missed.
@@ -90,50 +90,6 @@ func (r *roleReconciler) drop(ctx context.Context, key string) error {
 		}
 		return dropRole(ctx, conn, name)
 	})
-}
-
-// databaseReconciler converges Databases: created with their owner and
-// mark, their extensions made, and, when deleted, dropped or released as
-// their reclaim policy says.
-type databaseReconciler struct {
-	pg      *pg
-	marks   *marks
-	intents createIntents
-	drift   *drift.Source // told what each reconcile made
-}
-
-func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Database]) (reconcile.Result, error) {
-	obj, deleting, err := resource.Finalize(ctx, req, DatabaseFinalizer, func(ctx context.Context) error {
-		return r.reclaim(ctx, req.Object)
-	})
-	if deleting || err != nil {
-		return reconcile.Result{}, err
-	}
-	name, err := nameOf(DatabasePrefix, req.Key)
-	if err == nil {
-		err = obj.Value.Spec.validate()
-	}
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
-	}
-	owner := cmp.Or(obj.Value.Spec.Owner, r.pg.user)
-	var st DatabaseStatus
-	cur := obj
-	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
-		var err error
-		cur, st, err = r.ensure(ctx, conn, req.Store, obj, name, owner)
-		return err
-	})
-	if cur.Value == nil { // a status write failed: the object as read stands
-		cur = obj
-	}
-	obj = cur
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
-	}
-	r.drift.Reconciled(req.Key, databaseFingerprint(owner))
-	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the database is as its spec says"))
-	return reconcile.Result{}, err
 }
 
 // scheduleReconciler converges BackupSchedules: at each slot it creates

@@ -40,11 +40,6 @@ func (s RoleStatus) withError(err error) RoleStatus {
 	return s
 }
 
-func (s DatabaseStatus) withError(err error) DatabaseStatus {
-	s.Error = err.Error()
-	return s
-}
-
 func (s BackupScheduleStatus) withError(err error) BackupScheduleStatus {
 	s.Error = err.Error()
 	return s

@@ -41,21 +41,6 @@ func (p *pg) roleFingerprints() drift.ListFunc {
 	}
 }
 
-// databaseFingerprints lists the databases with their owners.
-func (p *pg) databaseFingerprints() drift.ListFunc {
-	return func(ctx context.Context) ([]drift.Observed, error) {
-		rows, err := p.pool.Query(ctx, databasesFingerprintQuery)
-		if err != nil {
-			return nil, blame(err)
-		}
-		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (drift.Observed, error) {
-			var name, owner string
-			err := row.Scan(&name, &owner)
-			return drift.Observed{Key: DatabasePrefix + name, Fingerprint: databaseFingerprint(owner)}, err
-		})
-	}
-}
-
 // roleFingerprint is what the role drift source compares, listed by it
 // and told it by the Role reconciler (drift.Source.Reconciled) alike.
 func roleFingerprint(login bool, limit int, inRoles []string) string {
@@ -63,7 +48,8 @@ func roleFingerprint(login bool, limit int, inRoles []string) string {
 }
 
 // databaseFingerprint is what the database drift source compares: that
-// the database exists, and its owner.
+// the database exists, and its owner, listed by the Database World's
+// List and observed by its Observe alike.
 func databaseFingerprint(owner string) string { return drift.Fingerprint(owner) }
 
 // filterDesired keeps the observations of desired keys: the roles and
@@ -102,10 +88,4 @@ func (p *pg) world(query, prefix string) func(ctx context.Context) ([]prune.Worl
 // from this store, and named by no Role.
 func (p *pg) pruneRole(ctx context.Context, obj prune.WorldObject) error {
 	return p.session(ctx, obj.Key, func(conn *pgx.Conn) error { return dropRole(ctx, conn, obj.Name) })
-}
-
-// pruneDatabase drops a database the database pruner chose: marked by the
-// operator from this store for reclaim delete, and named by no Database.
-func (p *pg) pruneDatabase(ctx context.Context, obj prune.WorldObject) error {
-	return p.session(ctx, obj.Key, func(conn *pgx.Conn) error { return dropDatabase(ctx, conn, obj.Name) })
 }
