@@ -31,7 +31,7 @@ type DaemonConfig struct {
 	// password (else the DSN's, $PGPASSWORD or ~/.pgpass, as libpq finds
 	// it). Neither is ever logged.
 	DSN, Password string
-	// Dir holds the dumps (Dir/backups), the intents of CREATE DATABASE
+	// Dir holds the dumps (Dir/backups), the record of CREATE DATABASEs
 	// (Dir/creating) and the file URLFile.
 	Dir string
 	// Addr is the address of the HTTP server: /healthz, /readyz and the

@@ -36,7 +36,7 @@ func runOperatorCommand(args []string, stderr io.Writer) int {
 	fl.StringVar(&cfg.DSN, "pg", "", "PostgreSQL's connection string (required); keep the password out of it")
 	fl.StringVar(&passwordFile, "pg-password-file", "", "PostgreSQL's password, read from this file (mode 0600)")
 	fl.StringVar(&cfg.BinDir, "pg-bin", "", "the directory of pg_dump and pg_restore (default: found)")
-	fl.StringVar(&cfg.Dir, "dir", ".postgres-operator", "the dumps (DIR/backups), the intents of CREATE DATABASE (DIR/creating) and the file operator.url")
+	fl.StringVar(&cfg.Dir, "dir", ".postgres-operator", "the dumps (DIR/backups), the record of CREATE DATABASEs (DIR/creating) and the file operator.url")
 	fl.StringVar(&cfg.Addr, "addr", "127.0.0.1:7018", "the address of /healthz, /readyz and "+DebugPath+" (loopback unless -insecure-no-token)")
 	fl.BoolVar(&cfg.InsecureNoToken, "insecure-no-token", false, "serve -addr on an address that is not loopback: the debug page has no token, and shows the roles', databases' and backups' keys and PostgreSQL's errors to whoever reaches it")
 	fl.StringVar(&cfg.WALArchive, "wal-archive", "", "the WAL archive: a directory on PostgreSQL's host its user writes; the operator sets archive_command to copy into it and takes base backups (method base)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/reconcile/kit/external"
+	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
 
@@ -44,10 +45,11 @@ func TestAnExtensionTheOperatorDidNotMakeIsNeverDropped(t *testing.T) {
 
 // A status forged by a token holder cannot make a database the operator's:
 // an unmarked database that existed before its Database, whose status says
-// a CREATE was under way (creating), is neither marked nor reported as
-// created, and survives the object's deletion with reclaim delete. Only
-// the intent the operator keeps in its own directory adopts an unmarked
-// database (TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent).
+// a CREATE was under way (the kit's record: creating), is neither marked
+// nor reported as created (Synced False, NotAdopted), and survives the
+// object's deletion with reclaim delete. Only the operator's own record of
+// its creates adopts an unmarked database
+// (TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent).
 func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testing.T) {
 	e := newPGEnv(t)
 	e.query("postgres", "CREATE DATABASE victim")
@@ -56,10 +58,11 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 	s := e.stores.Databases
 	put(t, s, key, DatabaseSpec{Reclaim: Delete})
 	waitConverged(t, s, convergeLimit, key)
+	forged := DatabaseStatus{Exists: true, Created: true, External: external.Record{Name: "victim", Creating: "forged"}}
 	var rev int64
 	var err error
 	for range 50 {
-		if rev, err = forgeStatus(t, s, key, DatabaseStatus{Exists: true, Creating: true}); !errors.Is(err, store.ErrConflict) {
+		if rev, err = forgeStatus(t, s, key, forged); !errors.Is(err, store.ErrConflict) {
 			break
 		}
 	}
@@ -67,15 +70,10 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 	waitFor(t, key+" reconciled since its forged status", convergeLimit, func() bool { return reconciledSince(t, s, key, rev) })
 	obj, err := s.Get(t.Context(), key)
 	require.NoError(t, err)
-	require.False(t, obj.Value.Status.Created, "the database that existed before is reported as the operator's: %+v", obj.Value.Status)
+	synced, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
+	require.Equal(t, external.ReasonNotAdopted, synced.Reason, "%+v", obj.Value.Conditions)
 	require.Equal(t, "victim:", e.query("postgres", victimComment), "the database that existed before was marked")
 
-	for range 50 {
-		if rev, err = forgeStatus(t, s, key, DatabaseStatus{Exists: true, Creating: true}); !errors.Is(err, store.ErrConflict) {
-			break
-		}
-	}
-	require.NoError(t, err)
 	require.NoError(t, deleteCurrent(t, s, key))
 	waitFor(t, key+" gone", convergeLimit, func() bool {
 		_, err := e.stores.Raw.Get(t.Context(), key)
@@ -88,34 +86,44 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 const victimComment = `SELECT datname || ':' || COALESCE(shobj_description(oid, 'pg_database'), '') FROM pg_database WHERE datname = 'victim'`
 
 // An operator stopped between CREATE DATABASE and the database's mark
-// leaves it unmarked with its intent in the operator's directory: the next
-// operator adopts it (marks it, reports it created, drops it with reclaim
-// delete). An intent left by an earlier object of the same key (another
-// create revision) adopts nothing: that database is left unmarked and
-// kept. Each intent is gone once judged.
+// leaves it unmarked, its create recorded in status and in the operator's
+// own directory (external.CreatesDir): the next operator adopts it (marks
+// it, reports it created, drops it with reclaim delete). A record left by
+// an earlier create of the same key (another create ID) adopts nothing:
+// that database is left unmarked (NotAdopted) and kept. Each record is
+// gone once judged.
 func TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent(t *testing.T) {
 	e := newPGEnv(t)
 	s := e.stores.Databases
-	intents := createIntents{dir: filepath.Join(e.dir, "creating")}
+	creates := external.CreatesDir(filepath.Join(e.dir, "creating"))
 	for _, name := range []string{"crashed", "stale"} {
-		put(t, s, DatabasePrefix+name, DatabaseSpec{Reclaim: Delete})
-		obj, err := s.Get(t.Context(), DatabasePrefix+name)
-		require.NoError(t, err)
+		key := DatabasePrefix + name
+		put(t, s, key, DatabaseSpec{Reclaim: Delete})
+		_, err := forgeStatus(t, s, key, DatabaseStatus{External: external.Record{Name: name, Creating: "c-" + name}})
+		require.NoError(t, err) // what the kit writes before CREATE DATABASE
+		id := "c-" + name
 		if name == "stale" {
-			obj.CreateRevision-- // an earlier object's
+			id = "an earlier create"
 		}
+		require.NoError(t, creates.Begin(t.Context(), key, id))
 		e.query("postgres", "CREATE DATABASE "+name) // what a crash before the mark leaves
-		require.NoError(t, intents.record(obj, name))
 	}
 	e.startInProcess(e.daemonConfig())
-	waitConverged(t, s, convergeLimit, DatabasePrefix+"crashed", DatabasePrefix+"stale")
-	for name, created := range map[string]bool{"crashed": true, "stale": false} {
-		obj, err := s.Get(t.Context(), DatabasePrefix+name)
-		require.NoError(t, err)
-		require.Equal(t, created, obj.Value.Status.Created, name)
-		_, err = os.Stat(filepath.Join(intents.dir, name))
-		require.ErrorIs(t, err, fs.ErrNotExist, "%s's intent is kept once judged", name)
-	}
+	waitConverged(t, s, convergeLimit, DatabasePrefix+"crashed")
+	waitFor(t, "stale not adopted", convergeLimit, func() bool {
+		obj, err := s.Get(t.Context(), DatabasePrefix+"stale")
+		if err != nil {
+			return false
+		}
+		c, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
+		return c.Reason == external.ReasonNotAdopted
+	})
+	obj, err := s.Get(t.Context(), DatabasePrefix+"crashed")
+	require.NoError(t, err)
+	require.True(t, obj.Value.Status.Created)
+	held, err := creates.Holds(t.Context(), DatabasePrefix+"crashed", "c-crashed")
+	require.NoError(t, err)
+	require.False(t, held, "crashed's record is kept once judged")
 	comments := `SELECT string_agg(datname || ':' || COALESCE(split_part(shobj_description(oid, 'pg_database'), ' ', 2), ''), ' ' ORDER BY datname)
 		FROM pg_database WHERE datname IN ('crashed', 'stale')`
 	require.Equal(t, "crashed:owner=postgres-operator.databases stale:", e.query("postgres", comments))
@@ -127,4 +135,7 @@ func TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent(t *testing.T) 
 		return err == nil && len(objs) == 0
 	})
 	require.Equal(t, "stale:", e.query("postgres", comments), "the adopted database is dropped, the other kept")
+	entries, err := os.ReadDir(string(creates))
+	require.NoError(t, err)
+	require.Empty(t, entries, "a record is kept once its Database is gone")
 }

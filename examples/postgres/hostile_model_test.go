@@ -210,7 +210,7 @@ func (m *pgModel) forge(key string) {
 				External: external.Record{Name: str(), Creating: str(), Fingerprint: str()}})
 		case strings.HasPrefix(key, DatabasePrefix):
 			rev, err = forgeStatus(t, s.Databases, key, DatabaseStatus{Exists: true, Owner: "boss",
-				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, Creating: true, Error: str()})
+				Extensions: []string{"plpgsql", "pgcrypto"}, Created: true, External: external.Record{Name: str(), Creating: str()}})
 		case strings.HasPrefix(key, SchedulePrefix):
 			rev, err = forgeStatus(t, s.Schedules, key, BackupScheduleStatus{Running: str(), LastSucceeded: str(), Backups: -1, Error: str()})
 		default:

@@ -47,7 +47,8 @@ func invalid[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Sp
 		return false
 	}
 	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	return ok && c.Status == resource.ConditionFalse && (c.Reason == "Invalid" || c.Reason == external.ReasonRejected) && obj.Value.ObservedGeneration == obj.Value.Generation
+	refused := c.Reason == "Invalid" || c.Reason == external.ReasonRejected // the external kit's word
+	return ok && c.Status == resource.ConditionFalse && refused && obj.Value.ObservedGeneration == obj.Value.Generation
 }
 
 // requireTerminal waits until each key of controller is refused as

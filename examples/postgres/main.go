@@ -32,10 +32,11 @@
 //     Deleted with reclaim delete, its database is dropped, only if the
 //     operator created it from this store, as its mark says; with retain
 //     (the default) it is kept and released, its mark removed. CREATE
-//     DATABASE cannot share a transaction with its mark: its intent is
-//     kept in the operator's directory (DIR/creating), where no store
-//     token writes, and a database a crash left unmarked is adopted only
-//     by that intent, never by what a status says.
+//     DATABASE cannot share a transaction with its mark: each create is
+//     recorded in the operator's directory (DIR/creating), where no store
+//     token writes (reconcile/kit/external's Options.Creates), and a
+//     database a crash left unmarked is adopted only by that record,
+//     never by what a status says.
 //   - backupschedules/NAME, a BackupSchedule: a database, a cron schedule
 //     and a retention. At each slot it creates a Backup under the slot's key
 //     (reconcile/kit/schedule.SlotKey, with a create-only write, so a crash
@@ -130,7 +131,7 @@
 //	                         base backups and Restores need it
 //	-restore-dir DIR         drills' scratch clusters and Restores' clusters (default DIR/restores)
 //	-pg-user USER            the user they run as when the operator runs as root (default postgres)
-//	-dir DIR                 the dumps (DIR/backups), the intents of CREATE DATABASE (DIR/creating)
+//	-dir DIR                 the dumps (DIR/backups), the record of CREATE DATABASEs (DIR/creating)
 //	                         and operator.url (default .postgres-operator);
 //	                         made with mode 0700; one of another user, or that group or
 //	                         others may write, is refused (a dump planted there could be

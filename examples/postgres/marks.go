@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/converge-go/converge/reconcile/kit/prune"
@@ -15,15 +14,12 @@ import (
 // is the operator's only if its comment is the operator's mark from this
 // very store.
 
-// The owners written in marks. RoleOwner and DatabaseOwner are also the
-// names of the pruners that drop what they mark; RetainedOwner marks a
-// database the operator created with reclaim retain, which no pruner ever
-// drops (prune.Select counts it as another owner's) and which is released,
-// its mark removed, when its Database is deleted.
+// The owners written in marks, also the names of the pruners that drop
+// what they mark (a database's mark is reconcile/kit/external's, with its
+// key and create beside the owner and store).
 const (
 	RoleOwner     = "postgres-operator.roles"
 	DatabaseOwner = "postgres-operator.databases"
-	RetainedOwner = "postgres-operator.retained"
 )
 
 // marks makes and reads the operator's marks. The store's identity is read
@@ -58,17 +54,4 @@ func (m *marks) identityOf(ctx context.Context) (string, error) {
 	}
 	m.identity = id
 	return id, nil
-}
-
-// ours reports whether comment is a mark of one of owners from this store.
-func (m *marks) ours(ctx context.Context, comment string, owners ...string) (bool, error) {
-	mk, ok := prune.ParseMark(comment)
-	if !ok || !slices.Contains(owners, mk.Owner) {
-		return false, nil
-	}
-	id, err := m.identityOf(ctx)
-	if err != nil {
-		return false, err
-	}
-	return mk.Store == id, nil
 }

@@ -46,7 +46,8 @@ type Config struct {
 	PG     *pg
 	// BinDir holds pg_dump and pg_restore; BackupDir receives the dumps.
 	BinDir, BackupDir string
-	// IntentDir holds the intents of CREATE DATABASE (createIntents): it
+	// IntentDir holds the operator's own record of its CREATE DATABASEs
+	// (reconcile/kit/external's Options.Creates): it
 	// must be private to the operator's user, as no store token may
 	// write there, and the same across restarts, or a database left
 	// unmarked by a crash is never adopted (and so never dropped).
@@ -93,7 +94,7 @@ type Operator struct {
 	Restores   *reconcile.Controller[*Restore]
 	collector  *owners.Collector[json.RawMessage]
 	rolePruner *prune.Pruner[*Role]
-	dbPruner   *prune.Pruner[*Database]
+	dbPruner   *prune.Pruner[*resource.Resource[DatabaseSpec, DatabaseStatus]]
 	dumps      *dumpRunner
 	// archive is the WAL archive's dependency (nil without one), for the
 	// manager: its health is the process's.
@@ -104,7 +105,7 @@ type Operator struct {
 func NewOperator(cfg Config) (*Operator, error) {
 	cfg = withDefaults(cfg)
 	if cfg.IntentDir == "" {
-		return nil, fmt.Errorf("%w: postgres: the operator needs a directory for its intents (Config.IntentDir)", store.ErrInvalid)
+		return nil, fmt.Errorf("%w: postgres: the operator needs a directory for its record of creates (Config.IntentDir)", store.ErrInvalid)
 	}
 	o := &Operator{}
 	mk := &marks{store: identifierOf(cfg.Stores.Roles)}
@@ -119,7 +120,11 @@ func NewOperator(cfg Config) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	dbDrift, err := driftSource("postgres databases", filterDesired(cfg.PG.databaseFingerprints(), cached(&o.Databases)), cfg.DriftInterval)
+	dbOpts := databaseOptions(cfg.IntentDir)
+	dbOpts.Dependency, dbOpts.Logger = deps[0], cfg.Logger
+	dbOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
+	dbOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
+	databases, err := external.New(cfg.Stores.Databases, (&dbWorld{pg: cfg.PG, marks: mk}).world(), dbOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +151,8 @@ func NewOperator(cfg Config) (*Operator, error) {
 	var errs [5]error
 	o.Roles, errs[0] = reconcile.New(cfg.Stores.Roles, observed[*Role](cfg, "roles", roles),
 		controllerOptions[*Role](cfg, "roles", RolePrefix, roles.Dependencies(), roles.Sources()...))
-	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", &databaseReconciler{pg: cfg.PG, marks: mk, intents: createIntents{dir: cfg.IntentDir}, drift: dbDrift}),
-		controllerOptions[*Database](cfg, "databases", DatabasePrefix, deps, dbDrift))
+	o.Databases, errs[1] = reconcile.New(cfg.Stores.Databases, observed[*Database](cfg, "databases", databases),
+		controllerOptions[*Database](cfg, "databases", DatabasePrefix, databases.Dependencies(), databases.Sources()...))
 	o.Schedules, errs[2] = reconcile.New(cfg.Stores.Schedules, observed[*BackupSchedule](cfg, "backupschedules", &scheduleReconciler{backups: cfg.Stores.Backups, archive: archive, dir: cfg.BackupDir}),
 		controllerOptions[*BackupSchedule](cfg, "backupschedules", SchedulePrefix, nil, slots, children))
 	o.Backups, errs[3] = reconcile.New(cfg.Stores.Backups, observed[*Backup](cfg, "backups", &backupReconciler{dumps: o.dumps, poll: time.Second, archive: archiveHealth(archive, cfg.PG)}),
@@ -165,20 +170,20 @@ func NewOperator(cfg Config) (*Operator, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
-	o.rolePruner, err = roles.Pruner(o.Roles)
-	if err != nil {
+	if o.rolePruner, err = roles.Pruner(o.Roles); err != nil {
+		return nil, err
+	}
+	if o.dbPruner, err = databases.Pruner(o.Databases); err != nil {
 		return nil, err
 	}
 	return o, o.newHelpers(cfg)
 }
 
-// newHelpers makes the owners' collector and the database pruner.
+// newHelpers makes the owners' collector.
 func (o *Operator) newHelpers(cfg Config) error {
-	var err1, err2 error
-	o.collector, err1 = owners.NewCollector(cfg.Stores.Raw, apistore.JSONKind{}, owners.CollectorOptions{Name: "backup owners", Logger: cfg.Logger})
-	o.dbPruner, err2 = prune.New[*Database](o.Databases, cfg.Stores.Databases, prune.Options{Name: DatabaseOwner, Prefix: DatabasePrefix,
-		Interval: cfg.PruneInterval, World: cfg.PG.world(databaseComments, DatabasePrefix), Delete: cfg.PG.pruneDatabase, Logger: cfg.Logger})
-	return errors.Join(err1, err2)
+	var err error
+	o.collector, err = owners.NewCollector(cfg.Stores.Raw, apistore.JSONKind{}, owners.CollectorOptions{Name: "backup owners", Logger: cfg.Logger})
+	return err
 }
 
 // Add adds the operator's runnables to m.
@@ -246,20 +251,6 @@ func withDefaults(cfg Config) Config {
 		cfg.DumpLogs = os.Stderr
 	}
 	return cfg
-}
-
-// driftSource polls list every interval, waking at most 50 keys a second.
-func driftSource(name string, list drift.ListFunc, interval time.Duration) (*drift.Source, error) {
-	return drift.New(list, drift.Options{Name: name, Interval: interval, PerSecond: 50})
-}
-
-// cached reports whether the controller *c (set once it is made) holds
-// key: the drift sources wake only the keys of objects.
-func cached[T any](c **reconcile.Controller[T]) func(key string) bool {
-	return func(key string) bool {
-		_, ok := (*c).Lister().Get(key)
-		return ok
-	}
 }
 
 // identifierOf returns s as a store.Identifier; a store without an

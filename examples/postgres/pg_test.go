@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/kit/external"
-	"github.com/converge-go/converge/reconcile/kit/prune"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -38,9 +37,10 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	require.Equal(t, "t|5|readers", e.query("postgres", roleRow("app")))
 	require.Equal(t, "app", e.query("postgres", "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'appdb'"))
 	require.Equal(t, "pgcrypto", e.query("appdb", "SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'"))
-	mark, ok := prune.ParseMark(e.query("postgres", "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = 'appdb'"))
+	mark, ok := external.ParseMark(e.query("postgres", "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = 'appdb'"))
 	require.True(t, ok, "the database carries the operator's mark")
 	require.Equal(t, DatabaseOwner, mark.Owner)
+	require.Equal(t, "databases/appdb", mark.Key)
 	role, err := e.stores.Roles.Get(ctx, "roles/app")
 	require.NoError(t, err)
 	require.Equal(t, RoleStatus{Exists: true, Login: true, ConnectionLimit: 5, InRoles: []string{"readers"}, Created: true,
@@ -53,8 +53,8 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	require.Equal(t, "f|10|", e.query("postgres", roleRow("app")))
 	require.Equal(t, "readers", e.query("postgres", "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'appdb'"))
 	require.Empty(t, e.query("appdb", "SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'"), "the extension the spec dropped is dropped")
-	mark, _ = prune.ParseMark(e.query("postgres", "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = 'appdb'"))
-	require.Equal(t, RetainedOwner, mark.Owner, "reclaim retain: a mark no pruner drops")
+	mark, _ = external.ParseMark(e.query("postgres", "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = 'appdb'"))
+	require.Equal(t, DatabaseOwner, mark.Owner, "reclaim retain: marked while desired, unmarked when its Database goes")
 
 	// A role whose membership names a role that does not exist: its own
 	// error, until that role exists.

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/converge-go/converge/reconcile"
-	"github.com/converge-go/converge/reconcile/kit/drift"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/reconcile/kit/schedule"
@@ -17,56 +13,13 @@ import (
 	"github.com/converge-go/converge/store/apistore"
 )
 
-// This file holds the operator's reconcilers, one per kind but Roles
-// (rolesworld.go: their domain, reconciled by reconcile/kit/external). Each
-// reads the world itself, acts, and records what it saw in status with a
+// This file holds the operator's reconcilers written by hand, one per
+// kind but Roles and Databases (reconciled by reconcile/kit/external over
+// the Worlds of rolesworld.go and databasesworld.go). Each reads the world
+// itself, acts, and records what it saw in status with a
 // compare-and-swap through its controller (req.Store); each that makes
 // something in PostgreSQL or on disk first makes sure its object carries
 // its finalizer (resource.Finalize), so that a deletion is never missed.
-
-// databaseReconciler converges Databases: created with their owner and
-// mark, their extensions made, and, when deleted, dropped or released as
-// their reclaim policy says.
-type databaseReconciler struct {
-	pg      *pg
-	marks   *marks
-	intents createIntents
-	drift   *drift.Source // told what each reconcile made
-}
-
-func (r *databaseReconciler) Reconcile(ctx context.Context, req reconcile.Request[*Database]) (reconcile.Result, error) {
-	obj, deleting, err := resource.Finalize(ctx, req, DatabaseFinalizer, func(ctx context.Context) error {
-		return r.reclaim(ctx, req.Object)
-	})
-	if deleting || err != nil {
-		return reconcile.Result{}, err
-	}
-	name, err := nameOf(DatabasePrefix, req.Key)
-	if err == nil {
-		err = obj.Value.Spec.validate()
-	}
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Invalid", reconcile.Terminal(err))
-	}
-	owner := cmp.Or(obj.Value.Spec.Owner, r.pg.user)
-	var st DatabaseStatus
-	cur := obj
-	err = r.pg.session(ctx, req.Key, func(conn *pgx.Conn) error {
-		var err error
-		cur, st, err = r.ensure(ctx, conn, req.Store, obj, name, owner)
-		return err
-	})
-	if cur.Value == nil { // a status write failed: the object as read stands
-		cur = obj
-	}
-	obj = cur
-	if err != nil {
-		return failed(ctx, req.Store, obj, obj.Value.Status.withError(err), "Error", err)
-	}
-	r.drift.Reconciled(req.Key, databaseFingerprint(owner))
-	_, err = resource.WriteStatus(ctx, req.Store, obj, st, ready("the database is as its spec says"))
-	return reconcile.Result{}, err
-}
 
 // scheduleReconciler converges BackupSchedules: at each slot it creates
 // the slot's Backup, owned by the schedule, under the slot's key, once

@@ -35,11 +35,6 @@ func failed[Spec, Status any](ctx context.Context, s store.Store[*resource.Resou
 	return reconcile.Result{}, err
 }
 
-func (s DatabaseStatus) withError(err error) DatabaseStatus {
-	s.Error = err.Error()
-	return s
-}
-
 func (s BackupScheduleStatus) withError(err error) BackupScheduleStatus {
 	s.Error = err.Error()
 	return s

@@ -104,15 +104,14 @@ type DatabaseStatus struct {
 	Owner  string `json:"owner,omitempty"`
 	// Extensions are the spec's extensions present in the database.
 	Extensions []string `json:"extensions,omitempty"`
-	// Created: the operator made the database from this store (its mark
-	// is on it).
+	// Created: the operator made the database from this store for this
+	// key (its mark is on it).
 	Created bool `json:"created,omitempty"`
-	// Creating shows a CREATE DATABASE under way, written before it. It
-	// is shown, never trusted: whoever holds a token may write it, so the
-	// operator adopts a database found unmarked only by the intent it
-	// keeps in its own directory (Config.IntentDir).
-	Creating bool   `json:"creating,omitempty"`
-	Error    string `json:"error,omitempty"`
+	// External is reconcile/kit/external's record: the database's name,
+	// a CREATE DATABASE under way (shown, never trusted: the kit adopts
+	// a database found unmarked only by its own record of the create,
+	// in Config.IntentDir), the last fingerprint.
+	External external.Record `json:"external"`
 }
 
 // BackupScheduleSpec backs a database up at the slots of a cron schedule.

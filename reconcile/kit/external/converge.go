@@ -61,6 +61,15 @@ func (t *turn[Spec, Status]) converge(ctx context.Context) (reconcile.Result, er
 			return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
 		}
 	}
+	if id := t.r.record(t.obj.Value).Creating; id != "" && obs.State != Absent {
+		// Found after a recorded create: the operator's own, or left alone.
+		if d, err = t.r.judge(ctx, id, d, obs); err != nil {
+			return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
+		}
+		if !d.Mark.IsZero() {
+			obs.State = Differs // adopted: Update stores its mark
+		}
+	}
 	changed := ""
 	switch obs.State {
 	case Absent:
@@ -98,6 +107,11 @@ func (t *turn[Spec, Status]) succeed(ctx context.Context, d Desired[Spec], obs O
 	*t.r.opts.Record(&st) = Record{Name: d.Name, Fingerprint: obs.Fingerprint}
 	if _, err := resource.WriteStatus(ctx, t.s, t.obj, st, ready, synced); err != nil {
 		return reconcile.Result{}, err
+	}
+	if changed == ReasonCreating || t.r.record(t.obj.Value).Creating != "" {
+		if err := t.r.end(ctx, d.Key); err != nil { // the create is judged
+			return reconcile.Result{}, err
+		}
 	}
 	t.r.saw(d, obs)
 	if ready.Status != resource.ConditionTrue || t.r.drift == nil {

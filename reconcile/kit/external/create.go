@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,11 +77,13 @@ func (r *Reconciler[Spec, Status]) lookup(ctx context.Context, key, id string) (
 
 // create makes d's object, safe across a crash: the create's ID (and the
 // name, if chosen) is recorded in status first, with a compare-and-swap;
-// the object is made carrying it in its mark; then its name is recorded
-// and the ID cleared. A crash between the first write and the last
+// then in Options.Creates, if set; the object is made carrying it in its
+// mark; then its name is recorded and the ID cleared (and forgotten by
+// Creates once the reconcile has observed the object). A crash between the first write and the last
 // leaves the ID recorded, and the next reconcile looks the object up by
 // it (desired) before it creates anything. So does a create that failed,
-// unless it was Rejected: only a refusal says that nothing was made.
+// unless it was Rejected or NothingMade: only a refusal says that
+// nothing was made.
 func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desired[Spec], error) {
 	mark, err := t.r.marker.Mark(ctx)
 	if err != nil {
@@ -99,14 +102,18 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 	if err := t.writeRecord(ctx, Record{Name: d.Name, Creating: id}, creating); err != nil {
 		return d, err
 	}
+	if err := t.r.begin(ctx, d.Key, id); err != nil {
+		return d, err
+	}
 	name, err := t.r.world.Create(ctx, d)
 	if err != nil {
 		err = fromWorld("create", err)
-		if t.r.classify(err) == Rejected {
+		if t.r.classify(err) == Rejected || errors.Is(err, ErrNothingMade) {
 			// Refused: nothing was made, and nothing is to look up.
 			if werr := t.writeRecord(ctx, Record{Name: rec.Name}); werr != nil {
 				return d, werr
 			}
+			return d, errors.Join(err, t.r.end(ctx, d.Key))
 		}
 		return d, err
 	}

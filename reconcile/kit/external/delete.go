@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"errors"
 
 	"github.com/converge-go/converge/store"
 )
@@ -10,13 +11,39 @@ import (
 // Retain it unmarks the object and forgets it; under Delete it deletes
 // the object named in status, chosen, or looked up (a create cut short),
 // and asks a person (ErrCreateUnknown) only for a create cut short that
-// nothing can look up.
+// nothing can look up. An object found while status records a create is
+// unmarked or deleted only if it is this operator's (judge): any other is
+// left as it is, and the resource goes.
 func (r *Reconciler[Spec, Status]) cleanup(ctx context.Context, obj store.Object[*res[Spec, Status]]) error {
 	d, err := r.desired(ctx, obj)
 	if err != nil {
 		return err
 	}
-	if r.opts.Reclaim != nil && r.opts.Reclaim(obj.Value.Spec) == Retain {
+	if id := r.record(obj.Value).Creating; id != "" && d.Name != "" {
+		obs, err := r.observe(ctx, d)
+		if err != nil {
+			return err
+		}
+		if obs.State == Absent {
+			return r.end(ctx, obj.Key)
+		}
+		if d, err = r.judge(ctx, id, d, obs); errors.Is(err, ErrNotAdopted) {
+			r.opts.Logger.WarnContext(ctx, "external: not deleting an object this operator did not make", "key", obj.Key, "err", err)
+			return r.end(ctx, obj.Key)
+		} else if err != nil {
+			return err
+		}
+	}
+	if err := r.reclaim(ctx, obj.Value.Spec, d); err != nil {
+		return err
+	}
+	return r.end(ctx, obj.Key)
+}
+
+// reclaim unmarks or deletes d's object as the reclaim policy of spec
+// says.
+func (r *Reconciler[Spec, Status]) reclaim(ctx context.Context, spec Spec, d Desired[Spec]) error {
+	if r.opts.Reclaim != nil && r.opts.Reclaim(spec) == Retain {
 		if d.Name == "" || r.world.Unmark == nil {
 			return nil
 		}

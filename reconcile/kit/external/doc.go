@@ -62,6 +62,27 @@
 //     externaltest.Run: TestTheCrashClausesHoldOverMemoryAndHTTP,
 //     TestTheExternalKitsCrashClausesHoldOverBolt,
 //     TestTheExternalKitsCrashClausesHoldOverEtcd).
+//   - A status forged to say a create is under way never adopts an
+//     object the operator did not make: any holder of a store token can
+//     write status, so an object found while status records a create is
+//     taken (updated, named in status, then deleted or unmarked with its
+//     resource) only if its own mark names this operator, this store and
+//     the key, or, unmarked, if Options.Creates — the operator's own
+//     record, kept where no token reaches — holds that very create. Any
+//     other is neither updated, nor marked, nor deleted: the reconcile is
+//     terminal (ErrNotAdopted), Synced False, reason NotAdopted, and the
+//     resource's deletion leaves it
+//     (TestAStatusForgedToSayACreateIsUnderWayNeverAdoptsAnObjectTheOperatorDidNotMake).
+//     A World whose Create stores the mark in a step of its own (CREATE
+//     DATABASE, then COMMENT ON DATABASE) sets Options.Creates
+//     (CreatesDir): an object a crash left unmarked between the two is
+//     then adopted, and only then
+//     (TestAnObjectLeftUnmarkedByACrashIsAdoptedOnlyByTheOperatorsOwnRecord;
+//     crashes at every step, over every backend: externaltest.Run's
+//     MarkApart). A create the world refused (Rejected, or NothingMade:
+//     the name taken meanwhile) is forgotten in status and in Creates, so
+//     an object that takes its name later is not adopted for it
+//     (TestACreateTheWorldSaysMadeNothingIsForgottenAndRetried).
 //   - Where the world offers no lookup (no List, names chosen by the
 //     world), a create whose result is unknown is never made again
 //     blindly: the reconcile is terminal (ErrCreateUnknown), status says

@@ -37,6 +37,21 @@ func Reject(err error) error {
 	return fmt.Errorf("%w: %w", ErrRejected, err)
 }
 
+// ErrNothingMade matches the errors of NothingMade.
+var ErrNothingMade = errors.New("external: nothing made")
+
+// NothingMade marks err, returned by Create, as the world's word that the
+// create made nothing (a refusal: the name is taken, a role it needs is
+// missing), though it may succeed later: the kit forgets the create, so
+// that nothing found under its name afterwards is adopted for it, and
+// retries with the key's backoff (unless err is Rejected too).
+func NothingMade(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrNothingMade, err)
+}
+
 // ErrCreateUnknown matches the error of a resource whose create was cut
 // short where the world offers no lookup (no World.List nor
 // Options.ExternalName): whether the object exists is for a person to
@@ -57,6 +72,7 @@ const (
 	ReasonRejected       = "Rejected"       // Synced: the world refused the object (terminal)
 	ReasonDependencyDown = "DependencyDown" // Synced: the external system does not serve
 	ReasonCreateUnknown  = "CreateUnknown"  // Synced: a person must say whether a create happened
+	ReasonNotAdopted     = "NotAdopted"     // Synced: the object found is not the one this operator created
 )
 
 // worldError is an error the World returned, for fail to tell it from the
@@ -91,7 +107,7 @@ func (r *Reconciler[Spec, Status]) classify(err error) Class {
 
 // fail ends a reconcile of obj with err: a store's error is returned as
 // it is (the key is retried; a conflict at once); a World's error, sorted
-// by classify, or ErrCreateUnknown, is written into status (Synced and
+// by classify, ErrCreateUnknown or ErrNotAdopted, is written into status (Synced and
 // Ready False, with ready as Ready's reason if set) and returned as the
 // controller must see it: terminal, blamed on the dependency, or as is.
 func (r *Reconciler[Spec, Status]) fail(ctx context.Context, s store.Store[*res[Spec, Status]], obj store.Object[*res[Spec, Status]], err error, ready string) error {
@@ -100,6 +116,8 @@ func (r *Reconciler[Spec, Status]) fail(ctx context.Context, s store.Store[*res[
 	switch {
 	case errors.Is(err, ErrCreateUnknown):
 		reason, err = ReasonCreateUnknown, reconcile.Terminal(err)
+	case errors.Is(err, ErrNotAdopted):
+		reason, err = ReasonNotAdopted, reconcile.Terminal(err)
 	case !errors.As(err, &we):
 		return err
 	default:

@@ -60,6 +60,10 @@ type Observation[Status any] struct {
 	// usable ("booting"): Ready stays False with it as the reason and the
 	// key is looked at again after Options.Poll.
 	NotReady string
+	// Mark is the mark read back beside the object (ParseMark), the zero
+	// Mark for none. Left zero, the kit asks List for it when it must
+	// know whose the object is (an object found after a recorded create).
+	Mark Mark
 }
 
 // Desired is what the kit hands the World for one object.
@@ -99,9 +103,14 @@ type World[Spec, Status any] struct {
 	// name (the one the world gave it; "" to keep d.Name). It need not be
 	// idempotent.
 	Create func(ctx context.Context, d Desired[Spec]) (name string, err error)
-	// Update makes the object named d.Name as d.Spec says.
+	// Update makes the object named d.Name as d.Spec says, and, if d.Mark
+	// is not zero, stores d.Mark beside it: an object found unmarked
+	// after a create this operator recorded in Options.Creates, adopted.
 	Update func(ctx context.Context, d Desired[Spec], o Observation[Status]) error
 	// Delete deletes the object named d.Name; one already gone is done.
+	// d.Mark is not zero for an unmarked object the kit adopted (see
+	// Options.Creates); a World that deletes only marked objects takes
+	// that as the mark.
 	Delete func(ctx context.Context, d Desired[Spec]) error
 	// List lists the world's objects with their marks (unmarked ones
 	// too: the kit polls those it manages by name): the lookup after a
@@ -149,6 +158,11 @@ type Options[Spec, Status any] struct {
 	// Reclaim says what a deletion does to the external object (nil:
 	// Delete).
 	Reclaim func(spec Spec) Reclaim
+	// Creates, if set, is the operator's own record of the creates it
+	// starts, for a World whose Create makes the object and its mark in
+	// two steps: an object found unmarked after a create recorded in
+	// status is adopted only if Creates holds that create (see Creates).
+	Creates Creates
 	// Dependency is the external system, shared by every controller of it
 	// (see package dependency); errors Classify calls Down are blamed on it.
 	Dependency *dependency.Dependency

@@ -46,7 +46,10 @@ type env struct {
 	fake   *externaltest.Fake[vmSpec]
 	naming naming
 	opts   func(*external.Options[vmSpec, vmStatus])
-	wrap   func(external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus] // nil: the fake's World as it is
+	// markApart: the world's create stores the mark in a step of its own.
+	markApart bool
+	// wrap, if set, changes the fake's World.
+	wrap func(external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus]
 }
 
 func newEnv(t *testing.T, n naming) *env {
@@ -73,7 +76,7 @@ func (e *env) options() external.Options[vmSpec, vmStatus] {
 // go through f, and the store it writes through.
 func (e *env) kit(f *externaltest.Faults) (*external.Reconciler[vmSpec, vmStatus], store.Store[*vm]) {
 	w := externaltest.Client(e.fake, externaltest.FakeOptions[vmSpec, vmStatus]{
-		NoList: e.naming == noLookup,
+		NoList: e.naming == noLookup, MarkApart: e.markApart, Faults: f,
 		Status: func(o externaltest.Object[vmSpec]) vmStatus { return vmStatus{Size: o.Spec.Size} },
 		Reject: func(s vmSpec) error {
 			if s.Size < 0 {

@@ -128,12 +128,19 @@ type FakeOptions[Spec, Status any] struct {
 	// Reject, if set, refuses specs it returns an error for, at create
 	// and update (wrapped with external.Reject).
 	Reject func(Spec) error
+	// MarkApart makes Create store the mark in a step of its own, after
+	// the object ("create mark", through Faults if set), as CREATE
+	// DATABASE and COMMENT ON DATABASE do: a crash between them leaves
+	// the object unmarked.
+	MarkApart bool
+	Faults    *Faults
 }
 
 // Client returns the external.World of f: Create makes a new object at
 // every call, named by the world unless the Desired names it (then a
-// name taken is an error); Observe compares specs (go-cmp); List reads
-// every mark back; Delete of a gone object is done; Unmark clears a mark.
+// name taken is an error); Observe compares specs (go-cmp) and reads the
+// mark back, as List does; Update stores a Desired's mark if it has one;
+// Delete of a gone object is done; Unmark clears a mark.
 func Client[Spec, Status any](f *Fake[Spec], opts FakeOptions[Spec, Status]) external.World[Spec, Status] {
 	c := &fakeClient[Spec, Status]{f: f, opts: opts}
 	w := external.World[Spec, Status]{Observe: c.observe, Create: c.create, Update: c.update, Delete: c.delete, Unmark: c.unmark}
@@ -161,6 +168,7 @@ func (c *fakeClient[Spec, Status]) observe(_ context.Context, x external.Desired
 		return external.Observation[Status]{State: external.Absent}, nil
 	}
 	o := external.Observation[Status]{State: external.UpToDate, Fingerprint: fingerprint(obj.Spec)}
+	o.Mark, _ = external.ParseMark(obj.Mark)
 	if !cmp.Equal(obj.Spec, x.Spec) {
 		o.State = external.Differs
 	}
@@ -189,7 +197,27 @@ func (c *fakeClient[Spec, Status]) create(_ context.Context, x external.Desired[
 		name = "obj-" + strconv.Itoa(f.made)
 	}
 	f.objs[name] = Object[Spec]{Name: name, Spec: x.Spec, Mark: x.Mark.String()}
-	return name, nil
+	if !c.opts.MarkApart {
+		return name, nil
+	}
+	f.objs[name] = Object[Spec]{Name: name, Spec: x.Spec}
+	f.mu.Unlock()
+	defer f.mu.Lock()
+	mark := func() error { c.setMark(name, x.Mark.String()); return nil }
+	if c.opts.Faults != nil {
+		return name, c.opts.Faults.Do("create mark", mark)
+	}
+	return name, mark()
+}
+
+// setMark stores mark beside the object named name, if it exists.
+func (c *fakeClient[Spec, Status]) setMark(name, mark string) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	if obj, ok := c.f.objs[name]; ok {
+		obj.Mark = mark
+		c.f.objs[name] = obj
+	}
 }
 
 func (c *fakeClient[Spec, Status]) update(_ context.Context, x external.Desired[Spec], _ external.Observation[Status]) error {
@@ -207,6 +235,9 @@ func (c *fakeClient[Spec, Status]) update(_ context.Context, x external.Desired[
 		return fmt.Errorf("externaltest: update: no object %q", x.Name)
 	}
 	obj.Spec = x.Spec
+	if !x.Mark.IsZero() {
+		obj.Mark = x.Mark.String() // adopted
+	}
 	f.objs[x.Name] = obj
 	return nil
 }

@@ -95,6 +95,13 @@ func do[R any](f *Faults, op string, call func() (R, error)) (R, error) {
 	return r, err
 }
 
+// Do runs call as step op of f: a World's inner step (the mark a create
+// stores apart from the object), crashed as WithFaults' steps are.
+func (f *Faults) Do(op string, call func() error) error {
+	_, err := do(f, op, func() (struct{}, error) { return struct{}{}, call() })
+	return err
+}
+
 // WithFaults returns w with each call a step of f.
 func WithFaults[Spec, Status any](f *Faults, w external.World[Spec, Status]) external.World[Spec, Status] {
 	type d = external.Desired[Spec]

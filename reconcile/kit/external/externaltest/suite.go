@@ -30,10 +30,14 @@ const (
 	AuthorNames
 	// NoLookup: the world names them and offers no List.
 	NoLookup
+	// MarkApart: as AuthorNames, but the world's create stores the mark
+	// in a step of its own (FakeOptions.MarkApart), and the operator
+	// records its creates in a directory of its own (external.CreatesDir).
+	MarkApart
 )
 
 func (n Naming) String() string {
-	return [...]string{"WorldNames", "AuthorNames", "NoLookup"}[n]
+	return [...]string{"WorldNames", "AuthorNames", "NoLookup", "MarkApart"}[n]
 }
 
 const suiteKey = "vms/a"
@@ -43,6 +47,7 @@ type suiteEnv struct {
 	s      store.Store[*SuiteResource]
 	fake   *Fake[SuiteSpec]
 	naming Naming
+	dir    string // the operator's own directory (MarkApart)
 }
 
 // Run runs the kit's crash clauses over stores newStore makes (a fresh
@@ -57,9 +62,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store[*SuiteResource]) 
 		if err != nil {
 			t.Fatalf("apistore.New: %v", err)
 		}
-		return &suiteEnv{s: s, fake: NewFake[SuiteSpec](), naming: n}
+		return &suiteEnv{s: s, fake: NewFake[SuiteSpec](), naming: n, dir: t.TempDir()}
 	}
-	for _, n := range []Naming{WorldNames, AuthorNames} {
+	for _, n := range []Naming{WorldNames, AuthorNames, MarkApart} {
 		t.Run("CrashAtEveryStepOfACreate/"+n.String(), func(t *testing.T) {
 			EveryCrash(t, func(t *testing.T, f *Faults) (func(*testing.T), error) {
 				e := fresh(t, n)
@@ -72,7 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store[*SuiteResource]) 
 			})
 		})
 	}
-	for _, n := range []Naming{WorldNames, AuthorNames, NoLookup} {
+	for _, n := range []Naming{WorldNames, AuthorNames, NoLookup, MarkApart} {
 		t.Run("CrashAtEveryStepOfADelete/"+n.String(), func(t *testing.T) {
 			EveryCrash(t, func(t *testing.T, f *Faults) (func(*testing.T), error) {
 				e := fresh(t, n)
@@ -98,10 +103,15 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store[*SuiteResource]) 
 func (e *suiteEnv) kit(t *testing.T, f *Faults) (*external.Reconciler[SuiteSpec, SuiteStatus], store.Store[*SuiteResource]) {
 	opts := external.Options[SuiteSpec, SuiteStatus]{Name: "suiteop", Prefix: "vms/",
 		Record: func(st *SuiteStatus) *external.Record { return &st.External }}
-	if e.naming == AuthorNames {
+	if e.naming == AuthorNames || e.naming == MarkApart {
 		opts.ExternalName = func(key string, _ SuiteSpec) string { return "vm-" + key[len("vms/"):] }
 	}
-	w := Client(e.fake, FakeOptions[SuiteSpec, SuiteStatus]{NoList: e.naming == NoLookup})
+	fo := FakeOptions[SuiteSpec, SuiteStatus]{NoList: e.naming == NoLookup}
+	if e.naming == MarkApart {
+		opts.Creates = external.CreatesDir(e.dir)
+		fo.MarkApart, fo.Faults = true, f
+	}
+	w := Client(e.fake, fo)
 	fs := Store[*SuiteResource]{Store: e.s, F: f}
 	r, err := external.New(fs, WithFaults(f, w), opts)
 	if err != nil {
