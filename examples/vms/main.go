@@ -68,7 +68,8 @@ func wire(ctx context.Context) (*operator, error) {
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	client := &vms{base: "http://" + ln.Addr().String(), http: &http.Client{Timeout: 5 * time.Second}}
 
-	s, err := apistore.New(store.NewMemory[*VM](), resource.Kind[VMSpec, VMStatus]{})
+	s, err := apistore.New(store.NewMemory[*VM](), resource.Kind[VMSpec, VMStatus]{},
+		apistore.WithAdmission("vms/", admission()))
 	if err != nil {
 		return nil, err
 	}
