@@ -17,7 +17,7 @@ const roleRules = `{"kinds": [{"prefix": "roles/",
     "properties": {
       "name": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": "^[a-z_][a-z0-9_]*$"},
       "login": {"type": "boolean", "default": true},
-      "connectionLimit": {"type": "integer", "minimum": -1, "maximum": 10000, "default": -1},
+      "connectionLimit": {"type": "integer", "minimum": -1, "maximum": 2147483647, "default": -1},
       "mode": {"type": "string", "enum": ["fast", "safe"]},
       "members": {"type": "array", "maxItems": 2, "items": {"type": "object",
         "properties": {"role": {"type": "string"}, "admin": {"type": "boolean", "default": false}}}}}},
@@ -37,11 +37,12 @@ func layer(t *testing.T, rules string) *apistore.Store[json.RawMessage] {
 func TestTheRulesRefuseABadSpecNamingEachFieldAndStoreNothing(t *testing.T) {
 	s := layer(t, roleRules)
 	for spec, field := range map[string]string{
-		`{}`:                                         "spec.name: required",
-		`{"name":"Bad"}`:                             "spec.name: want a match",
-		`{"name":""}`:                                "spec.name: want at least 1 characters",
-		`{"name":"a","login":"yes"}`:                 "spec.login: want a boolean",
-		`{"name":"a","connectionLimit":-2}`:          "spec.connectionLimit: want at least -1",
+		`{}`:                                "spec.name: required",
+		`{"name":"Bad"}`:                    "spec.name: want a match",
+		`{"name":""}`:                       "spec.name: want at least 1 characters",
+		`{"name":"a","login":"yes"}`:        "spec.login: want a boolean",
+		`{"name":"a","connectionLimit":-2}`: "spec.connectionLimit: want at least -1,",
+		`{"name":"a","connectionLimit":99999999999}`: "spec.connectionLimit: want at most 2147483647, got 99999999999",
 		`{"name":"a","connectionLimit":1.5}`:         "spec.connectionLimit: want an integer",
 		`{"name":"a","connectionLimit":1e999}`:       "spec.connectionLimit: want an integer",
 		`{"name":"a","mode":"slow"}`:                 "spec.mode: want one of",
