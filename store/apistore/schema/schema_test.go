@@ -170,3 +170,37 @@ func TestTypedValuesAreJudgedAndDefaultedThroughTheirJSON(t *testing.T) {
 	require.NotNil(t, obj.Value.Spec.Login, "the default is filled in")
 	require.True(t, *obj.Value.Spec.Login)
 }
+
+// TestTheNameRuleRefusesAKeyToCreateNamingIt: a kind's "name" schema
+// judges the key after the prefix of every object created, in JSON and
+// typed layers alike: a name it refuses fails naming "name", and nothing
+// is stored; a name it admits is created. A name schema that does not
+// compile stops Parse, naming the place.
+func TestTheNameRuleRefusesAKeyToCreateNamingIt(t *testing.T) {
+	const rules = `{"kinds":[{"prefix":"roles/","name":{"type":"string","pattern":"^[a-z_][a-z0-9_]{0,62}$"}}]}`
+	r, err := schema.Parse([]byte(rules))
+	require.NoError(t, err)
+	s := layer(t, rules)
+	typed, err := apistore.New[typedRole](store.NewMemory[typedRole](), typedKind{}, schema.OptionsOf[typedRole](r)...)
+	require.NoError(t, err)
+	for _, key := range []string{"roles/Bad", "roles/x;drop", "roles/"} {
+		_, err := s.Create(t.Context(), key, json.RawMessage(`{"spec":{}}`))
+		require.ErrorIs(t, err, apistore.ErrRejected, key)
+		require.ErrorContains(t, err, "name: want a match", key)
+		var fe *apistore.FieldError
+		require.True(t, errors.As(err, &fe), key)
+		require.Equal(t, "name", fe.Field)
+		_, err = s.Get(t.Context(), key)
+		require.ErrorIs(t, err, store.ErrNotFound, key)
+		_, err = typed.Create(t.Context(), key, typedRole{})
+		require.ErrorIs(t, err, apistore.ErrRejected, "typed: %s", key)
+	}
+	_, err = s.Create(t.Context(), "roles/app", json.RawMessage(`{"spec":{}}`))
+	require.NoError(t, err)
+	_, err = s.Create(t.Context(), "others/Bad", json.RawMessage(`{"spec":{}}`))
+	require.NoError(t, err, "a key under no prefix is of no rule")
+
+	_, err = schema.Parse([]byte(`{"kinds":[{"prefix":"roles/","name":{"pattern":"("}}]}`))
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, "name")
+}
