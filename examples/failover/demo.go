@@ -202,7 +202,8 @@ func runDemo(ctx context.Context, cfg Config, say *narrator, rep *Report) (err e
 	if err != nil {
 		return err
 	}
-	objects, err := apistore.New[*controller.ReplicaSet](rawObjects, resource.Kind[controller.Spec, controller.Status]{})
+	objects, err := apistore.New[*controller.ReplicaSet](rawObjects, resource.Kind[controller.Spec, controller.Status]{},
+		apistore.WithAdmission(rsPrefix, controller.Admission()))
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,8 @@ func newReplica(name string, d replicaDeps) (r *replica, err error) {
 	// in to each write.
 	// The API-server layer over the objects: a deletion of a replica set
 	// marks it until the controller has stopped its pods (its finalizer).
-	layer, err := apistore.New[*controller.ReplicaSet](objects, resource.Kind[controller.Spec, controller.Status]{})
+	layer, err := apistore.New[*controller.ReplicaSet](objects, resource.Kind[controller.Spec, controller.Status]{},
+		apistore.WithAdmission(rsPrefix, controller.Admission()))
 	if err != nil {
 		return nil, err
 	}

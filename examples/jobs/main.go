@@ -173,7 +173,9 @@
 // client alike. -store-token-file F names the file of that server's token
 // (refused if others may read it, as the daemon's own); -store-ca F
 // verifies an https server with the CAs of a PEM file, and -store-cert F
-// with -store-key F identify the daemon with a client certificate. The
+// with -store-key F identify the daemon with a client certificate (a
+// -store-ca or -store-cert another user may change, or a -store-key
+// others may read, is refused unless -insecure-permissions). The
 // daemon then serves no store (no daemon.url), only its debug page, its
 // metrics and the probes; the client commands reach the jobs through the
 // store server: -server URL with -token-file F. Jobs can be added and
@@ -340,7 +342,7 @@ func (f *storeServerFlags) apply(cfg *DaemonConfig) error {
 		}
 		cfg.StoreToken = tok
 	}
-	if err := checkStoreKey(f.key, cfg.InsecurePermissions, cfg.Logger); err != nil {
+	if err := checkStoreFiles(f.ca, f.cert, f.key, cfg.InsecurePermissions, cfg.Logger); err != nil {
 		return err
 	}
 	var err error

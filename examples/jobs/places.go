@@ -10,7 +10,8 @@ import (
 // (internal/privatefile's rule, the one its token file follows): whoever
 // may change the daemon's directory may change its jobs, and so run
 // commands as the daemon's user; whoever may read the key of -store-key
-// may pass for the daemon at the store server. -insecure-permissions
+// may pass for the daemon at the store server, and whoever may change
+// -store-ca may pass for the store server. -insecure-permissions
 // accepts such a place, with a warning.
 
 // checkPlaces makes cfg.Dir with mode 0700 if it does not exist, and
@@ -21,9 +22,13 @@ func checkPlaces(cfg DaemonConfig) error {
 		privatefile.Place{Flag: "-dir", Path: cfg.Dir, Check: privatefile.Dir})
 }
 
-// checkStoreKey refuses a -store-key file others may read or change, or
-// another user's, unless insecure (-insecure-permissions).
-func checkStoreKey(key string, insecure bool, log *slog.Logger) error {
+// checkStoreFiles refuses a -store-key file others may read or change, or
+// another user's, and a -store-ca or -store-cert another user may change
+// (whoever may add a CA passes for the store server), unless insecure
+// (-insecure-permissions).
+func checkStoreFiles(ca, cert, key string, insecure bool, log *slog.Logger) error {
 	return privatefile.CheckPlaces(log, insecure,
+		privatefile.Place{Flag: "-store-ca", Path: ca, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-store-cert", Path: cert, Check: privatefile.Trusted},
 		privatefile.Place{Flag: "-store-key", Path: key, Check: privatefile.Secret})
 }

@@ -73,3 +73,25 @@ func TestAStoreKeyOthersMayReadIsRefused(t *testing.T) {
 		t.Errorf("jobs daemon -store-key of mode 0644: %v; want ErrUnsafe naming -store-key and chmod 600", err)
 	}
 }
+
+// TestAStoreCAOrCertificateOthersMayChangeIsRefused: jobs daemon refuses a
+// -store-ca or -store-cert of mode 0666 (whoever may add a CA passes for
+// the store server and receives the daemon's token), naming the flag and
+// the fix, before it reaches the store server.
+func TestAStoreCAOrCertificateOthersMayChangeIsRefused(t *testing.T) {
+	for _, flag := range []string{"-store-ca", "-store-cert"} {
+		certs, err := testcerts.Write(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := map[string]string{"-store-ca": certs.CA, "-store-cert": certs.ClientCert}[flag]
+		chmod(t, path, 0o666)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // a daemon that started would stop at once
+		err = cmdDaemon(ctx, []string{"-dir", t.TempDir(), "-addr", "127.0.0.1:0",
+			"-store-server", "https://127.0.0.1:1/store", "-store-ca", certs.CA, "-store-cert", certs.ClientCert, "-store-key", certs.ClientKey}, io.Discard)
+		if !errors.Is(err, privatefile.ErrUnsafe) || !strings.Contains(err.Error(), flag+" "+path) || !strings.Contains(err.Error(), "chmod 644") {
+			t.Errorf("jobs daemon %s of mode 0666: %v; want ErrUnsafe naming %s and chmod 644", flag, err, flag)
+		}
+	}
+}

@@ -15,9 +15,11 @@ import (
 //
 //	convergestore -dir DIR -kinds examples/postgres/kinds.json
 //
-// A spec that breaks them (a connectionLimit below -1, a name that is no
-// SQL identifier, an unknown reclaim policy or field) is refused where it
-// is written, naming the field, and never reaches the reconciler. What a
+// A spec that breaks them (a connectionLimit below -1, a member or owner
+// that is no SQL identifier, an unknown reclaim policy or field), and a
+// Role, Database, schedule or Restore whose name (its key after the
+// prefix) is no SQL identifier, are refused where they are written,
+// naming the field, and never reach the reconciler. What a
 // schema cannot say (a reserved name, a role member of itself, a cron
 // schedule that does not parse) the reconciler still checks.
 //

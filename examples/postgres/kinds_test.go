@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,11 @@ func TestTheStoreServerRefusesABadSpecNamingTheFieldBeforeAnyReconcile(t *testin
 	require.ErrorContains(t, err, "spec.reclaim")
 	_, err = srv.mem.Get(ctx, "roles/app")
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing is stored")
+	_, err = stores.Roles.Create(ctx, `roles/x"y`, &Role{Spec: RoleSpec{Login: true}})
+	require.ErrorIs(t, err, apistore.ErrRejected, "a name that is no SQL identifier")
+	require.ErrorContains(t, err, "name: want a match")
+	_, err = srv.mem.Get(ctx, `roles/x"y`)
+	require.ErrorIs(t, err, store.ErrNotFound, "nothing is stored")
 
 	obj, err := stores.Roles.Create(ctx, "roles/app", &Role{Spec: RoleSpec{Login: true, ConnectionLimit: intp(-1)}})
 	require.NoError(t, err)
@@ -44,10 +50,10 @@ func TestTheStoreServerRefusesABadSpecNamingTheFieldBeforeAnyReconcile(t *testin
 	require.Equal(t, obj.Revision, got.Revision, "a refused update writes nothing")
 }
 
-// TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse: for every spec of
-// the table, kinds.json refuses it exactly when the operator's own check
-// does (for what a schema can say), so the rules written once agree with
-// the reconciler's.
+// TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse: for every spec and
+// name of the table, kinds.json refuses it exactly when the operator's own
+// check does (for what a schema can say: not which names are reserved), so
+// the rules written once agree with the reconciler's.
 func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
 	r, err := schema.Parse(kindRules)
 	require.NoError(t, err)
@@ -57,6 +63,15 @@ func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
 		for _, k := range r.Kinds {
 			if k.Prefix == prefix {
 				return k.Admission().Validate(raw)
+			}
+		}
+		t.Fatalf("no rules for %s", prefix)
+		return nil
+	}
+	judgeName := func(prefix, name string) error {
+		for _, k := range r.Kinds {
+			if k.Prefix == prefix {
+				return k.Admission().ValidateKey(prefix + name)
 			}
 		}
 		t.Fatalf("no rules for %s", prefix)
@@ -82,6 +97,14 @@ func TestTheKindRulesRefuseWhatTheOperatorsChecksRefuse(t *testing.T) {
 		{Database: "app", Method: MethodDump}, {Database: "app", Method: "tar"}} {
 		_, methodErr := spec.method()
 		require.Equal(t, checkNames("database", spec.Database) == nil && methodErr == nil, judge(BackupPrefix, spec) == nil, "%+v", spec)
+	}
+	for _, prefix := range []string{RolePrefix, DatabasePrefix, SchedulePrefix, RestorePrefix} {
+		for _, name := range []string{"app", "_x9", "App", "", "x;drop", `x"y`, "../x", "a/b", strings.Repeat("a", 63), strings.Repeat("a", 64), "pg_monitor", "postgres"} {
+			_, checkErr := nameOf(prefix, prefix+name)
+			// A schema cannot say which names are reserved: the
+			// operator's check refuses those alone.
+			require.Equal(t, checkErr == nil || reserved(name), judgeName(prefix, name) == nil, "%s%s", prefix, name)
+		}
 	}
 	require.NoError(t, judge(RestorePrefix, RestoreSpec{Backup: BackupPrefix + "b"}))
 	require.NoError(t, judge(RestorePrefix, RestoreSpec{Time: time.Date(2026, 12, 7, 14, 30, 0, 0, time.UTC)}))

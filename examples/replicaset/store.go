@@ -84,7 +84,8 @@ func (st *demoStore) layer(ctx context.Context, pl storePlaces) (err error) {
 	if st.net, err = faultstore.New[*controller.ReplicaSet](st.db, faultstore.Options{}); err != nil {
 		return err
 	}
-	if st.api, err = apistore.New(st.net, resource.Kind[controller.Spec, controller.Status]{}); err != nil {
+	if st.api, err = apistore.New(st.net, resource.Kind[controller.Spec, controller.Status]{},
+		apistore.WithAdmission("", controller.Admission())); err != nil {
 		return err
 	}
 	st.shipper, err = changelog.NewShipper(st.db, nil, changelog.Options{Dir: pl.logDir, InsecurePermissions: pl.insecure, Logger: pl.logger})

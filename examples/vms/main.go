@@ -74,7 +74,8 @@ func wire(ctx context.Context) (*operator, error) {
 // api), over raw through the API-server layer, its controller reporting
 // to metrics (nil: none).
 func newOperator(api *vmAPI, client *vms, raw store.Store[*VM], metrics reconcile.Metrics) (*operator, error) {
-	s, err := apistore.New(raw, resource.Kind[VMSpec, VMStatus]{})
+	s, err := apistore.New(raw, resource.Kind[VMSpec, VMStatus]{},
+		apistore.WithAdmission("vms/", admission()))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/converge-go/converge/reconcile/kit/drift"
 	"github.com/converge-go/converge/reconcile/kit/external"
 	"github.com/converge-go/converge/reconcile/kit/resource"
+	"github.com/converge-go/converge/store/apistore"
 )
 
 // VMSpec is a VM as users want it; VMStatus as the operator saw it.
@@ -36,6 +37,22 @@ const (
 	tagMark  = "converge-mark"
 	owner    = "vmop"
 )
+
+// The sizes the API makes: a spec outside them is refused where it is
+// written (admission), not found by a 422 after the fact.
+const minSize, maxSize = 1, 8
+
+// admission is the VM kind's rule, which the store's API-server layer
+// runs on every spec write: a size the API cannot make is refused with
+// the field named, and nothing is stored.
+func admission() apistore.Admission[*VM] {
+	return apistore.Admission[*VM]{Validate: func(vm *VM) error {
+		if vm != nil && (vm.Spec.Size < minSize || vm.Spec.Size > maxSize) {
+			return apistore.FieldErrorf("spec.size", "%d: want %d to %d", vm.Spec.Size, minSize, maxSize)
+		}
+		return nil
+	}}
+}
 
 // errUnreachable marks an error of the transport: the API does not serve.
 var errUnreachable = errors.New("vm api unreachable")

@@ -8,9 +8,9 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// ErrRejected: a kind's admission refused the object (Admission.Validate
-// or Admission.ValidateStatus, or Admission.Default failed), and nothing
-// was stored. The error also matches store.ErrInvalid, its message names
+// ErrRejected: a kind's admission refused the object (Admission.Validate,
+// ValidateStatus or ValidateKey, or Admission.Default failed), and
+// nothing was stored. The error also matches store.ErrInvalid, its message names
 // the key and the fields at fault, and errors.As finds each FieldError the
 // rule returned.
 var ErrRejected = errors.New("apistore: rejected")
@@ -34,6 +34,10 @@ var ErrRejected = errors.New("apistore: rejected")
 //     so a controller can still remove its finalizers.
 //   - ValidateStatus checks the status a write would store: that of an
 //     UpdateStatus (over the stored spec), and that of a Create.
+//   - ValidateKey checks the key of an object to create (a Create, or an
+//     Apply that creates): a kind whose key names something (a role, a
+//     database) refuses a name it cannot have before anything is stored.
+//     A key never changes, so no other write runs it.
 //
 // A hook's error refuses the write with an error matching ErrRejected and
 // store.ErrInvalid; return FieldErrors (joined with errors.Join if
@@ -43,6 +47,7 @@ type Admission[T any] struct {
 	Default        func(v T) (T, error)
 	Validate       func(v T) error
 	ValidateStatus func(v T) error
+	ValidateKey    func(key string) error
 }
 
 // Option configures New.
@@ -105,6 +110,16 @@ func (s *Store[T]) admitSpec(key string, value T) (T, error) {
 	return value, nil
 }
 
+// admitKey validates key, for a write that creates it.
+func (s *Store[T]) admitKey(key string) error {
+	if a := s.opts.admission(key); a.ValidateKey != nil {
+		if err := a.ValidateKey(key); err != nil {
+			return rejected(key, "key", err)
+		}
+	}
+	return nil
+}
+
 // admitStatus validates the status of value, for a write of key that
 // stores it.
 func (s *Store[T]) admitStatus(key string, value T) error {
@@ -156,11 +171,14 @@ func FieldErrorf(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// admitCreate runs the key's admission over a value to create (defaults,
-// spec and status rules), then checks its metadata; it returns the value
-// to store and its metadata.
+// admitCreate runs the key's admission over a value to create (key,
+// defaults, spec and status rules), then checks its metadata; it returns
+// the value to store and its metadata.
 func (s *Store[T]) admitCreate(key string, value T) (T, Meta, error) {
 	if _, err := s.meta(value); err != nil {
+		return value, Meta{}, err
+	}
+	if err := s.admitKey(key); err != nil {
 		return value, Meta{}, err
 	}
 	value, err := s.admitSpec(key, value)

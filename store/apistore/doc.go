@@ -74,7 +74,8 @@
 //     WithAdmission, runs on every write that stores a spec (Create,
 //     Update, Replace, Apply: Default, then Validate, on the value that
 //     would be stored) or a status (UpdateStatus, Create:
-//     ValidateStatus), never on a delete. A refused object fails with an
+//     ValidateStatus), and on every write that creates a key (Create, an
+//     Apply that creates: ValidateKey), never on a delete. A refused object fails with an
 //     error matching ErrRejected and store.ErrInvalid whose message names
 //     the field (FieldError), and nothing is stored. A write that leaves
 //     the spec as stored is not judged again, so an object stored before

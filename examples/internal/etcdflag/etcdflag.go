@@ -88,13 +88,23 @@ func (f Flags) endpoints() []string {
 // none of the TLS flags is set (then Endpoints are dialled in plain text).
 // It fails with ErrInvalid when a certificate comes without its key or
 // the other way round, and when a file cannot be read or holds no
-// certificate; with privatefile.ErrUnsafe for an unsafe Key.
+// certificate; with privatefile.ErrUnsafe for a Key others may read or
+// change, or a CACert or Cert another user may change.
 func (f Flags) TLS() (*tls.Config, error) {
 	if f.CACert == "" && f.Cert == "" && f.Key == "" {
 		return nil, nil
 	}
 	if (f.Cert == "") != (f.Key == "") {
 		return nil, fmt.Errorf("%w: -etcd-cert and -etcd-key go together", ErrInvalid)
+	}
+	// Whoever may change the CAs passes for etcd; whoever may read the
+	// key passes for this process.
+	err := privatefile.CheckPlaces(nil, f.InsecurePermissions,
+		privatefile.Place{Flag: "-etcd-cacert", Path: f.CACert, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-etcd-cert", Path: f.Cert, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-etcd-key", Path: f.Key, Check: privatefile.Secret})
+	if err != nil {
+		return nil, err
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.CACert != "" {
@@ -108,10 +118,6 @@ func (f Flags) TLS() (*tls.Config, error) {
 		}
 	}
 	if f.Cert != "" {
-		err := privatefile.CheckPlaces(nil, f.InsecurePermissions, privatefile.Place{Flag: "-etcd-key", Path: f.Key, Check: privatefile.Secret})
-		if err != nil {
-			return nil, err
-		}
 		pair, err := tls.LoadX509KeyPair(f.Cert, f.Key)
 		if err != nil {
 			return nil, fmt.Errorf("%w: -etcd-cert/-etcd-key: %w", ErrInvalid, err)

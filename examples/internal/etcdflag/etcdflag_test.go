@@ -128,6 +128,26 @@ func TestAnEtcdKeyOthersMayReadIsRefused(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// An -etcd-cacert or -etcd-cert another user may change is refused,
+// naming the flag and the fix, before anything is dialled (whoever may add
+// a CA passes for etcd), unless InsecurePermissions.
+func TestAnEtcdCAOrCertificateOthersMayChangeIsRefused(t *testing.T) {
+	for _, flag := range []string{"-etcd-cacert", "-etcd-cert"} {
+		certs, err := testcerts.Write(t.TempDir())
+		require.NoError(t, err)
+		f := etcdflag.Flags{Endpoints: "127.0.0.1:1", CACert: certs.CA, Cert: certs.ClientCert, Key: certs.ClientKey}
+		path := map[string]string{"-etcd-cacert": certs.CA, "-etcd-cert": certs.ClientCert}[flag]
+		require.NoError(t, os.Chmod(path, 0o666))
+		_, err = f.TLS()
+		require.ErrorIs(t, err, privatefile.ErrUnsafe, flag)
+		require.Contains(t, err.Error(), flag+" "+path+" has mode 0666")
+		require.Contains(t, err.Error(), "chmod 644 "+path)
+		f.InsecurePermissions = true
+		_, err = f.TLS()
+		require.NoError(t, err, flag)
+	}
+}
+
 // Args spells the flags as a child process's command line.
 func ExampleFlags_Args() {
 	f := etcdflag.Flags{Endpoints: "https://10.0.0.1:2379,https://10.0.0.2:2379", CACert: "ca.pem"}

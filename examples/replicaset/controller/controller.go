@@ -5,10 +5,12 @@
 // controller (controller.go). The demo around it (examples/replicaset) and
 // the failover demo (examples/failover) only run it.
 //
-// Give it a store wrapped with the API-server layer,
-// apistore.New(s, resource.Kind[Spec, Status]{}), as the replicaset demo
-// does: the reconciler's finalizer then makes a deletion wait until the
-// pods are stopped, even one made while no controller runs. Over a store
+// Give it a store wrapped with the API-server layer and the kind's rule,
+// apistore.New(s, resource.Kind[Spec, Status]{},
+// apistore.WithAdmission(prefix, Admission())), as the replicaset demo
+// does: a spec no reconcile can make work is refused where it is written,
+// and the reconciler's finalizer makes a deletion wait until the pods are
+// stopped, even one made while no controller runs. Over a store
 // without the layer it works as well, but a deletion it does not see (made
 // while it was down) leaves the pods running.
 //

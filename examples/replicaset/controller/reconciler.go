@@ -135,10 +135,12 @@ func observe(running []pods.Pod, want int, startErr error) (Status, resource.Con
 	return status, resource.Condition{Type: ConditionReady, Status: resource.ConditionFalse, Reason: "Scaling", Message: msg}
 }
 
-// validate rejects a spec no retry can make work.
+// validate rejects a spec no retry can make work: what Admission refuses
+// where it is written (a spec may predate the rule), and a command whose
+// program is not on this host.
 func validate(spec Spec) error {
-	if spec.Replicas < 0 {
-		return fmt.Errorf("replicas %d: must not be negative", spec.Replicas)
+	if err := checkSpec(spec); err != nil {
+		return err
 	}
 	if len(spec.Command) > 0 {
 		if _, err := exec.LookPath(spec.Command[0]); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,9 +16,11 @@ import (
 
 // The clauses of admission: a kind's rules run where objects are written.
 
-// checkedPrefix is the prefix of the keys the suite's kind rules: its spec
-// is {"size": an integer ≥ 1, "mode": "fast" (the default) or "safe"},
-// its status {"ready": a boolean}. Keys elsewhere are of no rule.
+// checkedPrefix is the prefix of the keys the suite's kind rules: its
+// names (the key after the prefix) are lower-case letters, digits and
+// '-', its spec is {"size": an integer ≥ 1, "mode": "fast" (the default)
+// or "safe"}, its status {"ready": a boolean}. Keys elsewhere are of no
+// rule.
 const checkedPrefix = "checked/"
 
 // LayerOptions returns the options the suite's layer is made with
@@ -28,7 +32,18 @@ func LayerOptions() []apistore.Option[json.RawMessage] {
 		Default:        defaultChecked,
 		Validate:       validateChecked,
 		ValidateStatus: validateCheckedStatus,
+		ValidateKey:    validateCheckedKey,
 	})}
+}
+
+// checkedName is what a name under checkedPrefix must match.
+var checkedName = regexp.MustCompile(`^[a-z0-9-]{1,63}$`)
+
+func validateCheckedKey(key string) error {
+	if name := strings.TrimPrefix(key, checkedPrefix); !checkedName.MatchString(name) {
+		return &apistore.FieldError{Field: "key", Reason: fmt.Sprintf("name %q: want lower-case letters, digits and '-'", name)}
+	}
+	return nil
 }
 
 // checkedObject is a value of the suite's kind, as its rules read it.
@@ -136,6 +151,22 @@ func badSpecRefused(t *testing.T, s *subject) {
 		unchanged(t, s, before, obj, op+" of a bad spec")
 	}
 	create(t, s, "other/a", doc(nil, `{"size":0}`, ""))
+}
+
+func badKeyRefused(t *testing.T, s *subject) {
+	ctx := t.Context()
+	for _, key := range []string{checkedPrefix + "Bad_Name", checkedPrefix + "a/b", checkedPrefix} {
+		_, err := s.layer.Create(ctx, key, doc(nil, `{"size":1}`, ""))
+		requireRejected(t, err, "Create of "+key, "key")
+		_, err = s.layer.Apply(ctx, key, doc(nil, `{"size":1}`, ""))
+		requireRejected(t, err, "Apply creating "+key, "key")
+		_, err = s.raw.Get(ctx, key)
+		requireIs(t, err, "a refused key stores nothing", store.ErrNotFound)
+	}
+	obj := create(t, s, checkedPrefix+"a-1", doc(nil, `{"size":1}`, ""))
+	_, err := s.layer.Update(ctx, obj.Key, doc(nil, `{"size":2}`, ""), obj.Revision)
+	require.NoError(t, err, "a name the rule admits")
+	create(t, s, "other/Bad_Name", doc(nil, `{"size":1}`, ""))
 }
 
 func defaultsApplied(t *testing.T, s *subject) {

@@ -109,6 +109,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) store.Store[json.RawMessa
 		{"AWriteThatChangesNothingIsNotStored", writeChangingNothing},
 		{"AWriteThatChangesNothingStillChecksRevisionAndGuards", changingNothingStillChecks},
 		{"ABadSpecIsRefusedWithItsFieldNamedAndNothingIsStored", badSpecRefused},
+		{"AKeyItsKindRefusesIsNeverCreated", badKeyRefused},
 		{"DefaultsAreFilledBeforeValidationOnEverySpecWrite", defaultsApplied},
 		{"AStatusWriteIsJudgedByTheKindsStatusRule", statusRuleOnStatusWrites},
 		{"ASpecStoredBeforeItsRuleSurvivesWritesThatLeaveItAndItsDeletion", legacySpecKept},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/converge-go/converge/store/apistore"
 )
@@ -23,7 +24,8 @@ func (r *Rules) Options() []apistore.Option[json.RawMessage] {
 
 // Admission returns the kind's hooks: Default fills the spec schema's
 // defaults into the "spec" member, Validate judges it, ValidateStatus
-// judges the "status" member. A Kind not from Parse has no compiled
+// judges the "status" member, ValidateKey judges the name of a key to
+// create. A Kind not from Parse has no compiled
 // patterns, enums or defaults: parse rules before using them.
 func (k Kind) Admission() apistore.Admission[json.RawMessage] {
 	a := apistore.Admission[json.RawMessage]{}
@@ -35,6 +37,14 @@ func (k Kind) Admission() apistore.Admission[json.RawMessage] {
 	if k.Status != nil {
 		status := k.Status
 		a.ValidateStatus = func(v json.RawMessage) error { return judge(status, "status", v, false) }
+	}
+	if k.Name != nil {
+		name, prefix := k.Name, k.Prefix
+		a.ValidateKey = func(key string) error {
+			var errs fieldErrors
+			name.validate("name", strings.TrimPrefix(key, prefix), &errs)
+			return errs.err()
+		}
 	}
 	return a
 }

@@ -17,7 +17,9 @@
 // A kind's "spec" schema judges an object's "spec" member (an absent one
 // as null) on every spec write, after its defaults are filled in; its
 // "status" schema judges the "status" member, when there is one, on status
-// writes and creates. Other top-level members and metadata are not judged
+// writes and creates; its "name" schema judges, as a string, the key after
+// the prefix of every object created (a Role's name, say:
+// {"type": "string", "pattern": "^[a-z_][a-z0-9_]{0,62}$"}). Other top-level members and metadata are not judged
 // here (the layer validates metadata itself).
 //
 // The keywords, with JSON Schema's meaning: type (object, array, string,
@@ -69,7 +71,10 @@ type Rules struct {
 // Kind is the rules of the objects under a key prefix ("" for every key;
 // the longest matching prefix wins).
 type Kind struct {
-	Prefix string  `json:"prefix"`
+	Prefix string `json:"prefix"`
+	// Name judges, as a JSON string, the name of a key to create: the key
+	// after Prefix (apistore.Admission.ValidateKey).
+	Name   *Schema `json:"name,omitempty"`
 	Spec   *Schema `json:"spec,omitempty"`
 	Status *Schema `json:"status,omitempty"`
 	// Columns are what a table of the kind's objects shows after the key
@@ -148,7 +153,7 @@ func Parse(data []byte) (*Rules, error) {
 			return nil, fmt.Errorf("%w: schema: kinds[%d]: prefix %q is given twice", store.ErrInvalid, i, k.Prefix)
 		}
 		seen[k.Prefix] = true
-		for name, s := range map[string]*Schema{"spec": k.Spec, "status": k.Status} {
+		for name, s := range map[string]*Schema{"name": k.Name, "spec": k.Spec, "status": k.Status} {
 			if err := s.compile(name, 0); err != nil {
 				return nil, fmt.Errorf("%w: schema: kinds[%d] (%q): %v", store.ErrInvalid, i, k.Prefix, err)
 			}

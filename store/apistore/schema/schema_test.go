@@ -17,7 +17,7 @@ const roleRules = `{"kinds": [{"prefix": "roles/",
     "properties": {
       "name": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": "^[a-z_][a-z0-9_]*$"},
       "login": {"type": "boolean", "default": true},
-      "connectionLimit": {"type": "integer", "minimum": -1, "maximum": 10000, "default": -1},
+      "connectionLimit": {"type": "integer", "minimum": -1, "maximum": 2147483647, "default": -1},
       "mode": {"type": "string", "enum": ["fast", "safe"]},
       "members": {"type": "array", "maxItems": 2, "items": {"type": "object",
         "properties": {"role": {"type": "string"}, "admin": {"type": "boolean", "default": false}}}}}},
@@ -37,11 +37,12 @@ func layer(t *testing.T, rules string) *apistore.Store[json.RawMessage] {
 func TestTheRulesRefuseABadSpecNamingEachFieldAndStoreNothing(t *testing.T) {
 	s := layer(t, roleRules)
 	for spec, field := range map[string]string{
-		`{}`:                                         "spec.name: required",
-		`{"name":"Bad"}`:                             "spec.name: want a match",
-		`{"name":""}`:                                "spec.name: want at least 1 characters",
-		`{"name":"a","login":"yes"}`:                 "spec.login: want a boolean",
-		`{"name":"a","connectionLimit":-2}`:          "spec.connectionLimit: want at least -1",
+		`{}`:                                "spec.name: required",
+		`{"name":"Bad"}`:                    "spec.name: want a match",
+		`{"name":""}`:                       "spec.name: want at least 1 characters",
+		`{"name":"a","login":"yes"}`:        "spec.login: want a boolean",
+		`{"name":"a","connectionLimit":-2}`: "spec.connectionLimit: want at least -1,",
+		`{"name":"a","connectionLimit":99999999999}`: "spec.connectionLimit: want at most 2147483647, got 99999999999",
 		`{"name":"a","connectionLimit":1.5}`:         "spec.connectionLimit: want an integer",
 		`{"name":"a","connectionLimit":1e999}`:       "spec.connectionLimit: want an integer",
 		`{"name":"a","mode":"slow"}`:                 "spec.mode: want one of",
@@ -168,4 +169,38 @@ func TestTypedValuesAreJudgedAndDefaultedThroughTheirJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, obj.Value.Spec.Login, "the default is filled in")
 	require.True(t, *obj.Value.Spec.Login)
+}
+
+// TestTheNameRuleRefusesAKeyToCreateNamingIt: a kind's "name" schema
+// judges the key after the prefix of every object created, in JSON and
+// typed layers alike: a name it refuses fails naming "name", and nothing
+// is stored; a name it admits is created. A name schema that does not
+// compile stops Parse, naming the place.
+func TestTheNameRuleRefusesAKeyToCreateNamingIt(t *testing.T) {
+	const rules = `{"kinds":[{"prefix":"roles/","name":{"type":"string","pattern":"^[a-z_][a-z0-9_]{0,62}$"}}]}`
+	r, err := schema.Parse([]byte(rules))
+	require.NoError(t, err)
+	s := layer(t, rules)
+	typed, err := apistore.New[typedRole](store.NewMemory[typedRole](), typedKind{}, schema.OptionsOf[typedRole](r)...)
+	require.NoError(t, err)
+	for _, key := range []string{"roles/Bad", "roles/x;drop", "roles/"} {
+		_, err := s.Create(t.Context(), key, json.RawMessage(`{"spec":{}}`))
+		require.ErrorIs(t, err, apistore.ErrRejected, key)
+		require.ErrorContains(t, err, "name: want a match", key)
+		var fe *apistore.FieldError
+		require.True(t, errors.As(err, &fe), key)
+		require.Equal(t, "name", fe.Field)
+		_, err = s.Get(t.Context(), key)
+		require.ErrorIs(t, err, store.ErrNotFound, key)
+		_, err = typed.Create(t.Context(), key, typedRole{})
+		require.ErrorIs(t, err, apistore.ErrRejected, "typed: %s", key)
+	}
+	_, err = s.Create(t.Context(), "roles/app", json.RawMessage(`{"spec":{}}`))
+	require.NoError(t, err)
+	_, err = s.Create(t.Context(), "others/Bad", json.RawMessage(`{"spec":{}}`))
+	require.NoError(t, err, "a key under no prefix is of no rule")
+
+	_, err = schema.Parse([]byte(`{"kinds":[{"prefix":"roles/","name":{"pattern":"("}}]}`))
+	require.ErrorIs(t, err, store.ErrInvalid)
+	require.ErrorContains(t, err, "name")
 }

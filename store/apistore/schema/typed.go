@@ -45,6 +45,7 @@ func typed[T any](a apistore.Admission[json.RawMessage]) apistore.Admission[T] {
 	}
 	out.Validate = judgeTyped[T](a.Validate)
 	out.ValidateStatus = judgeTyped[T](a.ValidateStatus)
+	out.ValidateKey = a.ValidateKey
 	return out
 }
 

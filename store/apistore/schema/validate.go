@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,11 +98,20 @@ func (s *Schema) validateNumber(path string, v json.Number, errs *fieldErrors) {
 		return
 	}
 	if s.Minimum != nil && f < *s.Minimum {
-		errs.add(path, "want at least %v, got %.40s", *s.Minimum, string(v))
+		errs.add(path, "want at least %s, got %.40s", bound(*s.Minimum), string(v))
 	}
 	if s.Maximum != nil && f > *s.Maximum {
-		errs.add(path, "want at most %v, got %.40s", *s.Maximum, string(v))
+		errs.add(path, "want at most %s, got %.40s", bound(*s.Maximum), string(v))
 	}
+}
+
+// bound spells a minimum or maximum as its rules file does (2147483647,
+// not 2.147483647e+09), in the shortest form that reads back the same.
+func bound(f float64) string {
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // typeOf returns the schema type of a decoded value.

@@ -63,6 +63,9 @@ func (f *globalFlags) bearerToken() (string, error) {
 // roots (else the system's) and -cert's certificate. Without one, it
 // records whether a server asks for a client certificate (explain).
 func (f *globalFlags) tlsConfig() (*tls.Config, error) {
+	if err := f.checkFiles(); err != nil {
+		return nil, err
+	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.caFile != "" {
 		pem, err := os.ReadFile(f.caFile)
@@ -80,9 +83,6 @@ func (f *globalFlags) tlsConfig() (*tls.Config, error) {
 			return &tls.Certificate{}, nil // none: the server decides
 		}
 		return cfg, nil
-	}
-	if err := f.checkKey(); err != nil {
-		return nil, err
 	}
 	cert, err := tls.LoadX509KeyPair(f.certFile, f.keyFile)
 	if err != nil {
@@ -108,14 +108,18 @@ func (f *globalFlags) explain(err error) error {
 	return err
 }
 
-// checkKey refuses a -key file others may read or change, or another
-// user's, as ssh refuses such a key (internal/privatefile), unless
-// -insecure-permissions, which warns of it instead.
-func (f *globalFlags) checkKey() error {
+// checkFiles refuses, as internal/privatefile does, a -key file others
+// may read or change, or another user's, as ssh refuses such a key, and a
+// -cacert or -cert file another user may change: whoever may add a CA to
+// -cacert can pass for the server and receive the token. With
+// -insecure-permissions it warns of them instead.
+func (f *globalFlags) checkFiles() error {
 	var log *slog.Logger
 	if f.warnings != nil {
 		log = slog.New(slog.NewTextHandler(f.warnings, nil))
 	}
 	return privatefile.CheckPlaces(log, f.insecurePermissions,
+		privatefile.Place{Flag: "-cacert", Path: f.caFile, Check: privatefile.Trusted},
+		privatefile.Place{Flag: "-cert", Path: f.certFile, Check: privatefile.Trusted},
 		privatefile.Place{Flag: "-key", Path: f.keyFile, Check: privatefile.Secret})
 }

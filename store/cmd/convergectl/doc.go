@@ -41,8 +41,10 @@
 //	-cacert FILE   PEM certificates to verify an https server with (default: the system's)
 //	-cert FILE, -key FILE   a client certificate and its key, for servers that require one;
 //	               a key others may read or change, or another user's, is
-//	               refused, as ssh refuses one (chmod 600 FILE)
-//	-insecure-permissions   use such a key, with a warning
+//	               refused, as ssh refuses one (chmod 600 FILE); so is a
+//	               -cacert or -cert file group or others may change, or of a
+//	               user other than yours or root (chmod 644 FILE)
+//	-insecure-permissions   use such a file, with a warning
 //	-timeout D     bound on each request (default 30s; 0: no bound; watch is
 //	               bounded only by an interrupt)
 //	-max-value-size N   the largest value put, apply and status read, in bytes

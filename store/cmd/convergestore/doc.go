@@ -93,13 +93,15 @@
 // Before it reads or writes anything, the server checks the places it is
 // given by internal/privatefile's rule, the one its token files follow:
 // -dir, -snapshot-dir and -log-dir (made with mode 0700 when missing, and their
-// parents with them), and the directory or file of -recover-from and
-// -restore-from, must be of the server's user or root, and not writable
-// by group or others (0755 or stricter); the -tls-key file must be the
-// server's user's and no one else's to read or write (0600 or stricter).
-// A store or a snapshot another user may change could be replaced, and a
-// snapshot planted in a shared -recover-from directory would be the one a
-// recovery restores. Any other place is refused (exit 1) with an error
+// parents with them), the directory or file of -recover-from and
+// -restore-from, and the -kinds, -client-ca and -tls-cert files, must be
+// of the server's user or root, and not writable by group or others (0755
+// or stricter); the -tls-key file must be the server's user's and no one
+// else's to read or write (0600 or stricter). A store or a snapshot
+// another user may change could be replaced, a snapshot planted in a
+// shared -recover-from directory would be the one a recovery restores,
+// and whoever may change the kinds' rules or the client CAs decides what
+// the server admits and whom it lets in. Any other place is refused (exit 1) with an error
 // naming the flag, the path, its mode or owner and the fix (chmod 700 DIR,
 // chmod 600 KEY, chown); -insecure-permissions accepts it with a warning
 // instead. Only the place itself is checked, not the directories above it.

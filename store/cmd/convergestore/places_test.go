@@ -24,7 +24,9 @@ type unsafePlace struct {
 // unsafePlaces returns one unsafe place of each kind, made in t's
 // temporary directories: -dir, -snapshot-dir and -log-dir of mode 0777 or of
 // another user, -recover-from a directory or a file others may write,
-// -restore-from another user's file, and -tls-key of mode 0644.
+// -restore-from another user's file, -tls-key of mode 0644, and -kinds,
+// -client-ca and -tls-cert that others may write (-kinds also another
+// user's).
 func unsafePlaces(t *testing.T) map[string]unsafePlace {
 	t.Helper()
 	chmod := func(path string, mode os.FileMode) string {
@@ -42,6 +44,13 @@ func unsafePlaces(t *testing.T) map[string]unsafePlace {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kinds := func(mode os.FileMode) string {
+		path := filepath.Join(t.TempDir(), "kinds.json")
+		if err := os.WriteFile(path, []byte(dbRules), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return chmod(path, mode)
+	}
 	shared, sharedSnaps, sharedLog := chmod(t.TempDir(), 0o777), chmod(t.TempDir(), 0o777), chmod(t.TempDir(), 0o777)
 	places := map[string]unsafePlace{
 		"-dir of mode 0777":                      {[]string{"-dir", shared}, []string{"-dir", shared, "0777", "chmod 700 " + shared}},
@@ -52,7 +61,22 @@ func unsafePlaces(t *testing.T) map[string]unsafePlace {
 		"-restore-from a file of mode 0646":      {[]string{"-restore-from", snap(0o646)}, []string{"-restore-from", "0646", "chmod 644"}},
 		"-tls-key of mode 0644": {[]string{"-tls-cert", certs.ServerCert, "-tls-key", chmod(certs.ServerKey, 0o644)},
 			[]string{"-tls-key", certs.ServerKey, "0644", "chmod 600"}},
+		"-kinds of mode 0666": {[]string{"-kinds", kinds(0o666)}, []string{"-kinds", "kinds.json", "0666", "chmod 644"}},
 	}
+	// The client CAs and the certificate, each with the other files of
+	// TLS safe, from a second set.
+	tlsCerts, err := testcerts.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	places["-client-ca of mode 0646"] = unsafePlace{[]string{"-tls-cert", tlsCerts.ServerCert, "-tls-key", tlsCerts.ServerKey, "-client-ca", chmod(tlsCerts.CA, 0o646)},
+		[]string{"-client-ca", tlsCerts.CA, "0646", "chmod 644"}}
+	certs2, err := testcerts.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	places["-tls-cert of mode 0666"] = unsafePlace{[]string{"-tls-cert", chmod(certs2.ServerCert, 0o666), "-tls-key", certs2.ServerKey},
+		[]string{"-tls-cert", certs2.ServerCert, "0666", "chmod 644"}}
 	if os.Getuid() != 0 {
 		return places
 	}
@@ -66,6 +90,7 @@ func unsafePlaces(t *testing.T) map[string]unsafePlace {
 	places["-dir of another user"] = unsafePlace{[]string{"-dir", theirDir}, []string{"-dir", theirDir, "belongs to user 65534", "chown 0 " + theirDir}}
 	places["-snapshot-dir of another user"] = unsafePlace{[]string{"-snapshot-dir", theirSnaps}, []string{"-snapshot-dir", "belongs to user 65534"}}
 	places["-restore-from another user's file"] = unsafePlace{[]string{"-restore-from", theirSnap}, []string{"-restore-from", "belongs to user 65534"}}
+	places["-kinds another user's file"] = unsafePlace{[]string{"-kinds", theirs(kinds(0o644))}, []string{"-kinds", "belongs to user 65534"}}
 	return places
 }
 
