@@ -95,6 +95,11 @@
 //     (TestANamedSourceIsShownByItsNameWhateverItIs).
 //   - Run stops intake, gives in-flight reconciles a grace period, and leaves
 //     no goroutine behind.
+//   - A Request's object, and each object a Lister returns, is the
+//     reader's own copy of the object's fields (key, revisions, a value
+//     without references): changing it changes neither the store nor a
+//     later read. A value's references are shared with the cache and, in
+//     memory, with the store: what they point to must not be changed.
 //
 // # Writes and fencing
 //

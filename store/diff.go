@@ -136,12 +136,12 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 	}
 	var out []Event[T]
 	for k, e := range m.objects {
-		if e.obj.Revision > after && strings.HasPrefix(k, prefix) {
+		if e.rev > after && strings.HasPrefix(k, prefix) {
 			typ := Updated
-			if e.obj.CreateRevision > after {
+			if e.createRev > after {
 				typ = Created
 			}
-			out = append(out, Event[T]{Type: typ, Object: e.obj})
+			out = append(out, Event[T]{Type: typ, Object: e.object(k)})
 		}
 	}
 	for k, obj := range m.tombs.byKey {

@@ -30,8 +30,9 @@ type Memory[T any] struct {
 	identity string // made by NewMemory, never changed
 
 	mu       sync.RWMutex
-	objects  map[string]entry[T]
-	peak     int // the most objects held since objects was last rebuilt
+	objects  map[string]entry[T] // each keyed by its object's key
+	fps      map[string][]byte   // with WithMutationCheck: each value's fingerprint
+	peak     int                 // the most objects held since objects was last rebuilt
 	rev      int64
 	hist     history[T]
 	tombs    tombstones[T]
@@ -39,10 +40,23 @@ type Memory[T any] struct {
 	closed   bool
 }
 
-// entry is a live object and, with mutation checking, its fingerprint.
+// entry is a live object without its key, which is the key of the
+// store's map: a key's string header is held once, not twice, and the
+// slot holds no fingerprint unless the store checks mutations (80 bytes
+// a slot of a pointer-valued object took, 40 now).
 type entry[T any] struct {
-	obj Object[T]
-	fp  []byte
+	value     T
+	rev       int64 // Object.Revision
+	createRev int64 // Object.CreateRevision
+}
+
+func entryOf[T any](obj Object[T]) entry[T] {
+	return entry[T]{value: obj.Value, rev: obj.Revision, createRev: obj.CreateRevision}
+}
+
+// object returns e as the object at key.
+func (e entry[T]) object(key string) Object[T] {
+	return Object[T]{Key: key, Value: e.value, Revision: e.rev, CreateRevision: e.createRev}
 }
 
 var _ Store[int] = (*Memory[int])(nil)
@@ -59,13 +73,17 @@ func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
 			o(&cfg)
 		}
 	}
-	return &Memory[T]{
+	m := &Memory[T]{
 		cfg:      cfg,
 		identity: newIdentity(),
 		objects:  make(map[string]entry[T]),
 		hist:     newHistory[T](cfg.history),
 		watchers: make(map[*memoryWatcher[T]]struct{}),
 	}
+	if cfg.checkMut {
+		m.fps = make(map[string][]byte)
+	}
+	return m
 }
 
 // begin runs the checks every method starts with, after input validation.
@@ -133,7 +151,7 @@ func (m *Memory[T]) Get(ctx context.Context, key string) (Object[T], error) {
 	if !ok {
 		return Object[T]{}, fmt.Errorf("%w: %q", ErrNotFound, key)
 	}
-	return e.obj, nil
+	return e.object(key), nil
 }
 
 // List returns the objects whose keys start with prefix, sorted by key, and
@@ -154,7 +172,7 @@ func (m *Memory[T]) List(ctx context.Context, prefix string) ([]Object[T], int64
 	var out []Object[T]
 	for k, e := range m.objects {
 		if strings.HasPrefix(k, prefix) {
-			out = append(out, e.obj)
+			out = append(out, e.object(k))
 		}
 	}
 	rev := m.rev
@@ -279,9 +297,9 @@ func (m *Memory[T]) precheck(guards []Guard) error {
 	for _, g := range guards {
 		var have int64
 		if e, ok := m.objects[g.Key]; ok {
-			have = e.obj.Revision
+			have = e.rev
 			if g.Created {
-				have = e.obj.CreateRevision
+				have = e.createRev
 			}
 		}
 		if have != g.Revision {
@@ -297,10 +315,10 @@ func (m *Memory[T]) expect(key string, revision int64) (Object[T], error) {
 	if !ok {
 		return Object[T]{}, fmt.Errorf("%w: %q", ErrNotFound, key)
 	}
-	if e.obj.Revision != revision {
-		return Object[T]{}, fmt.Errorf("%w: %q is at revision %d, not %d", ErrConflict, key, e.obj.Revision, revision)
+	if e.rev != revision {
+		return Object[T]{}, fmt.Errorf("%w: %q is at revision %d, not %d", ErrConflict, key, e.rev, revision)
 	}
-	return e.obj, nil
+	return e.object(key), nil
 }
 
 // commit applies a validated write at revision obj.Revision (m.rev+1): the
@@ -319,10 +337,14 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T], cause string) {
 	}
 	if typ == Deleted {
 		delete(m.objects, obj.Key)
+		delete(m.fps, obj.Key)
 		// Once most objects are deleted, their slots go back to the heap.
 		m.objects = mapshrink.Shrunk(m.objects, &m.peak, mapshrink.Floor)
 	} else {
-		m.objects[obj.Key] = entry[T]{obj: obj, fp: fp}
+		m.objects[obj.Key] = entryOf(obj)
+		if m.fps != nil {
+			m.fps[obj.Key] = fp
+		}
 		mapshrink.Note(m.objects, &m.peak)
 	}
 	m.rev = obj.Revision

@@ -22,11 +22,10 @@ func (m *Memory[T]) checkMutations() error {
 	var errs []error
 	reported := make(map[string]bool)
 	for k, e := range m.objects {
-		if fp := fingerprint(e.obj.Value); !bytes.Equal(fp, e.fp) {
-			errs = append(errs, fmt.Errorf("%w: value of %q stored at revision %d was changed in place", ErrMutated, k, e.obj.Revision))
+		if fp := fingerprint(e.value); !bytes.Equal(fp, m.fps[k]) {
+			errs = append(errs, fmt.Errorf("%w: value of %q stored at revision %d was changed in place", ErrMutated, k, e.rev))
 			reported[k] = true
-			e.fp = fp
-			m.objects[k] = e
+			m.fps[k] = fp
 		}
 	}
 	m.hist.all(func(r *record[T]) {

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,5 +26,18 @@ func TestStatedbWorkloadConvergesEveryObjectOnEveryImplementation(t *testing.T) 
 			}
 			t.Log(res)
 		})
+	}
+}
+
+// TestAStatedbRunWithHeapProfileWritesAProfileOfTheConvergedHeap: with
+// SideOptions.HeapProfile a run writes a non-empty heap profile there.
+func TestAStatedbRunWithHeapProfileWritesAProfileOfTheConvergedHeap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	if _, err := RunConvergeStatedb("converge", SideOptions{Objects: 100, HeapProfile: path}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil || info.Size() == 0 {
+		t.Fatalf("heap profile: %v, %v", info, err)
 	}
 }

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"time"
@@ -49,6 +52,10 @@ type SideOptions struct {
 	// store.Differ), so this wraps that watch twice; it is kept to compare
 	// with the figures of the runs before.
 	CatchUp bool
+	// HeapProfile, if set, names a file to which the heap profile is
+	// written once the run has converged, after the GC that measures
+	// HeapAfter.
+	HeapProfile string
 }
 
 func (o SideOptions) withDefaults() SideOptions {
@@ -108,6 +115,7 @@ type sideRun func(o SideOptions, converging, settled func()) (relists int64, err
 // measure runs run and measures it.
 func measure(name string, o SideOptions, run sideRun) (SideResult, error) {
 	res := SideResult{Name: name, Objects: o.Objects}
+	var profErr error
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -123,10 +131,26 @@ func measure(name string, o SideOptions, run sideRun) (SideResult, error) {
 		runtime.ReadMemStats(&after)
 		res.Alloc = after.TotalAlloc - before.TotalAlloc
 		res.HeapAfter = sub(after.HeapAlloc, before.HeapAlloc)
+		if o.HeapProfile != "" {
+			profErr = writeHeapProfile(o.HeapProfile)
+		}
 	}
 	relists, err := run(o.withDefaults(), converging, settled)
 	res.Relists = relists
-	return res, err
+	return res, cmp.Or(err, profErr)
+}
+
+// writeHeapProfile writes the heap profile (of the last GC) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func sub(a, b uint64) uint64 {

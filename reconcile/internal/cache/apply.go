@@ -69,7 +69,7 @@ func (c *Cache[T]) install(objs []store.Object[T], rev int64, id string, has boo
 		// Every listed key is new (once, in a list that keeps the
 		// contract) and none can be missing: size the map and the changes
 		// once instead of growing them key by key.
-		c.objects = make(map[string]store.Object[T], len(objs))
+		c.objects = make(map[string]entry[T], len(objs))
 		changes = slices.Grow(changes, len(objs))
 	}
 	for i := range objs {
@@ -78,7 +78,7 @@ func (c *Cache[T]) install(objs []store.Object[T], rev int64, id string, has boo
 		var old store.Object[T]
 		var ok bool
 		if !fresh {
-			old, ok = c.objects[obj.Key]
+			old, ok = c.object(obj.Key)
 		}
 		if ok && old.Revision == obj.Revision && !replaced {
 			continue
@@ -116,8 +116,9 @@ func (c *Cache[T]) removeUnlisted(objs []store.Object[T], rev int64, initial boo
 	for i := range objs {
 		seen[objs[i].Key] = struct{}{}
 	}
-	for key, old := range c.objects {
+	for key, e := range c.objects {
 		if _, ok := seen[key]; !ok {
+			old := e.object(key)
 			old.Revision = rev
 			c.remove(old)
 			changes = append(changes, Change[T]{Old: old, HadOld: true, Initial: initial})
@@ -153,7 +154,7 @@ func (c *Cache[T]) Apply(events []store.Event[T], trustLast bool) (partial bool)
 		if !c.admit(ev) {
 			continue
 		}
-		old, had := c.objects[ev.Object.Key]
+		old, had := c.object(ev.Object.Key)
 		c.obs.Applying(ev.Object.Key, old, had)
 		if ev.Type == store.Deleted {
 			if !had {

@@ -67,7 +67,7 @@ type Cache[T any] struct {
 	wantProgress chan struct{}
 
 	mu      sync.RWMutex
-	objects map[string]store.Object[T]
+	objects map[string]entry[T] // each keyed by its object's key
 	// edits counts the changes made to objects and tombstones, each
 	// counted under mu before it is made, so that a reader that looked a
 	// key up (LookupCounted) can tell later, without mu, that the cache
@@ -188,7 +188,7 @@ func New[T any](s store.Store[T], opts Options[T]) *Cache[T] {
 		heartbeat:    opts.Heartbeat,
 		wantProgress: make(chan struct{}, 1),
 		recheck:      make(chan struct{}, 1),
-		objects:      make(map[string]store.Object[T]),
+		objects:      make(map[string]entry[T]),
 		indexes:      make(map[string]*index[T]),
 		revKeys:      make(map[string]struct{}),
 		synced:       make(chan struct{}),

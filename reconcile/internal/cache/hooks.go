@@ -62,8 +62,7 @@ type View[T any] struct{ c *Cache[T] }
 
 // Get returns key's object.
 func (v View[T]) Get(key string) (store.Object[T], bool) {
-	obj, ok := v.c.objects[key]
-	return obj, ok
+	return v.c.object(key)
 }
 
 // Len returns the number of objects.

@@ -52,7 +52,11 @@ func TestAListOutOfOrderFillsAnEmptyCacheAsASortedOneWould(t *testing.T) {
 		got, _ := in.install(objs, 10, "", false, "")
 
 		require.Equal(t, want, got, "seed %d: changes reported", seed)
-		require.Equal(t, model, in.objects, "seed %d: cache", seed)
+		cached := map[string]store.Object[*item]{}
+		for key, e := range in.objects {
+			cached[key] = e.object(key)
+		}
+		require.Equal(t, model, cached, "seed %d: cache", seed)
 		wantIndex := map[string]map[string]struct{}{}
 		for key, obj := range model {
 			if wantIndex[obj.Value.Owner] == nil {

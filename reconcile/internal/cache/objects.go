@@ -9,8 +9,37 @@ import (
 )
 
 // The cache's objects and tombstones: reads and writes, each under the
-// cache's lock. Objects are shared with the cache and, for the in-memory
-// store, with the store: readers must not mutate them.
+// cache's lock. Values are shared with the cache and, for the in-memory
+// store, with the store: readers must not mutate them. Each read returns
+// its own store.Object (a copy of the key, value and revisions), so that
+// a reader that changes the Object it got changes nothing else.
+
+// entry is a cached object without its key, which is the key of the
+// cache's map: a key's string header is held once, not twice (16 of the
+// 56 bytes a map slot of a pointer-valued object took).
+type entry[T any] struct {
+	value     T
+	rev       int64 // store.Object.Revision
+	createRev int64 // store.Object.CreateRevision
+}
+
+func entryOf[T any](obj store.Object[T]) entry[T] {
+	return entry[T]{value: obj.Value, rev: obj.Revision, createRev: obj.CreateRevision}
+}
+
+// object returns e as the object at key.
+func (e entry[T]) object(key string) store.Object[T] {
+	return store.Object[T]{Key: key, Value: e.value, Revision: e.rev, CreateRevision: e.createRev}
+}
+
+// object returns the cached object at key. c.mu is held.
+func (c *Cache[T]) object(key string) (store.Object[T], bool) {
+	e, ok := c.objects[key]
+	if !ok {
+		return store.Object[T]{}, false
+	}
+	return e.object(key), true
+}
 
 // put caches obj, whose key held old if had (the caller has looked it up).
 func (c *Cache[T]) put(obj, old store.Object[T], had bool) {
@@ -20,7 +49,7 @@ func (c *Cache[T]) put(obj, old store.Object[T], had bool) {
 			ix.remove(old)
 		}
 	}
-	c.objects[obj.Key] = obj
+	c.objects[obj.Key] = entryOf(obj)
 	for _, ix := range c.indexes {
 		ix.add(obj)
 	}
@@ -34,7 +63,7 @@ func (c *Cache[T]) put(obj, old store.Object[T], had bool) {
 // the removal, kept as a tombstone if the cache keeps them.
 func (c *Cache[T]) remove(last store.Object[T]) {
 	c.edits.Add(1)
-	if old, ok := c.objects[last.Key]; ok {
+	if old, ok := c.object(last.Key); ok {
 		for _, ix := range c.indexes {
 			ix.remove(old)
 		}
@@ -50,8 +79,7 @@ func (c *Cache[T]) remove(last store.Object[T]) {
 func (c *Cache[T]) Get(key string) (store.Object[T], bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	obj, ok := c.objects[key]
-	return obj, ok
+	return c.object(key)
 }
 
 // List returns every cached object, sorted by key.
@@ -59,8 +87,8 @@ func (c *Cache[T]) List() []store.Object[T] {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]store.Object[T], 0, len(c.objects))
-	for _, obj := range c.objects {
-		out = append(out, obj)
+	for key, e := range c.objects {
+		out = append(out, e.object(key))
 	}
 	sortObjects(out)
 	return out
@@ -81,7 +109,7 @@ func (c *Cache[T]) ByIndex(name, value string) []store.Object[T] {
 	}
 	out := make([]store.Object[T], 0, len(keys))
 	for key := range keys {
-		out = append(out, c.objects[key])
+		out = append(out, c.objects[key].object(key))
 	}
 	sortObjects(out)
 	return out
@@ -106,7 +134,7 @@ func (c *Cache[T]) LookupCounted(key string) (obj store.Object[T], present, dele
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	edits = c.edits.Load()
-	if obj, ok := c.objects[key]; ok {
+	if obj, ok := c.object(key); ok {
 		return obj, true, false, edits
 	}
 	obj, deleted = c.tombstones[key]

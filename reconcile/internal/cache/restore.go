@@ -89,7 +89,7 @@ func (c *Cache[T]) untilRestore(d time.Duration) time.Duration {
 func (c *Cache[T]) Restore(objs []store.Object[T], rev int64, id string) {
 	c.mu.Lock()
 	changes := make([]Change[T], 0, len(objs))
-	c.objects = make(map[string]store.Object[T], len(objs))
+	c.objects = make(map[string]entry[T], len(objs))
 	for _, obj := range objs {
 		c.put(obj, store.Object[T]{}, false)
 		changes = append(changes, Change[T]{Cur: obj, HasCur: true, Initial: true})

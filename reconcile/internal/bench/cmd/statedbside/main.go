@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,17 +24,18 @@ func main() {
 	sizes := flag.String("objects", "100000", "comma-separated object counts")
 	runs := flag.Int("runs", 3, "runs of each implementation at each size (interleaved)")
 	only := flag.String("impls", "", "comma-separated implementations to run (default all)")
+	profiles := flag.String("heapprofiles", "", "if set, the last run of every implementation and size writes a heap profile, taken once it has converged, to this directory as heap-IMPL-OBJECTS.pprof")
 	flag.Parse()
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil {
 			log.Fatalf("-objects: %v", err)
 		}
-		runSize(n, *runs, *only)
+		runSize(n, *runs, *only, *profiles)
 	}
 }
 
-func runSize(n, runs int, only string) {
+func runSize(n, runs int, only, profiles string) {
 	impls := bench.SideImpls()
 	if only != "" {
 		impls = slices.DeleteFunc(impls, func(i bench.SideImpl) bool {
@@ -42,9 +44,13 @@ func runSize(n, runs int, only string) {
 	}
 	all := make(map[string][]bench.SideResult)
 	fmt.Println(bench.SideHeader)
-	for range runs {
+	for run := range runs {
 		for _, impl := range impls {
-			res, err := impl.Run(bench.SideOptions{Objects: n})
+			o := bench.SideOptions{Objects: n}
+			if profiles != "" && run == runs-1 {
+				o.HeapProfile = filepath.Join(profiles, fmt.Sprintf("heap-%s-%d.pprof", impl.Name, n))
+			}
+			res, err := impl.Run(o)
 			if err != nil {
 				log.Fatalf("%s: %v", impl.Name, err)
 			}
