@@ -62,21 +62,19 @@ func (w *roleWorld) check(d external.Desired[RoleSpec]) (string, error) {
 	return name, err
 }
 
-// observe reads the role d names, refusing a privileged one: Absent,
-// UpToDate, or Differs when a statement would change it.
+// observe reads the role of d's key: Absent, UpToDate, or Differs when a
+// statement would change it. The spec becomes SQL only in Create and
+// Update, which check it (ensure); Observe runs when a Role is deleted
+// too, whatever its spec, so it refuses nothing: an invalid name was
+// never made, and reads as Absent.
 func (w *roleWorld) observe(ctx context.Context, d external.Desired[RoleSpec]) (external.Observation[RoleStatus], error) {
 	var obs external.Observation[RoleStatus]
-	name, err := w.check(d)
+	name, err := nameOf(RolePrefix, d.Key)
 	if err != nil {
-		return obs, err
+		return obs, nil
 	}
 	var cur roleState
-	err = w.pg.session(ctx, d.Key, func(conn *pgx.Conn) error {
-		err := errors.Join(refusePrivileged(ctx, conn, "role", name),
-			refusePrivileged(ctx, conn, "role in inRoles", sortedSet(d.Spec.InRoles)...))
-		if err != nil {
-			return err
-		}
+	err = w.pg.session(ctx, d.Key, func(conn *pgx.Conn) (err error) {
 		cur, err = readRole(ctx, conn, name)
 		return err
 	})
@@ -107,12 +105,22 @@ func (w *roleWorld) update(ctx context.Context, d external.Desired[RoleSpec], _ 
 	return w.ensure(ctx, d, "")
 }
 
+// ensure makes or alters the role of d's key as its spec says, once the
+// key and spec are checked and neither the role nor a role it joins is
+// privileged.
 func (w *roleWorld) ensure(ctx context.Context, d external.Desired[RoleSpec], comment string) error {
 	name, err := w.check(d)
 	if err != nil {
 		return err
 	}
-	return w.pg.session(ctx, d.Key, func(conn *pgx.Conn) error { return ensureRole(ctx, conn, name, d.Spec, comment) })
+	return w.pg.session(ctx, d.Key, func(conn *pgx.Conn) error {
+		err := errors.Join(refusePrivileged(ctx, conn, "role", name),
+			refusePrivileged(ctx, conn, "role in inRoles", sortedSet(d.Spec.InRoles)...))
+		if err != nil {
+			return err
+		}
+		return ensureRole(ctx, conn, name, d.Spec, comment)
+	})
 }
 
 // delete drops the role of d's key if the operator made it from this

@@ -108,7 +108,8 @@ func (r *Reconciler[Spec, Status]) classify(err error) Class {
 // fail ends a reconcile of obj with err: a store's error is returned as
 // it is (the key is retried; a conflict at once); a World's error, sorted
 // by classify, ErrCreateUnknown or ErrNotAdopted, is written into status (Synced and
-// Ready False, with ready as Ready's reason if set) and returned as the
+// Ready False, with ready as Ready's reason if set, but Rejected for a
+// refusal) and returned as the
 // controller must see it: terminal, blamed on the dependency, or as is.
 func (r *Reconciler[Spec, Status]) fail(ctx context.Context, s store.Store[*res[Spec, Status]], obj store.Object[*res[Spec, Status]], err error, ready string) error {
 	var we *worldError
@@ -130,8 +131,8 @@ func (r *Reconciler[Spec, Status]) fail(ctx context.Context, s store.Store[*res[
 			reason = ReasonError
 		}
 	}
-	if ready == "" {
-		ready = reason
+	if ready == "" || reason == ReasonRejected {
+		ready = reason // a refused create or update is making nothing
 	}
 	synced := resource.Failed(ConditionSynced, reason, err)
 	return resource.WriteError(ctx, s, obj, ready, err, synced)
