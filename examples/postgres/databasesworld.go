@@ -72,6 +72,13 @@ func (w *dbWorld) check(d external.Desired[DatabaseSpec]) (name, owner string, e
 	return name, cmp.Or(d.Spec.Owner, w.pg.user), err
 }
 
+// validate is the kit's Options.Validate: the key and spec as check
+// refuses them, before a reconcile asks PostgreSQL anything.
+func (w *dbWorld) validate(_ context.Context, key string, spec DatabaseSpec) error {
+	_, _, err := w.check(external.Desired[DatabaseSpec]{Key: key, Spec: spec})
+	return err
+}
+
 // observe reads the database of d's key, its mark and its extensions:
 // Absent, UpToDate, or Differs when its owner or extensions differ from
 // the spec's. The spec becomes SQL only in Create and Update, which check

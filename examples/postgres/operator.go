@@ -116,7 +116,9 @@ func NewOperator(cfg Config) (*Operator, error) {
 	roleOpts.Dependency, roleOpts.Logger = deps[0], cfg.Logger
 	roleOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
 	roleOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
-	roles, err := external.New(cfg.Stores.Roles, (&roleWorld{pg: cfg.PG, marks: mk}).world(), roleOpts)
+	rw := &roleWorld{pg: cfg.PG, marks: mk}
+	roleOpts.Validate = rw.validate
+	roles, err := external.New(cfg.Stores.Roles, rw.world(), roleOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +126,9 @@ func NewOperator(cfg Config) (*Operator, error) {
 	dbOpts.Dependency, dbOpts.Logger = deps[0], cfg.Logger
 	dbOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
 	dbOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
-	databases, err := external.New(cfg.Stores.Databases, (&dbWorld{pg: cfg.PG, marks: mk}).world(), dbOpts)
+	dw := &dbWorld{pg: cfg.PG, marks: mk}
+	dbOpts.Validate = dw.validate
+	databases, err := external.New(cfg.Stores.Databases, dw.world(), dbOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,20 @@ func (w *roleWorld) check(d external.Desired[RoleSpec]) (string, error) {
 	return name, err
 }
 
+// validate is the kit's Options.Validate: the key and spec as check
+// refuses them, and a role or membership that is privileged in the
+// server now, before a reconcile asks PostgreSQL anything else.
+func (w *roleWorld) validate(ctx context.Context, key string, spec RoleSpec) error {
+	name, err := w.check(external.Desired[RoleSpec]{Key: key, Spec: spec})
+	if err != nil {
+		return err
+	}
+	return w.pg.session(ctx, key, func(conn *pgx.Conn) error {
+		return errors.Join(refusePrivileged(ctx, conn, "role", name),
+			refusePrivileged(ctx, conn, "role in inRoles", sortedSet(spec.InRoles)...))
+	})
+}
+
 // observe reads the role of d's key: Absent, UpToDate, or Differs when a
 // statement would change it. The spec becomes SQL only in Create and
 // Update, which check it (ensure); Observe runs when a Role is deleted

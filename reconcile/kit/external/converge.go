@@ -2,9 +2,11 @@ package external
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -35,6 +37,14 @@ func (r *Reconciler[Spec, Status]) Reconcile(ctx context.Context, req reconcile.
 	}
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if r.opts.Validate != nil {
+		if err := r.opts.Validate(ctx, obj.Key, obj.Value.Spec); err != nil {
+			if !errors.Is(err, dependency.ErrDown) {
+				err = Reject(err)
+			}
+			return reconcile.Result{}, r.fail(ctx, req.Store, obj, fromWorld("validate", err), "")
+		}
 	}
 	t := &turn[Spec, Status]{r: r, s: req.Store, obj: obj}
 	return t.converge(ctx)

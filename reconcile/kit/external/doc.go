@@ -106,7 +106,10 @@
 //     in status and retried with backoff
 //     (TestARejectedObjectIsTerminalInStatusUntilItsSpecChanges,
 //     TestADependencyDownIsBlamedAndInStatus,
-//     TestATransientErrorIsInStatusAndRetried).
+//     TestATransientErrorIsInStatusAndRetried). With Options.Validate,
+//     a resource it refuses is Rejected before the world is asked
+//     anything, whatever its status says, and its deletion still runs
+//     the cleanup (TestAResourceValidateRefusesIsRejectedBeforeTheWorldIsAsked).
 //   - Drift made by hand is put back: with List, a drift source wakes a
 //     key whose object's fingerprint differs from what its reconcile
 //     last observed and made, or that vanished; without it, every key is

@@ -166,6 +166,16 @@ type Options[Spec, Status any] struct {
 	// Dependency is the external system, shared by every controller of it
 	// (see package dependency); errors Classify calls Down are blamed on it.
 	Dependency *dependency.Dependency
+	// Validate, if set, refuses a resource the operator will not act on
+	// (its key or spec, or what they name in the world), before anything
+	// else of a reconcile: the error is written into status as Rejected
+	// and is terminal until the resource changes; one matching
+	// dependency.ErrDown is blamed on the dependency instead, and the
+	// key retried. It is not called for a resource being deleted,
+	// whose cleanup runs whatever its spec. Admission (package apistore)
+	// refuses at the door; Validate is for what reaches the store anyway
+	// (written below the layer, or before a rule existed).
+	Validate func(ctx context.Context, key string, spec Spec) error
 	// Classify sorts an error of the World that the kit cannot sort
 	// (see Class); nil: every such error is Transient.
 	Classify func(err error) Class

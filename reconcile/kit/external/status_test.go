@@ -3,6 +3,7 @@ package external_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,12 +66,76 @@ func TestARejectedObjectIsTerminalInStatusUntilItsSpecChanges(t *testing.T) {
 			require.Contains(t, c.Message, "size -1 is not offered", n)
 		}
 		require.Equal(t, external.ReasonRejected, e.condition(external.ConditionSynced).Reason, n)
+		require.Equal(t, external.ReasonRejected, e.condition(external.ConditionReady).Reason, n, "nothing is being created")
 		require.Empty(t, e.get().Value.Status.External.Creating, n)
 		require.Empty(t, e.fake.Objects(), n)
 
 		e.put(1)
 		require.NoError(t, e.settle(), n)
 		e.requireOneObject(1, n)
+	}
+}
+
+// TestAResourceValidateRefusesIsRejectedBeforeTheWorldIsAsked: with
+// Options.Validate, a resource it refuses is terminal, Rejected in both
+// conditions, before the world is asked anything, whatever its status
+// says (a create forged as under way included); its deletion runs the
+// cleanup whatever its spec, and once its spec is fixed it converges.
+func TestAResourceValidateRefusesIsRejectedBeforeTheWorldIsAsked(t *testing.T) {
+	for _, n := range []naming{worldNames, authorNames, noLookup} {
+		e := newEnv(t, n)
+		asked := 0
+		e.wrap = func(w external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus] {
+			observe := w.Observe
+			w.Observe = func(ctx context.Context, d external.Desired[vmSpec]) (external.Observation[vmStatus], error) {
+				asked++
+				return observe(ctx, d)
+			}
+			return w
+		}
+		e.opts = func(o *external.Options[vmSpec, vmStatus]) {
+			o.Validate = func(_ context.Context, key string, s vmSpec) error {
+				if s.Size > 100 {
+					return fmt.Errorf("%s: size %d is more than 100", key, s.Size)
+				}
+				return nil
+			}
+		}
+		e.put(101)
+		obj := e.get()
+		st := obj.Value.Status
+		st.External.Creating = "forged"
+		_, err := resource.WriteStatus(t.Context(), e.s, obj, st)
+		require.NoError(t, err)
+
+		err = e.settle()
+		require.ErrorIs(t, err, reconcile.ErrTerminal, n)
+		require.ErrorIs(t, err, external.ErrRejected, n)
+		for _, ct := range []string{external.ConditionReady, external.ConditionSynced} {
+			c := e.condition(ct)
+			require.Equal(t, resource.ConditionFalse, c.Status, n)
+			require.Equal(t, external.ReasonRejected, c.Reason, n)
+			require.Contains(t, c.Message, "size 101 is more than 100", n)
+		}
+		require.Zero(t, asked, n)
+		require.Empty(t, e.fake.Objects(), n)
+
+		e.put(1)
+		if n == noLookup { // the forged create is for a person to settle
+			require.ErrorIs(t, e.settle(), external.ErrCreateUnknown, n)
+			obj := e.get()
+			st := obj.Value.Status
+			st.External.Creating = ""
+			_, err := resource.WriteStatus(t.Context(), e.s, obj, st)
+			require.NoError(t, err)
+		}
+		require.NoError(t, e.settle(), n)
+		e.requireOneObject(1, n)
+		e.put(101)
+		require.Error(t, e.settle(), n)
+		e.del()
+		require.NoError(t, e.settle(), n)
+		require.Empty(t, e.fake.Objects(), n, "a refused spec does not hold its cleanup")
 	}
 }
 
