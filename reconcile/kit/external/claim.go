@@ -76,3 +76,37 @@ func (r *Reconciler[Spec, Status]) vouch(ctx context.Context, d Desired[Spec], o
 		"it is neither updated, nor unmarked, nor deleted; clear \"name\" in the status record",
 		ErrNotAdopted, d.Key, d.Name, markText(m))
 }
+
+// claimListed judges the object d names by List alone, for a deletion
+// whose Observe the world refuses (Rejected: a spec it will not look
+// at): an object listed under the name with the operator's mark for the
+// key is the operator's; one not listed is gone (an observation Absent);
+// any other, or any object where nothing lists, is not the operator's
+// (ErrNotAdopted): it is left as it is.
+func (r *Reconciler[Spec, Status]) claimListed(ctx context.Context, d Desired[Spec]) (Desired[Spec], Observation[Status], error) {
+	var obs Observation[Status]
+	if r.world.List == nil {
+		return d, obs, fmt.Errorf("%w: %q: the world refuses to observe the object %q, and nothing lists it: it is not deleted",
+			ErrNotAdopted, d.Key, d.Name)
+	}
+	mine, err := r.marker.Mark(ctx)
+	if err != nil {
+		return d, obs, err
+	}
+	listed, err := r.world.List(ctx)
+	if err != nil {
+		return d, obs, fromWorld("list", err)
+	}
+	for _, l := range listed {
+		if l.Name != d.Name {
+			continue
+		}
+		if l.Mark.Mark == mine && l.Mark.Key == d.Key {
+			obs.State = UpToDate
+			return d, obs, nil
+		}
+		return d, obs, fmt.Errorf("%w: %q: the world refuses to observe the object %q, and its mark (%q) is not this operator's for the key: it is not deleted",
+			ErrNotAdopted, d.Key, d.Name, markText(l.Mark))
+	}
+	return d, obs, nil
+}

@@ -22,6 +22,10 @@ func (r *Reconciler[Spec, Status]) cleanup(ctx context.Context, obj store.Object
 	if d.Name != "" && (r.record(obj.Value).Creating != "" || r.chosen(d.Key, d.Spec) == "") {
 		var obs Observation[Status]
 		d, obs, err = r.claim(ctx, obj, d)
+		var we *worldError
+		if errors.As(err, &we) && we.op == "observe" && r.classify(err) == Rejected {
+			d, obs, err = r.claimListed(ctx, d) // the world will not observe this spec
+		}
 		if errors.Is(err, ErrNotAdopted) {
 			r.opts.Logger.WarnContext(ctx, "external: not deleting an object this operator did not make", "key", obj.Key, "err", err)
 			return r.end(ctx, obj.Key)

@@ -112,7 +112,13 @@
 //     finalizer goes, so a process killed before or after any step of
 //     it leaves, once started again, neither the object nor the resource
 //     (TestACrashAtEveryStepOfADeleteLeavesNoObjectAndTheResourceGone,
-//     TestRetainKeepsTheObjectUnmarkedAndPruneNeverTakesIt).
+//     TestRetainKeepsTheObjectUnmarkedAndPruneNeverTakesIt). Where the
+//     kit must know whose the object is (a create recorded, a name read
+//     from status) and the world refuses to observe the spec (Rejected),
+//     List judges it: only an object it lists with this operator's mark
+//     for the key is deleted or unmarked; any other is left, and the
+//     resource goes
+//     (TestADeletionTheWorldWillNotObserveTouchesOnlyWhatListShowsIsTheOperators).
 //   - Status follows the world: after a successful reconcile Synced is
 //     True and Ready is True (Available) exactly when the object is up
 //     to date and Observation.NotReady is empty, with ObservedGeneration

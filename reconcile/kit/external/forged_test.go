@@ -1,6 +1,8 @@
 package external_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -182,4 +184,41 @@ func TestANameInStatusBesideACreateTheOperatorRecordedAdoptsNothing(t *testing.T
 	got, ok := objectNamed(e, victim.Name)
 	require.True(t, ok, "not deleted")
 	require.Equal(t, victim, got, "neither updated nor marked")
+}
+
+// TestADeletionTheWorldWillNotObserveTouchesOnlyWhatListShowsIsTheOperators:
+// a resource whose spec the world refuses even to observe, deleted while
+// its status is forged (a create under way, a name), goes: its object is
+// deleted if List shows it marked by the operator for the key, and any
+// other object is left as it is.
+func TestADeletionTheWorldWillNotObserveTouchesOnlyWhatListShowsIsTheOperators(t *testing.T) {
+	for _, n := range []naming{worldNames, authorNames} {
+		e := newEnv(t, n)
+		e.wrap = func(w external.World[vmSpec, vmStatus]) external.World[vmSpec, vmStatus] {
+			observe := w.Observe
+			w.Observe = func(ctx context.Context, d external.Desired[vmSpec]) (external.Observation[vmStatus], error) {
+				if d.Spec.Size < 0 {
+					return external.Observation[vmStatus]{}, external.Reject(errors.New("not a size"))
+				}
+				return observe(ctx, d)
+			}
+			return w
+		}
+		e.put(2)
+		require.NoError(t, e.settle(), n)
+		own := e.get().Value.Status.External.Name
+		victim := externaltest.Object[vmSpec]{Name: "obj-u", Spec: vmSpec{Size: 7}}
+		e.fake.Put(victim)
+		e.forgeCreating(victim.Name)
+		e.put(-1)
+		e.del()
+		require.NoError(t, e.settle(), n)
+		_, err := e.s.Get(t.Context(), key)
+		require.ErrorIs(t, err, store.ErrNotFound, n)
+		_, kept := objectNamed(e, own)
+		require.Equal(t, n == worldNames, kept, "%v: the key's own object deleted only where its name is chosen", n)
+		got, ok := objectNamed(e, victim.Name)
+		require.True(t, ok, n)
+		require.Equal(t, victim, got, n)
+	}
 }
