@@ -87,8 +87,9 @@
 //   - A name in status never leads the kit to another object: any holder
 //     of a store token can write it. With Options.ExternalName the name
 //     is recomputed at every reconcile and deletion, and a recorded name
-//     that differs is not used: it is overwritten by the chosen one at
-//     the next status write. Without it, the object a recorded name
+//     that differs is not used: the chosen one replaces it when a
+//     reconcile next succeeds (so a name chosen from the spec, changed,
+//     names a new object). Without it, the object a recorded name
 //     names is updated, unmarked or deleted only if its mark (read back
 //     by Observe, else listed by List) names this operator, this store
 //     and the key; any other is left as it is: the reconcile is terminal
