@@ -7,15 +7,17 @@ import (
 )
 
 // ErrNotAdopted matches the error of a resource whose status records a
-// create while the object found under its name is not one this operator
-// made: its mark names another operator, store or key, or it has none and
+// create, or names an object (Options.ExternalName unset), while the
+// object found under that name is not one this operator made for the
+// key: its mark names another operator, store or key, or it has none and
 // Options.Creates does not hold the create. Status can be written by any
 // holder of a store token: it never suffices to take an object.
 var ErrNotAdopted = errors.New("external: the object found was not made by this operator")
 
 // judge decides whether the existing object d names (obs), found while
 // create id is recorded in status, is this operator's: its mark names
-// this operator, this store and the key; or it is unmarked and
+// this operator, this store and the key; or it is unmarked, named by
+// Options.ExternalName (a name read from status never suffices), and
 // Options.Creates holds create id of the key, and then judge returns d
 // with the Mark to adopt it with (Update stores it). Otherwise it
 // returns ErrNotAdopted: the object is neither updated nor deleted.
@@ -31,7 +33,7 @@ func (r *Reconciler[Spec, Status]) judge(ctx context.Context, id string, d Desir
 	switch {
 	case m.Mark == mine && m.Key == d.Key:
 		return d, nil
-	case m.IsZero() && r.opts.Creates != nil:
+	case m.IsZero() && r.opts.Creates != nil && r.chosen(d.Key, d.Spec) != "":
 		held, err := r.opts.Creates.Holds(ctx, d.Key, id)
 		if err != nil {
 			return d, err

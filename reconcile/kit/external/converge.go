@@ -65,20 +65,12 @@ func (t *turn[Spec, Status]) converge(ctx context.Context) (reconcile.Result, er
 	if err != nil {
 		return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
 	}
-	var obs Observation[Status]
-	if d.Name != "" {
-		if obs, err = t.r.observe(ctx, d); err != nil {
-			return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
-		}
+	d, obs, err := t.r.claim(ctx, t.obj, d)
+	if err != nil {
+		return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
 	}
-	if id := t.r.record(t.obj.Value).Creating; id != "" && obs.State != Absent {
-		// Found after a recorded create: the operator's own, or left alone.
-		if d, err = t.r.judge(ctx, id, d, obs); err != nil {
-			return reconcile.Result{}, t.r.fail(ctx, t.s, t.obj, err, "")
-		}
-		if !d.Mark.IsZero() {
-			obs.State = Differs // adopted: Update stores its mark
-		}
+	if !d.Mark.IsZero() {
+		obs.State = Differs // adopted: Update stores its mark
 	}
 	changed := ""
 	switch obs.State {

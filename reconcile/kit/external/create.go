@@ -11,15 +11,18 @@ import (
 	"github.com/converge-go/converge/store"
 )
 
-// desired returns what the world is asked about for obj: its name is the
-// one recorded, else Options.ExternalName's, else the one a lookup finds
-// (an object this operator marked for the key: a create cut short), else
-// "". A create cut short where nothing can look it up is ErrCreateUnknown.
+// desired returns what the world is asked about for obj: its name is
+// Options.ExternalName's (a name recorded in status is never used then),
+// else the one recorded, else the one a lookup finds (an object this
+// operator marked for the key: a create cut short), else "". A recorded
+// name is not trusted: vouch checks the object it names before anything
+// touches it. A create cut short where nothing can look it up is
+// ErrCreateUnknown.
 func (r *Reconciler[Spec, Status]) desired(ctx context.Context, obj store.Object[*res[Spec, Status]]) (Desired[Spec], error) {
 	rec := r.record(obj.Value)
-	d := Desired[Spec]{Key: obj.Key, Spec: obj.Value.Spec, Name: rec.Name}
-	if d.Name == "" && r.opts.ExternalName != nil {
-		d.Name = r.opts.ExternalName(obj.Key, obj.Value.Spec)
+	d := Desired[Spec]{Key: obj.Key, Spec: obj.Value.Spec, Name: r.chosen(obj.Key, obj.Value.Spec)}
+	if d.Name == "" {
+		d.Name = rec.Name
 	}
 	if d.Name != "" {
 		return d, nil
@@ -38,6 +41,15 @@ func (r *Reconciler[Spec, Status]) desired(ctx context.Context, obj store.Object
 		d.Name = found.Name // adopted: recorded with the status
 	}
 	return d, nil
+}
+
+// chosen returns the name Options.ExternalName gives key's object, ""
+// without it.
+func (r *Reconciler[Spec, Status]) chosen(key string, spec Spec) string {
+	if r.opts.ExternalName == nil {
+		return ""
+	}
+	return r.opts.ExternalName(key, spec)
 }
 
 // unknown is the error of a create cut short that nothing can look up.
@@ -94,9 +106,7 @@ func (t *turn[Spec, Status]) create(ctx context.Context, d Desired[Spec]) (Desir
 	if id == "" {
 		id = intent.ID(t.obj.Key, t.obj.CreateRevision, t.obj.Value.Generation, int(t.obj.Revision))
 	}
-	if t.r.opts.ExternalName == nil {
-		d.Name = ""
-	}
+	d.Name = t.r.chosen(d.Key, d.Spec) // never a name read from status
 	d.Mark = Mark{Mark: mark, Key: t.obj.Key, Create: id}
 	creating := resource.Condition{Type: ConditionReady, Status: resource.ConditionFalse, Reason: ReasonCreating}
 	if err := t.writeRecord(ctx, Record{Name: d.Name, Creating: id}, creating); err != nil {

@@ -11,27 +11,30 @@ import (
 // Retain it unmarks the object and forgets it; under Delete it deletes
 // the object named in status, chosen, or looked up (a create cut short),
 // and asks a person (ErrCreateUnknown) only for a create cut short that
-// nothing can look up. An object found while status records a create is
-// unmarked or deleted only if it is this operator's (judge): any other is
-// left as it is, and the resource goes.
+// nothing can look up. An object found while status records a create,
+// or named by status, is unmarked or deleted only if it is this
+// operator's (claim): any other is left as it is, and the resource goes.
 func (r *Reconciler[Spec, Status]) cleanup(ctx context.Context, obj store.Object[*res[Spec, Status]]) error {
 	d, err := r.desired(ctx, obj)
 	if err != nil {
 		return err
 	}
-	if id := r.record(obj.Value).Creating; id != "" && d.Name != "" {
-		obs, err := r.observe(ctx, d)
+	if d.Name != "" && (r.record(obj.Value).Creating != "" || r.chosen(d.Key, d.Spec) == "") {
+		var obs Observation[Status]
+		d, obs, err = r.claim(ctx, obj, d)
+		var we *worldError
+		if errors.As(err, &we) && we.op == "observe" && r.classify(err) == Rejected {
+			d, obs, err = r.claimListed(ctx, d) // the world will not observe this spec
+		}
+		if errors.Is(err, ErrNotAdopted) {
+			r.opts.Logger.WarnContext(ctx, "external: not deleting an object this operator did not make", "key", obj.Key, "err", err)
+			return r.end(ctx, obj.Key)
+		}
 		if err != nil {
 			return err
 		}
 		if obs.State == Absent {
 			return r.end(ctx, obj.Key)
-		}
-		if d, err = r.judge(ctx, id, d, obs); errors.Is(err, ErrNotAdopted) {
-			r.opts.Logger.WarnContext(ctx, "external: not deleting an object this operator did not make", "key", obj.Key, "err", err)
-			return r.end(ctx, obj.Key)
-		} else if err != nil {
-			return err
 		}
 	}
 	if err := r.reclaim(ctx, obj.Value.Spec, d); err != nil {

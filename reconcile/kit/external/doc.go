@@ -23,9 +23,9 @@
 // # A reconcile
 //
 // Finalize first: the finalizer is on the resource before anything is
-// made for it. Then the external name: the one recorded in status, the
-// one Options.ExternalName chooses, or the one a lookup (World.List)
-// finds for the key. Then Observe, and as it found: Create, Update, or
+// made for it. Then the external name: the one Options.ExternalName
+// chooses, else the one recorded in status (checked against the object's
+// mark), or the one a lookup (World.List) finds for the key. Then Observe, and as it found: Create, Update, or
 // nothing; then Observe again, and status — the observed Status, the
 // Record, the conditions Ready and Synced, ObservedGeneration — written
 // with a compare-and-swap through the controller (Request.Store: fenced,
@@ -67,8 +67,9 @@
 //     write status, so an object found while status records a create is
 //     taken (updated, named in status, then deleted or unmarked with its
 //     resource) only if its own mark names this operator, this store and
-//     the key, or, unmarked, if Options.Creates — the operator's own
-//     record, kept where no token reaches — holds that very create. Any
+//     the key, or, unmarked under the name Options.ExternalName chooses,
+//     if Options.Creates — the operator's own record, kept where no token
+//     reaches — holds that very create. Any
 //     other is neither updated, nor marked, nor deleted: the reconcile is
 //     terminal (ErrNotAdopted), Synced False, reason NotAdopted, and the
 //     resource's deletion leaves it
@@ -83,6 +84,25 @@
 //     the name taken meanwhile) is forgotten in status and in Creates, so
 //     an object that takes its name later is not adopted for it
 //     (TestACreateTheWorldSaysMadeNothingIsForgottenAndRetried).
+//   - A name in status never leads the kit to another object: any holder
+//     of a store token can write it. With Options.ExternalName the name
+//     is recomputed at every reconcile and deletion, and a recorded name
+//     that differs is not used: the chosen one replaces it when a
+//     reconcile next succeeds (so a name chosen from the spec, changed,
+//     names a new object). Without it, the object a recorded name
+//     names is updated, unmarked or deleted only if its mark (read back
+//     by Observe, else listed by List) names this operator, this store
+//     and the key; any other is left as it is: the reconcile is terminal
+//     (ErrNotAdopted), Synced False, reason NotAdopted, and the
+//     resource's deletion lets the resource go. A recorded name that
+//     names nothing is replaced by the object this operator marked for
+//     the key, if List finds one, and never names what the kit creates
+//     (TestANameInStatusNeverLeadsTheKitToAnotherObject,
+//     TestANameInStatusNeverNamesWhatTheKitCreates,
+//     TestANameInStatusBesideACreateTheOperatorRecordedAdoptsNothing;
+//     over random histories with forged status writes, no object the
+//     operator did not make for the key is ever updated, unmarked or
+//     deleted: TestRandomHistoriesWithCrashesNeverLeakNorDuplicate).
 //   - Where the world offers no lookup (no List, names chosen by the
 //     world), a create whose result is unknown is never made again
 //     blindly: the reconcile is terminal (ErrCreateUnknown), status says
@@ -93,7 +113,13 @@
 //     finalizer goes, so a process killed before or after any step of
 //     it leaves, once started again, neither the object nor the resource
 //     (TestACrashAtEveryStepOfADeleteLeavesNoObjectAndTheResourceGone,
-//     TestRetainKeepsTheObjectUnmarkedAndPruneNeverTakesIt).
+//     TestRetainKeepsTheObjectUnmarkedAndPruneNeverTakesIt). Where the
+//     kit must know whose the object is (a create recorded, a name read
+//     from status) and the world refuses to observe the spec (Rejected),
+//     List judges it: only an object it lists with this operator's mark
+//     for the key is deleted or unmarked; any other is left, and the
+//     resource goes
+//     (TestADeletionTheWorldWillNotObserveTouchesOnlyWhatListShowsIsTheOperators).
 //   - Status follows the world: after a successful reconcile Synced is
 //     True and Ready is True (Available) exactly when the object is up
 //     to date and Observation.NotReady is empty, with ObservedGeneration
@@ -128,9 +154,11 @@
 //     Listed.Fingerprint must cover everything a hand change can alter
 //     that Observe compares: a change the fingerprint leaves out is found
 //     by no poll.
-//   - An object the kit manages without its mark (one that existed,
-//     under the name Options.ExternalName chooses, before the operator;
-//     or one whose mark a person removed) is managed as it is and never
+//   - An object the kit manages without its mark (under the name
+//     Options.ExternalName chooses: one that existed before the
+//     operator, or one whose mark a person removed; where the world
+//     names objects, an unmarked one is not the operator's, and is left
+//     alone) is managed as it is and never
 //     marked: a mark says the operator made the object, and prune takes
 //     only marked ones. The drift source lists it under its key by name,
 //     so that polls wake its key when it drifts, not at every poll
@@ -150,4 +178,14 @@
 // flight may land after the new leader looked the object up, and make a
 // second object. The mark names the key and the create, so such an
 // object is found by a person, and by prune once its key is gone.
+//
+// A World that can say nothing about marks (no List, and Observe reads
+// no Mark back) cannot tell whose an object is: without
+// Options.ExternalName, the object a name in status names is then taken
+// as the operator's, so such a World must check in Update, Delete and
+// Unmark that the object is its own, or choose names (ExternalName). A
+// World without List whose Observe reads marks back is checked as any
+// other for a marked object, but an unmarked one is taken; and a name in
+// status that names nothing makes the kit create a new object, the old
+// one left to a person (nothing can look it up).
 package external

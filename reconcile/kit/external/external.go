@@ -71,8 +71,10 @@ type Desired[Spec any] struct {
 	// Key is the store key, Spec the desired spec.
 	Key  string
 	Spec Spec
-	// Name is the external object's name: the one recorded in status,
-	// else Options.ExternalName's; "" while the world has not named it.
+	// Name is the external object's name: Options.ExternalName's, else
+	// the one recorded in status (an object it names is checked to carry
+	// the operator's mark before it is updated, unmarked or deleted); ""
+	// while the world has not named it.
 	Name string
 	// Mark is what Create must store beside the object (a tag, a
 	// comment: Mark.String), for List to read back.

@@ -65,7 +65,9 @@ func ParseMark(s string) (Mark, bool) {
 // clear Creating if there is none.
 type Record struct {
 	// Name is the external object's name, once the world named it (or,
-	// with Options.ExternalName, before the create).
+	// with Options.ExternalName, before the create; the kit then never
+	// reads it back). Read back, it names an object the kit touches only
+	// if that object carries the operator's mark for the key.
 	Name string `json:"name,omitempty"`
 	// Creating is the ID of a create recorded before it was made and not
 	// yet known to have ended: a create cut short, looked up by the next
