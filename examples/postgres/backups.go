@@ -23,11 +23,12 @@ import (
 // This file holds the operator's side of a backup's dump: the world the
 // Backup reconciler asks about an attempt (find), acts in (start) and
 // cleans (remove). An attempt runs in a process of its own, this program
-// run as "backup-run" (dumpshim.go), which outlives the operator: it claims
-// the attempt's ID, runs pg_dump, verifies the dump with pg_restore --list,
-// renames it into place and writes its result file. So an operator killed
-// mid-dump finds, when it starts again, the attempt running (its claim is
-// locked) and adopts it, or finished (its result file) and judges it.
+// run as "backup-run" (dumpshim.go), which outlives the operator: started
+// as its attempt by intent.Runs, it runs pg_dump, verifies the dump with
+// pg_restore --list, renames it into place and writes its result. So an
+// operator killed mid-dump finds, when it starts again, the attempt
+// running (Runs.Find: a process still holds it) and adopts it, or finished
+// (with its result, or lost) and judges it.
 
 // errDumpRunning: a backup's dump still runs; its files are removed once
 // it has ended.
@@ -49,7 +50,7 @@ type dumps interface {
 
 // dumpRunner is the dumps of the operator: attempts run as processes of
 // this program, their files under dir: the dumps in dir/DATABASE/ID.dump,
-// the claims and results in dir/.runs.
+// the attempts (intent.Runs) in dir/.runs.
 type dumpRunner struct {
 	exe string   // this program
 	bin string   // PostgreSQL's programs (pg_dump, pg_restore)
@@ -63,13 +64,16 @@ type dumpRunner struct {
 	logger                 *slog.Logger
 
 	mu      sync.Mutex
-	running map[string]bool // attempts this process started and has not seen end
 	started map[string]bool // attempts this process started
 	told    map[string]bool // attempts of others already logged
 	wg      sync.WaitGroup
 }
 
-func (d *dumpRunner) runs() string { return filepath.Join(d.dir, ".runs") }
+// runs holds the attempts' liveness and results.
+func (d *dumpRunner) runs() intent.Runs { return dumpRunnerRuns(d.dir) }
+
+// dumpRunnerRuns is the attempts of the backups' directory dir.
+func dumpRunnerRuns(dir string) intent.Runs { return intent.Runs{Dir: filepath.Join(dir, ".runs")} }
 
 func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResult], error) {
 	found, err := findRun[DumpResult](d, id)
@@ -81,41 +85,31 @@ func (d *dumpRunner) find(ctx context.Context, id string) (intent.Found[DumpResu
 }
 
 // findRun says what became of attempt id, a process of d's whose result
-// is an R: Absent if it never claimed the attempt, Running while its
-// claim is locked, Finished with its result file, or Finished with a
-// zero R and errNoResult if it ended without one (it was killed).
+// is an R (Runs.Find): Absent if it never started, Running while a process
+// holds it, Finished with its result, or Finished with a zero R and
+// errNoResult if it ended without one (it was killed).
 func findRun[R any](d *dumpRunner, id string) (intent.Found[R], error) {
 	if err := checkAttemptID(id); err != nil {
 		return intent.Found[R]{}, err
 	}
-	res, ok, err := readResult[R](d.runs(), id)
-	if err != nil || ok {
-		d.tell(id, "judging a dump another operator process started, by its result")
-		return intent.Found[R]{State: intent.Finished, Result: res}, err
-	}
-	d.mu.Lock()
-	mine := d.running[id]
-	d.mu.Unlock()
-	if mine {
-		return intent.Found[R]{State: intent.Running}, nil
-	}
-	exists, held, err := claimState(filepath.Join(d.runs(), id+".claim"))
+	run, err := d.runs().Find(id)
 	switch {
 	case err != nil:
 		return intent.Found[R]{}, err
-	case !exists:
-		return intent.Found[R]{State: intent.Absent}, nil
-	case held:
+	case run.State == intent.Running:
 		d.tell(id, "adopting a running dump another operator process started")
-		return intent.Found[R]{State: intent.Running}, nil
+		fallthrough
+	case run.State == intent.Absent:
+		return intent.Found[R]{State: run.State}, nil
+	case run.Lost:
+		return intent.Found[R]{State: intent.Finished}, errNoResult
 	}
-	// Claimed, no longer running: its result, written before it ended,
-	// or none if it was killed.
-	res, ok, err = readResult[R](d.runs(), id)
-	if err != nil || ok {
-		return intent.Found[R]{State: intent.Finished, Result: res}, err
+	d.tell(id, "judging a dump another operator process started, by its result")
+	var res R
+	if err := json.Unmarshal(run.Result, &res); err != nil {
+		return intent.Found[R]{}, fmt.Errorf("postgres: result of %s: %w", id, err)
 	}
-	return intent.Found[R]{State: intent.Finished, Result: res}, errNoResult
+	return intent.Found[R]{State: intent.Finished, Result: res}, nil
 }
 
 // errNoResult: an attempt's process ended without a result (it was
@@ -134,36 +128,41 @@ func (d *dumpRunner) start(ctx context.Context, key, id string, spec BackupSpec)
 		}
 		args = append(args, "-method", string(method), "-archive", d.archive, "-scratch", filepath.Join(d.scratch, ".drills"), "-user", d.user)
 	}
-	if err := os.MkdirAll(d.runs(), 0o700); err != nil {
+	if err := d.launch(key, id, spec.Database, args); err != nil {
 		return intent.Found[DumpResult]{}, err
 	}
-	return d.launch(key, id, spec.Database, args)
+	return d.find(ctx, id)
 }
 
-// launch runs this program with args as attempt id's process, and wakes
-// key when it ends.
-func (d *dumpRunner) launch(key, id, what string, args []string) (intent.Found[DumpResult], error) {
+// launch runs this program with args as attempt id's process
+// (Runs.Start), and wakes key when it ends; an attempt started before,
+// by another operator process, is left to it.
+func (d *dumpRunner) launch(key, id, what string, args []string) error {
+	if err := os.MkdirAll(d.runs().Dir, 0o700); err != nil {
+		return err
+	}
 	cmd := exec.Command(d.exe, args...)
 	cmd.Env = append(os.Environ(), d.env...)
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	// A process group of its own: a ^C or a signal to the operator's group
 	// does not cut its dump short; it ends by itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return intent.Found[DumpResult]{}, fmt.Errorf("postgres: starting the run of %s: %w", what, err)
+	err := d.runs().Start(id, cmd)
+	if errors.Is(err, intent.ErrStarted) {
+		return nil // Find tells what became of it
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: starting the run of %s: %w", what, err)
 	}
 	d.logger.Info("run started", "key", key, "attempt", id, "args", args[0], "pid", cmd.Process.Pid)
 	d.mu.Lock()
-	d.running[id], d.started[id] = true, true
+	d.started[id] = true
 	d.mu.Unlock()
 	d.wg.Go(func() {
-		_ = cmd.Wait() // its result file says how it went
-		d.mu.Lock()
-		delete(d.running, id)
-		d.mu.Unlock()
+		_ = cmd.Wait() // its result says how it went
 		d.wake(key)
 	})
-	return intent.Found[DumpResult]{State: intent.Running}, nil
+	return nil
 }
 
 func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) error {
@@ -178,14 +177,12 @@ func (d *dumpRunner) remove(ctx context.Context, rec intent.Record[DumpResult]) 
 		return errDumpRunning
 	}
 	var errs []error
-	for _, p := range []string{d.dumpOf(rec.ID, found.Result.File), filepath.Join(".runs", rec.ID+".json"), filepath.Join(".runs", rec.ID+".claim")} {
-		if p == "" {
-			continue
-		}
+	if p := d.dumpOf(rec.ID, found.Result.File); p != "" {
 		if err := removeIn(d.dir, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, d.removeRun(rec.ID))
 	// A base backup's directory is named by the ID alone, as its drill's
 	// scratch cluster's is, left if its process was killed.
 	for _, p := range []string{filepath.Join(".base", rec.ID), filepath.Join(".base", "."+rec.ID+".tmp")} {
@@ -245,7 +242,7 @@ func removeAllIn(dir, rel string) error {
 
 // checkAttemptID returns an error matching ErrInvalidSpec unless id is
 // spelled as intent.ID spells one (A-Z a-z 0-9 . _ - ~, not "." or ".."):
-// a file name in the runs directory, and one argument.
+// a file name in the runs directory (intent.Runs), and one argument.
 func checkAttemptID(id string) error {
 	if !attemptID.MatchString(id) || id == "." || id == ".." {
 		return fmt.Errorf("%w: attempt ID %q is not one the operator makes", ErrInvalidSpec, id)
@@ -282,41 +279,16 @@ func (d *dumpRunner) tell(id, what string) {
 // wait waits for the dumps this process started to end.
 func (d *dumpRunner) wait() { d.wg.Wait() }
 
-// readResult reads attempt id's result file; ok is false if there is none.
-func readResult[R any](runs, id string) (R, bool, error) {
-	var res R
-	b, err := os.ReadFile(filepath.Join(runs, id+".json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return res, false, nil
+// removeRun removes ended attempt id's files in the runs directory (its
+// result and its lock, as intent.Runs names them), never outside it.
+func (d *dumpRunner) removeRun(id string) error {
+	var errs []error
+	for _, name := range []string{id + ".result", id + ".lock"} {
+		if err := removeIn(d.runs().Dir, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
 	}
-	if err != nil {
-		return res, false, err
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		return res, false, fmt.Errorf("postgres: result of %s: %w", id, err)
-	}
-	return res, true, nil
-}
-
-// claimState says whether the claim file at path exists and whether a
-// process holds its lock: the claiming dump runs.
-func claimState(path string) (exists, held bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true, true, nil
-	}
-	if err != nil {
-		return true, false, err
-	}
-	return true, false, syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return errors.Join(errs...)
 }
 
 // backupOutcome is the status and Ready condition of a backup whose dump

@@ -15,52 +15,77 @@ import (
 )
 
 func newTestRunner(t *testing.T) *dumpRunner {
-	return &dumpRunner{dir: t.TempDir(), running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, logs: io.Discard, logger: slog.New(slog.DiscardHandler)}
+	return &dumpRunner{dir: t.TempDir(), started: map[string]bool{}, told: map[string]bool{}, logs: io.Discard, logger: slog.New(slog.DiscardHandler)}
 }
 
-// An attempt is found as the world left it: absent before its process
-// claimed it, running while the claim's lock is held, finished with its
-// result once its result file is there, and finished as failed when its
-// process ended without one (it was killed): never absent again once
-// claimed, so it is never dumped a second time.
-func TestAnAttemptIsFoundAbsentRunningOrFinishedAsItsFilesSay(t *testing.T) {
+// An attempt is found as the world left it (intent.Runs): absent before
+// it started, running while a process holds it, finished as failed when
+// its process ended without a result (it was killed), and finished with
+// its result once it wrote one: never absent again once started, so it is
+// never dumped a second time.
+func TestAnAttemptIsFoundAbsentRunningOrFinishedAsItsRunSays(t *testing.T) {
 	ctx := context.Background()
 	d := newTestRunner(t)
+	require.NoError(t, os.MkdirAll(d.runs().Dir, 0o700))
 	found, err := d.find(ctx, "a1")
 	require.NoError(t, err)
 	require.Equal(t, intent.Absent, found.State)
 
-	claim, err := claimAttempt(d.runs(), "a1")
+	release, err := d.runs().Hold("a1")
 	require.NoError(t, err)
 	found, err = d.find(ctx, "a1")
 	require.NoError(t, err)
-	require.Equal(t, intent.Running, found.State, "claim held")
+	require.Equal(t, intent.Running, found.State, "attempt held")
 
-	require.NoError(t, claim.Close()) // the process died without a result
+	require.NoError(t, release()) // the process died without a result
 	found, err = d.find(ctx, "a1")
 	require.NoError(t, err)
 	require.Equal(t, intent.Finished, found.State)
 	require.False(t, found.Result.OK)
 	require.Contains(t, found.Result.Error, "without a result")
 
-	require.NoError(t, intent.WriteFile(filepath.Join(d.runs(), "a1.json"), []byte(`{"ok":true,"file":"/x.dump","entries":7}`), 0o600))
+	writeRunResult(t, d, "a1", `{"ok":true,"file":"/x.dump","entries":7}`)
 	found, err = d.find(ctx, "a1")
 	require.NoError(t, err)
 	require.Equal(t, intent.Finished, found.State)
 	require.Equal(t, DumpResult{OK: true, File: "/x.dump", Entries: 7}, found.Result)
 }
 
-// A second process of an attempt finds it claimed and runs nothing.
-func TestASecondClaimOfAnAttemptFails(t *testing.T) {
-	runs := t.TempDir()
-	first, err := claimAttempt(runs, "a1")
+// writeRunResult writes res as attempt id's result, as its process does.
+func writeRunResult(t *testing.T, d *dumpRunner, id, res string) {
+	t.Helper()
+	p, err := d.runs().ResultPath(id)
 	require.NoError(t, err)
-	defer first.Close()
-	_, err = claimAttempt(runs, "a1")
-	require.ErrorIs(t, err, errClaimed)
-	left, err := filepath.Glob(filepath.Join(runs, ".*"))
+	require.NoError(t, intent.WriteFile(p, []byte(res), 0o600))
+}
+
+// An attempt another operator process started is not started again: it
+// is found running, and no process is started for it.
+func TestAnAttemptStartedBeforeIsNotStartedAgain(t *testing.T) {
+	d := newTestRunner(t)
+	d.exe = filepath.Join(t.TempDir(), "never-run")
+	require.NoError(t, os.MkdirAll(d.runs().Dir, 0o700))
+	release, err := d.runs().Hold("a1")
 	require.NoError(t, err)
-	require.Empty(t, left, "no temporary claim is left behind")
+	defer release()
+	found, err := d.start(t.Context(), "backups/b1", "a1", BackupSpec{Database: "app"})
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, found.State)
+	require.Empty(t, d.started, "a process was started for it")
+}
+
+// A backup or restore process the operator did not start as its attempt
+// runs nothing: it exits at once, leaving no file.
+func TestAProcessNotStartedAsItsAttemptRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	var errOut strings.Builder
+	require.Equal(t, 2, runDump([]string{"-id", "a1", "-database", "app", "-dir", dir}, &errOut))
+	require.Contains(t, errOut.String(), "not started by the operator")
+	t.Setenv(intent.ResultEnv, filepath.Join(t.TempDir(), "a1.result")) // another attempt's
+	require.Equal(t, 2, runRestore([]string{"-id", "a1", "-name", "r1", "-base", "b1", "-dir", dir, "-archive", dir, "-restore-dir", dir}, &errOut))
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left)
 }
 
 // A backup's files stay while its dump runs, and go once it has ended.
@@ -70,16 +95,18 @@ func TestABackupsFilesAreRemovedOnlyOnceItsDumpHasEnded(t *testing.T) {
 	dump := filepath.Join(d.dir, "app", "a1.dump")
 	require.NoError(t, os.MkdirAll(filepath.Dir(dump), 0o700))
 	require.NoError(t, os.WriteFile(dump, []byte("dump"), 0o600))
-	claim, err := claimAttempt(d.runs(), "a1")
+	require.NoError(t, os.MkdirAll(d.runs().Dir, 0o700))
+	release, err := d.runs().Hold("a1")
 	require.NoError(t, err)
 	rec := intent.Record[DumpResult]{ID: "a1"}
 	require.ErrorIs(t, d.remove(ctx, rec), errDumpRunning)
-	require.NoError(t, intent.WriteFile(filepath.Join(d.runs(), "a1.json"), []byte(`{"ok":true,"file":"`+dump+`"}`), 0o600))
-	claim.Close()
+	writeRunResult(t, d, "a1", `{"ok":true,"file":"`+dump+`"}`)
+	require.NoError(t, release())
 	require.NoError(t, d.remove(ctx, rec))
-	for _, p := range []string{dump, filepath.Join(d.runs(), "a1.json"), filepath.Join(d.runs(), "a1.claim")} {
-		require.NoFileExists(t, p)
-	}
+	left, err := os.ReadDir(d.runs().Dir)
+	require.NoError(t, err)
+	require.Empty(t, left, "the attempt's files stay")
+	require.NoFileExists(t, dump)
 	require.NoError(t, d.remove(ctx, intent.Record[DumpResult]{}), "a backup never attempted has nothing to remove")
 }
 
@@ -126,12 +153,13 @@ func TestABaseBackupsDirectoryIsRemovedByItsIDOnceItsRunHasEnded(t *testing.T) {
 	base := baseDir(d.dir, "a1")
 	require.NoError(t, os.MkdirAll(filepath.Join(base, "global"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(base, "global", "pg_control"), []byte("x"), 0o600))
-	claim, err := claimAttempt(d.runs(), "a1")
+	require.NoError(t, os.MkdirAll(d.runs().Dir, 0o700))
+	release, err := d.runs().Hold("a1")
 	require.NoError(t, err)
 	rec := intent.Record[DumpResult]{ID: "a1"}
 	require.ErrorIs(t, d.remove(ctx, rec), errDumpRunning)
 	require.DirExists(t, base)
-	claim.Close()
+	require.NoError(t, release())
 	require.NoError(t, d.remove(ctx, rec))
 	require.NoDirExists(t, base)
 }

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,10 +26,11 @@ import (
 // ("postgres backup-run"), started by the operator once the attempt's
 // intent is in the Backup's status. It
 //
-//  1. claims the attempt's ID: a file locked, then linked into place, so
-//     that a second process of the same attempt runs nothing, and so that
-//     the operator tells a running attempt (the lock is held) from one that
-//     died (it is not);
+//  1. checks that it was started as its attempt (intent.Runs.Start, which
+//     starts an attempt once and tells the operator whether it runs, across
+//     a SIGKILL of either), and keeps that attempt to itself: the programs
+//     it starts, a restored cluster that outlives it among them, do not
+//     hold it;
 //  2. takes the server's dump lock, an advisory lock held for the whole
 //     dump on a session of its own: dumps run one at a time on a server;
 //  3. runs pg_dump (custom format, its application_name the attempt's ID)
@@ -39,7 +39,7 @@ import (
 //     of contents;
 //  5. only then renames it into place after fsync (File.Commit): the path
 //     of a dump is absent or complete, never partial;
-//  6. writes its result file (intent.WriteFile), which the operator reads.
+//  6. writes its result (intent.WriteResult), which the operator reads.
 //
 // For a base backup (-method base), steps 3 to 5 are instead: the base
 // backup, its restore point and the WAL up to it archived
@@ -51,9 +51,6 @@ import (
 
 // dumpCommand is the argument that runs this program as a dump.
 const dumpCommand = "backup-run"
-
-// errClaimed: another process claimed the attempt first.
-var errClaimed = errors.New("postgres: attempt already claimed")
 
 // baseBackupLimit bounds a base backup and its drill.
 const baseBackupLimit = 6 * time.Hour
@@ -107,49 +104,35 @@ func runDump(args []string, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	runs := filepath.Join(a.dir, ".runs")
-	claim, err := claimAttempt(runs, a.id)
-	if errors.Is(err, errClaimed) {
-		return 0 // the attempt is another process's
-	}
-	if err != nil {
+	if err := startedAsAttempt(a.dir, a.id); err != nil {
 		fmt.Fprintf(stderr, "postgres: backup %s: %v\n", a.id, err)
-		return 1
+		return 2
 	}
-	defer claim.Close() // the lock goes with the process anyway
 	res := dump(context.Background(), a)
 	b, _ := json.Marshal(res)
-	if err := intent.WriteFile(filepath.Join(runs, a.id+".json"), b, 0o600); err != nil {
+	if err := intent.WriteResult(b); err != nil {
 		fmt.Fprintf(stderr, "postgres: backup %s: result: %v\n", a.id, err)
 		return 1
 	}
 	return 0
 }
 
-// claimAttempt claims id in runs: a temporary file, locked, is linked to
-// ID.claim, which fails if it exists. The claim is locked from the moment
-// it exists until this process ends.
-func claimAttempt(runs, id string) (*os.File, error) {
-	if err := os.MkdirAll(runs, 0o700); err != nil {
-		return nil, err
+// attemptFD is the descriptor of the attempt's lock that Runs.Start hands
+// to a backup or restore process: its first extra file.
+const attemptFD = 3
+
+// startedAsAttempt returns an error matching ErrInvalidSpec unless this
+// process was started by the operator as attempt id of the backups'
+// directory dir (Runs.Start: its result goes where Runs.Find reads it), so
+// that a process started otherwise runs nothing. It keeps the attempt's
+// lock from the programs this process starts: the attempt ends with it.
+func startedAsAttempt(dir, id string) error {
+	want, err := dumpRunnerRuns(dir).ResultPath(id)
+	if err != nil || os.Getenv(intent.ResultEnv) != want {
+		return fmt.Errorf("%w: not started by the operator as attempt %s", ErrInvalidSpec, id)
 	}
-	f, err := os.CreateTemp(runs, "."+id+".claim-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := os.Link(f.Name(), filepath.Join(runs, id+".claim")); err != nil {
-		f.Close()
-		if errors.Is(err, fs.ErrExist) {
-			return nil, errClaimed
-		}
-		return nil, err
-	}
-	return f, nil
+	syscall.CloseOnExec(attemptFD)
+	return nil
 }
 
 // dump makes attempt a's backup and returns its result: for MethodBase,

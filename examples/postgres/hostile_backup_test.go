@@ -15,7 +15,7 @@ import (
 )
 
 // canaryDir makes a directory outside the operator's, holding what a
-// forged dump ID would name: a result file naming a file, a claim, and
+// forged dump ID would name: a result naming a file, a lock, and
 // that file. It returns the directory and the ID, relative to runs, that
 // names its files.
 func canaryDir(t *testing.T, runs string) (string, string) {
@@ -23,8 +23,8 @@ func canaryDir(t *testing.T, runs string) (string, string) {
 	outside := t.TempDir()
 	precious := filepath.Join(outside, "precious")
 	require.NoError(t, os.WriteFile(precious, []byte("keep me"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim.json"), []byte(`{"ok":true,"file":"`+precious+`","entries":1}`), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim.claim"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim.result"), []byte(`{"ok":true,"file":"`+precious+`","entries":1}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim.lock"), nil, 0o600))
 	rel, err := filepath.Rel(runs, filepath.Join(outside, "victim"))
 	require.NoError(t, err)
 	return outside, rel
@@ -33,7 +33,7 @@ func canaryDir(t *testing.T, runs string) (string, string) {
 // requireCanaries checks that the canary directory holds its three files.
 func requireCanaries(t *testing.T, outside string) {
 	t.Helper()
-	for _, f := range []string{"precious", "victim.json", "victim.claim"} {
+	for _, f := range []string{"precious", "victim.result", "victim.lock"} {
 		require.FileExists(t, filepath.Join(outside, f), "a file outside the operator's directory was removed")
 	}
 }
@@ -70,7 +70,7 @@ func forgedBackup(t *testing.T, s *apistore.Store[*Backup], key string, st Backu
 // names.
 func TestAForgedDumpIDNeverMakesTheOperatorRemoveFilesOutsideItsDirectory(t *testing.T) {
 	d := newTestRunner(t)
-	outside, forged := canaryDir(t, d.runs())
+	outside, forged := canaryDir(t, d.runs().Dir)
 	s := backupLayer(t)
 	r := &backupReconciler{dumps: d}
 	key := "backups/forged"
@@ -94,7 +94,7 @@ func TestAForgedDumpIDNeverMakesTheOperatorRemoveFilesOutsideItsDirectory(t *tes
 func TestAForgedPendingDumpIDIsNeitherReadNorActedOn(t *testing.T) {
 	d := newTestRunner(t)
 	d.exe = filepath.Join(t.TempDir(), "absent") // the dump cannot start: only what is looked at counts
-	outside, forged := canaryDir(t, d.runs())
+	outside, forged := canaryDir(t, d.runs().Dir)
 	s := backupLayer(t)
 	r := &backupReconciler{dumps: d}
 	key := "backups/pending"

@@ -98,8 +98,8 @@ func TestATokenHolderWritingHostileSpecAndStatusChangesNothingOutsideWhatTheOper
 	m.priv = e.query("postgres", privilegedState)
 	precious := filepath.Join(m.outside, "precious")
 	require.NoError(t, os.WriteFile(precious, []byte("keep me"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(m.outside, "victim.json"), []byte(`{"ok":true,"file":"`+precious+`"}`), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(m.outside, "victim.claim"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(m.outside, "victim.result"), []byte(`{"ok":true,"file":"`+precious+`"}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(m.outside, "victim.lock"), nil, 0o600))
 	m.before = dirSnapshot(t, m.outside)
 	m.cfg.Observe = m.counts.observe
 	e.startInProcess(m.cfg)
@@ -330,7 +330,7 @@ func (m *pgModel) checkOutside() {
 	require.Equal(t, m.before, dirSnapshot(t, m.outside), "the directory beside the backups changed")
 	require.Equal(t, "appdb: victim:", m.e.query("postgres", existingState), "a database that existed before was dropped or marked")
 	backups := filepath.Join(m.e.dir, "backups")
-	ours := regexp.MustCompile(`^(\.runs/\.?[A-Za-z0-9._~-]+\.(json|claim)[A-Za-z0-9.~-]*|[a-z_][a-z0-9_]*/\.?[A-Za-z0-9._~-]+\.dump[A-Za-z0-9.~-]*)$`)
+	ours := regexp.MustCompile(`^(\.runs/\.?[A-Za-z0-9._~-]+\.(result|lock)[A-Za-z0-9.~-]*|\.runs/\.lock-[0-9]+|[a-z_][a-z0-9_]*/\.?[A-Za-z0-9._~-]+\.dump[A-Za-z0-9.~-]*)$`)
 	for p := range dirSnapshot(t, backups) {
 		rel, err := filepath.Rel(backups, p)
 		require.NoError(t, err)

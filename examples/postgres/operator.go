@@ -138,7 +138,7 @@ func NewOperator(cfg Config) (*Operator, error) {
 	}
 	o.dumps = &dumpRunner{exe: cfg.Executable, bin: cfg.BinDir, dir: cfg.BackupDir, env: cfg.DumpEnv, logs: cfg.DumpLogs,
 		archive: cfg.WALArchive, scratch: cfg.RestoreDir, user: cfg.ServerUser,
-		logger: cfg.Logger, running: map[string]bool{}, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
+		logger: cfg.Logger, started: map[string]bool{}, told: map[string]bool{}, wake: func(key string) { _ = o.Backups.Enqueue(key) }}
 	var archive *walArchive
 	if cfg.WALArchive != "" {
 		a, err := newWALArchive(cfg.WALArchive)

@@ -108,7 +108,7 @@ func (r *restoreReconciler) Reconcile(ctx context.Context, req reconcile.Request
 		if err != nil {
 			return intent.Found[RestoreResult]{}, err // its plan no longer holds: not started
 		}
-		return r.runs.start(req.Key, id, name, plan)
+		return r.runs.start(ctx, req.Key, id, name, plan)
 	}
 	out, err := once.Step(ctx, req.Store, obj)
 	if err != nil {
@@ -211,7 +211,7 @@ func (r *restoreRunner) find(ctx context.Context, id string) (intent.Found[Resto
 	return found, err
 }
 
-func (r *restoreRunner) start(key, id, name string, p restorePlan) (intent.Found[RestoreResult], error) {
+func (r *restoreRunner) start(ctx context.Context, key, id, name string, p restorePlan) (intent.Found[RestoreResult], error) {
 	if r.archive == "" || r.dir == "" {
 		return intent.Found[RestoreResult]{}, fmt.Errorf("%w: a restore needs the operator's WAL archive (-wal-archive)", ErrInvalidSpec)
 	}
@@ -226,11 +226,10 @@ func (r *restoreRunner) start(key, id, name string, p restorePlan) (intent.Found
 	} else {
 		args = append(args, "-target-time", p.target.time.UTC().Format(time.RFC3339Nano))
 	}
-	if err := os.MkdirAll(r.runs(), 0o700); err != nil {
+	if err := r.launch(key, id, name, args); err != nil {
 		return intent.Found[RestoreResult]{}, err
 	}
-	found, err := r.launch(key, id, name, args)
-	return intent.Found[RestoreResult]{State: found.State}, err
+	return r.find(ctx, id)
 }
 
 // backupLabel is a Backup's key as a restore's command line may carry it.
@@ -259,11 +258,7 @@ func (r *restoreRunner) remove(ctx context.Context, key string, rec intent.Recor
 	}
 	errs := []error{os.RemoveAll(dir)}
 	if rec.ID != "" {
-		for _, p := range []string{rec.ID + ".json", rec.ID + ".claim"} {
-			if err := removeIn(r.runs(), p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
+		errs = append(errs, r.removeRun(rec.ID))
 	}
 	return errors.Join(errs...)
 }

@@ -15,11 +15,11 @@ import (
 )
 
 // This file is one attempt at a Restore, run as a process of its own
-// ("postgres restore-run") as a backup's is (dumpshim.go): it claims the
-// attempt's ID, makes sure the WAL up to a target instant is archived,
+// ("postgres restore-run") as a backup's is (dumpshim.go): started as its
+// attempt by intent.Runs, it makes sure the WAL up to a target instant is archived,
 // restores the base backup into RestoreDir/NAME on a free loopback port,
-// leaves that cluster running (it outlives this process), and writes its
-// result file.
+// leaves that cluster running (it outlives this process, without holding
+// the attempt), and writes its result.
 
 // restoreCommand is the argument that runs this program as a restore.
 const restoreCommand = "restore-run"
@@ -65,19 +65,13 @@ func runRestore(args []string, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	runs := filepath.Join(a.dir, ".runs")
-	claim, err := claimAttempt(runs, a.id)
-	if errors.Is(err, errClaimed) {
-		return 0
-	}
-	if err != nil {
+	if err := startedAsAttempt(a.dir, a.id); err != nil {
 		fmt.Fprintf(stderr, "postgres: restore %s: %v\n", a.id, err)
-		return 1
+		return 2
 	}
-	defer claim.Close()
 	res := restoreNew(context.Background(), a)
 	b, _ := json.Marshal(res)
-	if err := intent.WriteFile(filepath.Join(runs, a.id+".json"), b, 0o600); err != nil {
+	if err := intent.WriteResult(b); err != nil {
 		fmt.Fprintf(stderr, "postgres: restore %s: result: %v\n", a.id, err)
 		return 1
 	}
