@@ -279,17 +279,9 @@ func (d *dumpRunner) tell(id, what string) {
 // wait waits for the dumps this process started to end.
 func (d *dumpRunner) wait() { d.wg.Wait() }
 
-// removeRun removes ended attempt id's files in the runs directory (its
-// result and its lock, as intent.Runs names them), never outside it.
-func (d *dumpRunner) removeRun(id string) error {
-	var errs []error
-	for _, name := range []string{id + ".result", id + ".lock"} {
-		if err := removeIn(d.runs().Dir, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
+// removeRun forgets ended attempt id (intent.Runs.Remove: its files, in
+// the runs directory only); a running one is kept (intent.ErrRunning).
+func (d *dumpRunner) removeRun(id string) error { return d.runs().Remove(id) }
 
 // backupOutcome is the status and Ready condition of a backup whose dump
 // record is rec.

@@ -14,6 +14,9 @@ import (
 // started before (its lock file exists): an attempt runs once.
 var ErrStarted = errors.New("intent: the attempt was started before")
 
+// ErrRunning matches the error of a Remove of an attempt that still runs.
+var ErrRunning = errors.New("intent: the attempt still runs")
+
 // ResultEnv names the environment variable through which Runs.Start tells
 // an attempt's process where its result goes (WriteResult writes it).
 const ResultEnv = "CONVERGE_INTENT_RESULT"
@@ -138,6 +141,32 @@ func (r Runs) Find(id string) (Run, error) {
 		return Run{}, fmt.Errorf("intent: read the result of attempt %s: %w", id, err)
 	}
 	return Run{State: Finished, Result: data}, nil
+}
+
+// Remove forgets attempt id once it has finished: its result, then its
+// lock file, are removed, and Find says Absent again (so a later Start of
+// id runs it anew: remove an attempt only once nothing will ask for it).
+// An attempt that still runs is left as it is, with an error matching
+// ErrRunning; one never started, or removed before, is no error. A crash
+// between the two steps leaves the attempt Finished and Lost.
+func (r Runs) Remove(id string) error {
+	lockPath, resultPath, err := r.paths(id)
+	if err != nil {
+		return err
+	}
+	run, err := r.Find(id)
+	switch {
+	case err != nil:
+		return err
+	case run.State == Running:
+		return fmt.Errorf("%w: remove attempt %s", ErrRunning, id)
+	}
+	for _, p := range []string{resultPath, lockPath} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("intent: remove attempt %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // WriteResult writes data as the result of the attempt this process runs

@@ -126,6 +126,40 @@ func TestAnAttemptsResultIsFoundOnceItEnds(t *testing.T) {
 	require.Equal(t, intent.Run{State: intent.Finished, Result: []byte("exit 0")}, run)
 }
 
+// TestAFinishedAttemptIsRemovedAndARunningOneKept: Remove refuses an
+// attempt that runs (ErrRunning, its files kept), forgets a finished one
+// (Find says Absent, a new Start runs it again), and takes an attempt
+// never started, or removed before, as removed.
+func TestAFinishedAttemptIsRemovedAndARunningOneKept(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	require.NoError(t, runs.Remove("never"))
+	cmd := child("sleep")
+	require.NoError(t, runs.Start("a1", cmd))
+	require.ErrorIs(t, runs.Remove("a1"), intent.ErrRunning)
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, run.State)
+
+	kill(t, cmd.Process.Pid, cmd)
+	require.NoError(t, runs.Remove("a1"))
+	require.NoError(t, runs.Remove("a1"))
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Absent}, run)
+	entries, err := os.ReadDir(runs.Dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+
+	done := child("result:exit 0")
+	require.NoError(t, runs.Start("a1", done))
+	require.NoError(t, done.Wait())
+	require.NoError(t, runs.Remove("a1"))
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Absent, run.State)
+	require.ErrorIs(t, runs.Remove("../a1"), intent.ErrInvalid)
+}
+
 // TestAnAttemptOutlivesItsSIGKILLedStarterAndIsKnownRunningThenLost: the
 // process that started an attempt is SIGKILLed; a new process (the test)
 // finds the attempt Running, without any claim file of the operator's,
