@@ -69,10 +69,10 @@
 //     resource) only if its own mark names this operator, this store and
 //     the key, or, unmarked under the name Options.ExternalName chooses,
 //     if Options.Creates — the operator's own record, kept where no token
-//     reaches — holds that very create. Any
-//     other is neither updated, nor marked, nor deleted: the reconcile is
-//     terminal (ErrNotAdopted), Synced False, reason NotAdopted, and the
-//     resource's deletion leaves it
+//     reaches — holds that very create. Any other is neither updated,
+//     nor marked, nor deleted: the reconcile is terminal (ErrNotAdopted),
+//     Synced False, reason NotAdopted, and the resource's deletion
+//     leaves it
 //     (TestAStatusForgedToSayACreateIsUnderWayNeverAdoptsAnObjectTheOperatorDidNotMake).
 //     A World whose Create stores the mark in a step of its own (CREATE
 //     DATABASE, then COMMENT ON DATABASE) sets Options.Creates
@@ -135,7 +135,8 @@
 //     TestATransientErrorIsInStatusAndRetried). With Options.Validate,
 //     a resource it refuses is Rejected before the world is asked
 //     anything, whatever its status says, and its deletion still runs
-//     the cleanup (TestAResourceValidateRefusesIsRejectedBeforeTheWorldIsAsked).
+//     the cleanup
+//     (TestAResourceValidateRefusesIsRejectedBeforeTheWorldIsAsked).
 //   - Drift made by hand is put back: with List, a drift source wakes a
 //     key whose object's fingerprint differs from what its reconcile
 //     last observed and made, or that vanished; without it, every key is
@@ -143,9 +144,10 @@
 //     (TestDriftMadeByHandIsPutBack; a size the operator made, then put
 //     back to the old one by hand, is found:
 //     TestEveryHandChangeIsPutBackByTheNextPollWhateverTheOperatorDidBetween).
-//     What the drift source expects is only ever an object the kit saw as its spec says: a look after the
-//     kit's own create or update that finds it otherwise (a hand change
-//     landing between the write and the look) is drift, and the next
+//     What the drift source expects is only ever an object the kit saw
+//     as its spec says: a look after the kit's own create or update that
+//     finds it otherwise (a hand change landing between the write and
+//     the look) is drift, and the next
 //     poll wakes the key whatever it lists. So every hand change, to any
 //     part the fingerprint covers, before, during or after a reconcile,
 //     is put back within one Drift.Interval of the last one
@@ -158,9 +160,8 @@
 //     Options.ExternalName chooses: one that existed before the
 //     operator, or one whose mark a person removed; where the world
 //     names objects, an unmarked one is not the operator's, and is left
-//     alone) is managed as it is and never
-//     marked: a mark says the operator made the object, and prune takes
-//     only marked ones. The drift source lists it under its key by name,
+//     alone) is managed as it is and never marked: a mark says the
+//     operator made the object, and prune takes only marked ones. The drift source lists it under its key by name,
 //     so that polls wake its key when it drifts, not at every poll
 //     (TestAnUnmarkedObjectItManagesIsPolledLikeTheOthersAndNeverAdopted).
 //   - Prune deletes only objects this operator marked from this store
