@@ -104,14 +104,22 @@ func runDump(args []string, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	if err := startedAsAttempt(a.dir, a.id); err != nil {
-		fmt.Fprintf(stderr, "postgres: backup %s: %v\n", a.id, err)
+	return runAttempt(stderr, "backup", a.dir, a.id, func(ctx context.Context) DumpResult { return dump(ctx, a) })
+}
+
+// runAttempt is the rest of the main of a backup or restore process,
+// once its arguments are checked: it runs nothing unless the operator
+// started it as attempt id of dir's runs (exit code 2), then runs do and
+// writes its result where intent.Runs.Find reads it (exit code 0, or 1
+// if the result cannot be written).
+func runAttempt[R any](stderr io.Writer, what, dir, id string, do func(ctx context.Context) R) int {
+	if err := startedAsAttempt(dir, id); err != nil {
+		fmt.Fprintf(stderr, "postgres: %s %s: %v\n", what, id, err)
 		return 2
 	}
-	res := dump(context.Background(), a)
-	b, _ := json.Marshal(res)
+	b, _ := json.Marshal(do(context.Background()))
 	if err := intent.WriteResult(b); err != nil {
-		fmt.Fprintf(stderr, "postgres: backup %s: result: %v\n", a.id, err)
+		fmt.Fprintf(stderr, "postgres: %s %s: result: %v\n", what, id, err)
 		return 1
 	}
 	return 0

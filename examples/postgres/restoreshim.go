@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
-	"github.com/converge-go/converge/reconcile/kit/intent"
 )
 
 // This file is one attempt at a Restore, run as a process of its own
@@ -65,17 +63,7 @@ func runRestore(args []string, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	if err := startedAsAttempt(a.dir, a.id); err != nil {
-		fmt.Fprintf(stderr, "postgres: restore %s: %v\n", a.id, err)
-		return 2
-	}
-	res := restoreNew(context.Background(), a)
-	b, _ := json.Marshal(res)
-	if err := intent.WriteResult(b); err != nil {
-		fmt.Fprintf(stderr, "postgres: restore %s: result: %v\n", a.id, err)
-		return 1
-	}
-	return 0
+	return runAttempt(stderr, "restore", a.dir, a.id, func(ctx context.Context) RestoreResult { return restoreNew(ctx, a) })
 }
 
 // restoreNew restores a's base backup into its new cluster and returns
