@@ -31,7 +31,7 @@ func (r *Reconciler[Spec, Status]) judge(ctx context.Context, id string, d Desir
 		return d, err
 	}
 	switch {
-	case m.Mark == mine && m.Key == d.Key:
+	case m.of(mine, d.Key):
 		return d, nil
 	case m.IsZero() && r.opts.Creates != nil && r.chosen(d.Key, d.Spec) != "":
 		held, err := r.opts.Creates.Holds(ctx, d.Key, id)

@@ -69,7 +69,7 @@ func (r *Reconciler[Spec, Status]) vouch(ctx context.Context, d Desired[Spec], o
 	if err != nil {
 		return err
 	}
-	if (m.Mark == mine && m.Key == d.Key) || (m.IsZero() && r.world.List == nil) {
+	if m.of(mine, d.Key) || (m.IsZero() && r.world.List == nil) {
 		return nil
 	}
 	return fmt.Errorf("%w: %q: status names the object %q, but it was not made by this operator for the key (its mark: %q): "+
@@ -101,7 +101,7 @@ func (r *Reconciler[Spec, Status]) claimListed(ctx context.Context, d Desired[Sp
 		if l.Name != d.Name {
 			continue
 		}
-		if l.Mark.Mark == mine && l.Mark.Key == d.Key {
+		if l.Mark.of(mine, d.Key) {
 			obs.State = UpToDate
 			return d, obs, nil
 		}

@@ -74,7 +74,7 @@ func (r *Reconciler[Spec, Status]) lookup(ctx context.Context, key, id string) (
 	var pick *Listed
 	for i := range listed {
 		l := &listed[i]
-		if l.Mark.Mark != mine || l.Mark.Key != key || l.Name == "" {
+		if !l.Mark.of(mine, key) || l.Name == "" {
 			continue
 		}
 		if id != "" && l.Mark.Create == id {

@@ -20,6 +20,10 @@ type Mark struct {
 // IsZero reports whether m is the zero Mark: an unmarked object.
 func (m Mark) IsZero() bool { return m == Mark{} }
 
+// of reports whether m is the mark mine (this operator, this store)
+// leaves for key: the only mark that makes an object the operator's.
+func (m Mark) of(mine prune.Mark, key string) bool { return m.Mark == mine && m.Key == key }
+
 const markPrefix = "converge-external "
 
 // String returns m's text form, to store where one string fits (a tag):
