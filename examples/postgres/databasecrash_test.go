@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/kit/external"
@@ -28,11 +27,7 @@ type dbTrial struct {
 // newDBTrials returns a maker of trials on e's PostgreSQL, each with a
 // database name of its own.
 func newDBTrials(t *testing.T, e *pgEnv) func(t *testing.T) *dbTrial {
-	cfg, err := pgxpool.ParseConfig(e.pg.DSN("postgres"))
-	require.NoError(t, err)
-	p, err := newPG(cfg)
-	require.NoError(t, err)
-	t.Cleanup(p.Close)
+	p := trialPG(t, e)
 	n := 0
 	return func(t *testing.T) *dbTrial {
 		n++

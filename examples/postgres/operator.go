@@ -112,23 +112,13 @@ func NewOperator(cfg Config) (*Operator, error) {
 	// One PostgreSQL, one Dependency: every controller given it shares its
 	// check and its state.
 	deps := []*dependency.Dependency{{Name: DependencyName, Check: cfg.PG.ping, Interval: cfg.CheckInterval}}
-	roleOpts := roleOptions()
-	roleOpts.Dependency, roleOpts.Logger = deps[0], cfg.Logger
-	roleOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
-	roleOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
 	rw := &roleWorld{pg: cfg.PG, marks: mk}
-	roleOpts.Validate = rw.validate
-	roles, err := external.New(cfg.Stores.Roles, rw.world(), roleOpts)
+	roles, err := external.New(cfg.Stores.Roles, rw.world(), onTheServer(roleOptions(), cfg, deps[0], rw.validate))
 	if err != nil {
 		return nil, err
 	}
-	dbOpts := databaseOptions(cfg.IntentDir)
-	dbOpts.Dependency, dbOpts.Logger = deps[0], cfg.Logger
-	dbOpts.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
-	dbOpts.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
 	dw := &dbWorld{pg: cfg.PG, marks: mk}
-	dbOpts.Validate = dw.validate
-	databases, err := external.New(cfg.Stores.Databases, dw.world(), dbOpts)
+	databases, err := external.New(cfg.Stores.Databases, dw.world(), onTheServer(databaseOptions(cfg.IntentDir), cfg, deps[0], dw.validate))
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +245,19 @@ func withDefaults(cfg Config) Config {
 		cfg.DumpLogs = os.Stderr
 	}
 	return cfg
+}
+
+// onTheServer completes the kit's options of a kind kept in PostgreSQL
+// with what the operator's kinds share: the server as their one
+// dependency, the logger, the drift and prune intervals, and the kind's
+// Validate.
+func onTheServer[Spec, Status any](o external.Options[Spec, Status], cfg Config, dep *dependency.Dependency,
+	validate func(context.Context, string, Spec) error,
+) external.Options[Spec, Status] {
+	o.Dependency, o.Logger, o.Validate = dep, cfg.Logger, validate
+	o.Drift = drift.Options{Interval: cfg.DriftInterval, PerSecond: 50}
+	o.Prune = prune.Options{Interval: cfg.PruneInterval, Logger: cfg.Logger}
+	return o
 }
 
 // identifierOf returns s as a store.Identifier; a store without an

@@ -24,14 +24,21 @@ type roleTrial struct {
 	key string
 }
 
-// newRoleTrials returns a maker of trials on e's PostgreSQL, each with a
-// role name of its own.
-func newRoleTrials(t *testing.T, e *pgEnv) func(t *testing.T) *roleTrial {
+// trialPG returns a connection pool of the crash trials to e's
+// PostgreSQL, closed when t ends.
+func trialPG(t *testing.T, e *pgEnv) *pg {
 	cfg, err := pgxpool.ParseConfig(e.pg.DSN("postgres"))
 	require.NoError(t, err)
 	p, err := newPG(cfg)
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
+	return p
+}
+
+// newRoleTrials returns a maker of trials on e's PostgreSQL, each with a
+// role name of its own.
+func newRoleTrials(t *testing.T, e *pgEnv) func(t *testing.T) *roleTrial {
+	p := trialPG(t, e)
 	n := 0
 	return func(t *testing.T) *roleTrial {
 		n++
