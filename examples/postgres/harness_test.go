@@ -262,13 +262,20 @@ func waitConverged[Spec, Status any](t *testing.T, s store.Store[*resource.Resou
 }
 
 // deleteKey deletes key through the store server, as convergectl delete
-// does: an object with finalizers is only marked.
+// does: an object with finalizers is only marked. A delete that loses a
+// race with the operator's status write is made again at the newer
+// revision.
 func deleteKey[T any](t *testing.T, s store.Store[T], key string) {
 	t.Helper()
-	obj, err := s.Get(t.Context(), key)
-	require.NoError(t, err)
-	_, err = s.Delete(t.Context(), key, obj.Revision)
-	require.NoError(t, err)
+	for {
+		obj, err := s.Get(t.Context(), key)
+		require.NoError(t, err)
+		_, err = s.Delete(t.Context(), key, obj.Revision)
+		if !errors.Is(err, store.ErrConflict) {
+			require.NoError(t, err)
+			return
+		}
+	}
 }
 
 func tail(s string, lines int) string {

@@ -62,7 +62,11 @@ func (m *pgModel) releaseRetained() {
 			continue // never the operator's to drop, or gone
 		}
 		for _, db := range dbs {
-			m.e.query(db, "REASSIGN OWNED BY "+ident(name)+" TO "+ident(cluster.Superuser))
+			_, err := m.e.pg.Psql(t.Context(), db, "REASSIGN OWNED BY "+ident(name)+" TO "+ident(cluster.Superuser))
+			if err != nil && m.e.query("postgres", "SELECT count(*) FROM pg_roles WHERE rolname = "+literal(name)) == "0" {
+				break // the operator dropped it meanwhile
+			}
+			require.NoError(t, err)
 		}
 	}
 }
