@@ -151,22 +151,25 @@ func storeURL(addr net.Addr, tls bool) string {
 }
 
 // announce prints what is served and where the token is (never the
-// token), and warns of what is exposed.
+// token), and warns of what is exposed. The announcement is one write,
+// so that a program waiting for its first line reads all of it.
 func announce(w io.Writer, log *slog.Logger, cfg config, toks tokens, url string, tls bool) {
-	fmt.Fprintf(w, "convergestore: serving %s\n", url)
-	fmt.Fprintf(w, "convergestore: store file %s\n", filepath.Join(cfg.dir, StoreFile))
+	var b strings.Builder
+	fmt.Fprintf(&b, "convergestore: serving %s\n", url)
+	fmt.Fprintf(&b, "convergestore: store file %s\n", filepath.Join(cfg.dir, StoreFile))
 	switch {
 	case toks.generated != "":
-		fmt.Fprintf(w, "convergestore: read-write token in %s\n", toks.generated)
+		fmt.Fprintf(&b, "convergestore: read-write token in %s\n", toks.generated)
 	case len(toks.rw) > 0:
-		fmt.Fprintf(w, "convergestore: read-write token in %s\n", strings.Join(cfg.tokenFiles, ", "))
+		fmt.Fprintf(&b, "convergestore: read-write token in %s\n", strings.Join(cfg.tokenFiles, ", "))
 	default:
-		fmt.Fprintln(w, "convergestore: no token: whoever reaches the address may read and write")
+		fmt.Fprintln(&b, "convergestore: no token: whoever reaches the address may read and write")
 		log.Warn("serving without a token (-insecure-no-token): every program that can reach the address may read and write the store", "url", url)
 	}
 	if len(toks.ro) > 0 {
-		fmt.Fprintf(w, "convergestore: read-only token in %s\n", strings.Join(cfg.readTokenFiles, ", "))
+		fmt.Fprintf(&b, "convergestore: read-only token in %s\n", strings.Join(cfg.readTokenFiles, ", "))
 	}
+	io.WriteString(w, b.String())
 	if !tls && !loopback(cfg.addr) {
 		log.Warn("serving beyond loopback without TLS: tokens and values cross the network in clear", "addr", cfg.addr)
 	}
