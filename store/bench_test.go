@@ -133,3 +133,43 @@ func BenchmarkMemoryWatchFanOut(b *testing.B) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkMemoryDiffOfTenChanges: ten updates, then a Diff after the
+// revision before them, in stores of 10k and 100k keys: a catch-up costs
+// the keys changed, not the keys held. Measured (one run, 2026-12-07):
+// 7.7 µs/op at 10k and 8.8 µs/op at 100k, 5 allocs/op; before the store
+// kept its order of writes, a scan of every key: 116 µs and 967 µs.
+func BenchmarkMemoryDiffOfTenChanges(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := b.Context()
+			m := store.NewMemory[*item]()
+			defer m.Close()
+			objs := make([]store.Object[*item], n)
+			for i := range n {
+				var err error
+				if objs[i], err = m.Create(ctx, fmt.Sprint("key/", i), &item{N: i}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v := &item{N: -1}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				before, err := m.Revision(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for j := range 10 {
+					k := (i*10 + j) % n
+					if objs[k], err = m.Update(ctx, objs[k].Key, v, objs[k].Revision); err != nil {
+						b.Fatal(err)
+					}
+				}
+				changes, _, err := m.Diff(ctx, "", before)
+				if err != nil || len(changes) != 10 {
+					b.Fatalf("%d changes, %v", len(changes), err)
+				}
+			}
+		})
+	}
+}

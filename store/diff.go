@@ -1,11 +1,8 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 )
 
 // Differ is implemented by a store that can tell what changed after a
@@ -108,11 +105,12 @@ func (ts *tombstones[T]) compact(rev int64) {
 var _ Differ[int] = (*Memory[int])(nil)
 
 // Diff returns the net change under prefix after revision after (Differ),
-// read under the store's read lock: every live object is looked at once
-// (its revision against after) and every remembered delete, so a Diff
-// costs time in the number of objects, not of revisions. It fails with
-// ErrCompacted when after is older than the latest delete forgotten
-// (WithTombstones) or compacted (Compact).
+// read under the store's lock: the store's keys in the order of their
+// latest write (writeOrder), kept from the first Diff on, are read from
+// the first written after after, so a Diff costs time in the number of
+// keys changed since, not of keys held. It fails with ErrCompacted when
+// after is older than the latest delete forgotten (WithTombstones) or
+// compacted (Compact).
 func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Event[T], int64, error) {
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, 0, err
@@ -124,7 +122,16 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 		return nil, 0, err
 	}
 	m.mu.RLock()
-	defer m.mu.RUnlock()
+	if !m.order.built {
+		m.mu.RUnlock()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !m.closed && !m.order.built {
+			m.buildOrder()
+		}
+	} else {
+		defer m.mu.RUnlock()
+	}
 	if err := m.usable(); err != nil {
 		return nil, 0, err
 	}
@@ -134,23 +141,7 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 	if after < m.tombs.floor {
 		return nil, 0, fmt.Errorf("%w: diff after revision %d, deletes are known after %d", ErrCompacted, after, m.tombs.floor)
 	}
-	var out []Event[T]
-	for k, e := range m.objects {
-		if e.rev > after && strings.HasPrefix(k, prefix) {
-			typ := Updated
-			if e.createRev > after {
-				typ = Created
-			}
-			out = append(out, Event[T]{Type: typ, Object: e.object(k)})
-		}
-	}
-	for k, obj := range m.tombs.byKey {
-		if obj.Revision > after && strings.HasPrefix(k, prefix) {
-			out = append(out, Event[T]{Type: Deleted, Object: obj})
-		}
-	}
-	slices.SortFunc(out, func(a, b Event[T]) int { return cmp.Compare(a.Object.Revision, b.Object.Revision) })
-	return out, m.rev, nil
+	return m.changedAfter(prefix, after), m.rev, nil
 }
 
 var _ Differ[int] = (*View[int])(nil)

@@ -36,6 +36,7 @@ type Memory[T any] struct {
 	rev      int64
 	hist     history[T]
 	tombs    tombstones[T]
+	order    writeOrder // from the first Diff on
 	watchers map[*memoryWatcher[T]]struct{}
 	closed   bool
 }
@@ -348,6 +349,7 @@ func (m *Memory[T]) commit(typ EventType, obj Object[T], cause string) {
 		mapshrink.Note(m.objects, &m.peak)
 	}
 	m.rev = obj.Revision
+	m.noteWrite(obj.Key, obj.Revision)
 	m.hist.add(record[T]{ev: Event[T]{Type: typ, Object: obj, Cause: cause}, fp: fp})
 	oldest := m.hist.oldest()
 	for w := range m.watchers {

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// writeOrder is a Memory store's keys in the order of their latest write,
+// so that a Diff reads the keys written after a revision, not every key
+// held: a watcher that falls behind a burst of writes catches up in the
+// time of what changed since, however large the store.
+//
+// It holds one entry per write, oldest first: an entry is current while
+// its key's live object, or its remembered delete, is at the entry's
+// revision, and stale once the key is written again or its delete
+// forgotten. Stale entries are dropped once they outnumber the current
+// ones, so the order holds at most about two entries per key known (24 to
+// 48 bytes a key) and a write costs amortised constant time.
+//
+// A store keeps no order until its first Diff asks for one (build), so a
+// store no watcher ever catches up from pays nothing for it.
+type writeOrder struct {
+	built bool
+	log   []written
+}
+
+// written is one write: its key and revision.
+type written struct {
+	key string
+	rev int64
+}
+
+// compactSlack is how many stale entries the order tolerates beyond the
+// current ones before it drops them, so that a small store does not
+// compact at every write.
+const compactSlack = 1024
+
+// build orders every key m knows, live or deleted, by its latest
+// revision. Call with m.mu held for writing.
+func (m *Memory[T]) buildOrder() {
+	log := make([]written, 0, len(m.objects)+len(m.tombs.byKey))
+	for k, e := range m.objects {
+		log = append(log, written{k, e.rev})
+	}
+	for k, obj := range m.tombs.byKey {
+		log = append(log, written{k, obj.Revision})
+	}
+	slices.SortFunc(log, func(a, b written) int { return cmp.Compare(a.rev, b.rev) })
+	m.order = writeOrder{built: true, log: log}
+}
+
+// noteWrite appends the write of key at rev to the order, if one is kept,
+// after m's objects and tombstones record it. Call with m.mu held for
+// writing.
+func (m *Memory[T]) noteWrite(key string, rev int64) {
+	if !m.order.built {
+		return
+	}
+	m.order.log = append(m.order.log, written{key, rev})
+	known := len(m.objects) + len(m.tombs.byKey)
+	if len(m.order.log) > 2*known+compactSlack {
+		m.compactOrder(known)
+	}
+}
+
+// compactOrder drops the stale entries, and gives back the log's unused
+// room once most of it is unused. Call with m.mu held for writing.
+func (m *Memory[T]) compactOrder(known int) {
+	log := slices.DeleteFunc(m.order.log, func(w written) bool { return !m.current(w) })
+	if cap(log) > 2*known+compactSlack {
+		log = slices.Clone(log)
+	}
+	m.order.log = log
+}
+
+// current reports whether w is its key's latest write that m still knows.
+func (m *Memory[T]) current(w written) bool {
+	if e, ok := m.objects[w.key]; ok {
+		return e.rev == w.rev
+	}
+	obj, ok := m.tombs.byKey[w.key]
+	return ok && obj.Revision == w.rev
+}
+
+// changedAfter returns, for each key under prefix written after revision
+// after, its state now as an event, in revision order. Call with m.mu held
+// (for reading once the order is built).
+func (m *Memory[T]) changedAfter(prefix string, after int64) []Event[T] {
+	log := m.order.log
+	i := sort.Search(len(log), func(i int) bool { return log[i].rev > after })
+	var out []Event[T]
+	for _, w := range log[i:] {
+		if !strings.HasPrefix(w.key, prefix) {
+			continue
+		}
+		if e, ok := m.objects[w.key]; ok {
+			if e.rev == w.rev {
+				typ := Updated
+				if e.createRev > after {
+					typ = Created
+				}
+				out = append(out, Event[T]{Type: typ, Object: e.object(w.key)})
+			}
+			continue
+		}
+		if obj, ok := m.tombs.byKey[w.key]; ok && obj.Revision == w.rev {
+			out = append(out, Event[T]{Type: Deleted, Object: obj})
+		}
+	}
+	return out
+}
