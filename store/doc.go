@@ -124,7 +124,9 @@
 //     that falls behind (ErrLagging, or its next revision gone from the
 //     history) catches up by that difference instead of ending, so a
 //     consumer that needs each key's latest state never re-lists for
-//     falling behind.
+//     falling behind. A Diff costs the keys changed since its revision,
+//     not the keys held: bbolt reads its history, the in-memory store
+//     its keys in the order of their latest write.
 //
 // Errors are values to test with errors.Is; backends wrap them with
 // detail. ErrInvalid matches the ErrInvalid of every converge package.
