@@ -15,9 +15,10 @@ import (
 // It holds one entry per write, oldest first: an entry is current while
 // its key's live object, or its remembered delete, is at the entry's
 // revision, and stale once the key is written again or its delete
-// forgotten. Stale entries are dropped once they outnumber the current
-// ones, so the order holds at most about two entries per key known (24 to
-// 48 bytes a key) and a write costs amortised constant time.
+// forgotten. Stale entries are dropped once they are half as many as the
+// keys known, so the order holds at most one and a half entries per key
+// (24 to 36 bytes a key, and the slice's spare room), and a write costs
+// amortised constant time (three lookups of a key, at most).
 //
 // A store keeps no order until its first Diff asks for one (build), so a
 // store no watcher ever catches up from pays nothing for it.
@@ -60,7 +61,7 @@ func (m *Memory[T]) noteWrite(key string, rev int64) {
 	}
 	m.order.log = append(m.order.log, written{key, rev})
 	known := len(m.objects) + len(m.tombs.byKey)
-	if len(m.order.log) > 2*known+compactSlack {
+	if len(m.order.log) > known+known/2+compactSlack {
 		m.compactOrder(known)
 	}
 }
@@ -69,7 +70,7 @@ func (m *Memory[T]) noteWrite(key string, rev int64) {
 // room once most of it is unused. Call with m.mu held for writing.
 func (m *Memory[T]) compactOrder(known int) {
 	log := slices.DeleteFunc(m.order.log, func(w written) bool { return !m.current(w) })
-	if cap(log) > 2*known+compactSlack {
+	if cap(log) > 2*len(log)+compactSlack {
 		log = slices.Clone(log)
 	}
 	m.order.log = log
