@@ -371,3 +371,18 @@ func TestWaitGoneNamesWhatHoldsAKeyAndReturnsOnceItIsGone(t *testing.T) {
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 }
+
+// "é" and "è" share their first byte: the keys' common prefix is cut
+// back to a whole character, which a store accepts as a prefix.
+func TestAWaitOverKeysThatShareHalfACharacterWatchesTheirWholeCommonPrefix(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := memory(t)
+		put(t, s, "vms/é", 1)
+		put(t, s, "vms/è", 1)
+		writeReady(t, s, "vms/é", resource.ConditionTrue, "Converged", "")
+		writeReady(t, s, "vms/è", resource.ConditionTrue, "Converged", "")
+		start := time.Now()
+		externaltest.WaitConverged(t, s, time.Minute, "vms/é", "vms/è")
+		require.Zero(t, time.Since(start))
+	})
+}
