@@ -161,7 +161,7 @@ func await[T any](ctx context.Context, s store.Store[T], prefix string, cond fun
 		if !first {
 			select {
 			case <-ctx.Done():
-				return objs, errors.Join(ctx.Err(), last)
+				return objs, gaveUp(ctx, last)
 			case <-time.After(retryPause):
 			}
 		}
@@ -183,6 +183,15 @@ func await[T any](ctx context.Context, s store.Store[T], prefix string, cond fun
 		}
 		last = storeError(ctx, err, last)
 	}
+}
+
+// gaveUp is the error of a wait whose ctx ended: ctx's, and the store's
+// last error if it had one.
+func gaveUp(ctx context.Context, last error) error {
+	if last == nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w; the store's last error: %w", ctx.Err(), last)
 }
 
 // storeError returns err, the store's error, unless ctx's end caused it;
