@@ -12,23 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
+	"github.com/converge-go/converge/store"
 )
 
 // finishedBackup waits until the Backup at key has finished and returns
 // its status.
 func finishedBackup(t *testing.T, e *pgEnv, key string) BackupStatus {
 	t.Helper()
-	var st BackupStatus
-	waitFor(t, key+" finished", 3*convergeLimit, func() bool {
-		obj, err := e.stores.Backups.Get(t.Context(), key)
-		if err == nil {
-			st = obj.Value.Status
-		}
-		return err == nil && st.Finished()
+	objs := externaltest.WaitFor(t, e.stores.Backups, key, 3*convergeLimit, key+" finished", func(objs map[string]store.Object[*Backup]) bool {
+		obj, ok := objs[key]
+		return ok && obj.Value.Status.Finished()
 	})
-	return st
+	return objs[key].Value.Status
 }
 
 // requireNoScratchCluster checks that no drill left a scratch cluster's
@@ -187,9 +185,9 @@ func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	key := BackupPrefix + "waiting"
 	e.query("postgres", "CREATE DATABASE app")
 	put(t, e.stores.Backups, key, BackupSpec{Database: "app", Method: MethodBase})
-	waitFor(t, "the archive's failure in the backup's status", convergeLimit, func() bool {
-		obj, err := e.stores.Backups.Get(t.Context(), key)
-		if err != nil {
+	externaltest.WaitFor(t, e.stores.Backups, key, convergeLimit, "the archive's failure in the backup's status", func(objs map[string]store.Object[*Backup]) bool {
+		obj, found := objs[key]
+		if !found {
 			return false
 		}
 		c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)

@@ -110,7 +110,7 @@ func TestACrashAtEveryStepOfADatabasesCreateOrDeleteLeavesOneDatabaseOrNone(t *t
 			r := trial(t)
 			put(t, r.s, r.key, spec)
 			r.mustSettle(t)
-			deleteKey(t, r.s, r.key)
+			externaltest.Delete(t, r.s, r.key)
 			err := r.settle(t, f)
 			return func(t *testing.T) {
 				r.mustSettle(t)

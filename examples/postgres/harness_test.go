@@ -17,8 +17,6 @@ import (
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/internal/syncbuf"
-	"github.com/converge-go/converge/reconcile/kit/resource"
-	"github.com/converge-go/converge/store"
 )
 
 // testMainEnv makes the test binary run this program's main instead of
@@ -218,7 +216,11 @@ func (e *pgEnv) waitReady(base string) {
 	})
 }
 
-// waitFor checks cond every 50ms until it holds, failing t after limit.
+// waitFor checks cond every 50ms until it holds, failing t after limit:
+// for what no store watch announces (PostgreSQL's catalog and settings,
+// files, processes, the operator's endpoints and its in-process state).
+// What the store holds is waited for with externaltest's waits, driven by
+// its watch.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -240,42 +242,6 @@ func (e *pgEnv) query(db, sql string) string {
 	out, err := e.pg.Psql(e.t.Context(), db, sql)
 	require.NoError(e.t, err)
 	return strings.TrimSpace(out)
-}
-
-// converged reports whether the resource at key is Ready for its latest
-// generation.
-func converged[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string) bool {
-	obj, err := s.Get(t.Context(), key)
-	if err != nil {
-		return false
-	}
-	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	return ok && c.Status == resource.ConditionTrue && obj.Value.ObservedGeneration == obj.Value.Generation
-}
-
-// waitConverged waits until every key of s is converged.
-func waitConverged[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], limit time.Duration, keys ...string) {
-	t.Helper()
-	for _, k := range keys {
-		waitFor(t, k+" converged", limit, func() bool { return converged(t, s, k) })
-	}
-}
-
-// deleteKey deletes key through the store server, as convergectl delete
-// does: an object with finalizers is only marked. A delete that loses a
-// race with the operator's status write is made again at the newer
-// revision.
-func deleteKey[T any](t *testing.T, s store.Store[T], key string) {
-	t.Helper()
-	for {
-		obj, err := s.Get(t.Context(), key)
-		require.NoError(t, err)
-		_, err = s.Delete(t.Context(), key, obj.Revision)
-		if !errors.Is(err, store.ErrConflict) {
-			require.NoError(t, err)
-			return
-		}
-	}
 }
 
 func tail(s string, lines int) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/kit/external"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -23,7 +25,7 @@ func TestAnExtensionTheOperatorDidNotMakeIsNeverDropped(t *testing.T) {
 	e := newPGEnv(t)
 	e.startInProcess(e.daemonConfig())
 	put(t, e.stores.Databases, "databases/d1", DatabaseSpec{Extensions: []string{"pgcrypto"}, Reclaim: Delete})
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/d1")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/d1")
 	obj, err := e.stores.Databases.Get(t.Context(), "databases/d1")
 	require.NoError(t, err)
 	v := *obj.Value
@@ -35,9 +37,9 @@ func TestAnExtensionTheOperatorDidNotMakeIsNeverDropped(t *testing.T) {
 	}).UpdateStatus(t.Context(), obj.Key, &v, obj.Revision)
 	require.NoError(t, err)
 	put(t, e.stores.Databases, "databases/d1", DatabaseSpec{Reclaim: Delete})
-	waitFor(t, "the forged status replaced", convergeLimit, func() bool {
-		obj, err := e.stores.Databases.Get(t.Context(), "databases/d1")
-		return err == nil && converged(t, e.stores.Databases, "databases/d1") && !slices.Contains(obj.Value.Status.Extensions, "plpgsql")
+	externaltest.WaitFor(t, e.stores.Databases, "databases/d1", convergeLimit, "the forged status replaced", func(objs map[string]store.Object[*Database]) bool {
+		obj, ok := objs["databases/d1"]
+		return ok && externaltest.Converged(obj.Value) && !slices.Contains(obj.Value.Status.Extensions, "plpgsql")
 	})
 	require.Equal(t, "plpgsql", e.query("d1", "SELECT string_agg(extname, ',' ORDER BY extname) FROM pg_extension"),
 		"the extension the operator made is dropped, the one it did not is kept")
@@ -57,7 +59,7 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 	const key = DatabasePrefix + "victim"
 	s := e.stores.Databases
 	put(t, s, key, DatabaseSpec{Reclaim: Delete})
-	waitConverged(t, s, convergeLimit, key)
+	externaltest.WaitConverged(t, s, convergeLimit, key)
 	forged := DatabaseStatus{Exists: true, Created: true, External: external.Record{Name: "victim", Creating: "forged"}}
 	var rev int64
 	var err error
@@ -67,7 +69,7 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 		}
 	}
 	require.NoError(t, err)
-	waitFor(t, key+" reconciled since its forged status", convergeLimit, func() bool { return reconciledSince(t, s, key, rev) })
+	waitReconciledSince(t, s, key, rev)
 	obj, err := s.Get(t.Context(), key)
 	require.NoError(t, err)
 	synced, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
@@ -75,10 +77,7 @@ func TestAForgedCreatingStatusNeverMakesAnExistingDatabaseTheOperators(t *testin
 	require.Equal(t, "victim:", e.query("postgres", victimComment), "the database that existed before was marked")
 
 	require.NoError(t, deleteCurrent(t, s, key))
-	waitFor(t, key+" gone", convergeLimit, func() bool {
-		_, err := e.stores.Raw.Get(t.Context(), key)
-		return errors.Is(err, store.ErrNotFound)
-	})
+	externaltest.WaitGone(t, e.stores.Raw, convergeLimit, key)
 	require.Equal(t, "victim:", e.query("postgres", victimComment), "the database that existed before was dropped or marked")
 }
 
@@ -109,10 +108,10 @@ func TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent(t *testing.T) 
 		e.query("postgres", "CREATE DATABASE "+name) // what a crash before the mark leaves
 	}
 	e.startInProcess(e.daemonConfig())
-	waitConverged(t, s, convergeLimit, DatabasePrefix+"crashed")
-	waitFor(t, "stale not adopted", convergeLimit, func() bool {
-		obj, err := s.Get(t.Context(), DatabasePrefix+"stale")
-		if err != nil {
+	externaltest.WaitConverged(t, s, convergeLimit, DatabasePrefix+"crashed")
+	externaltest.WaitFor(t, s, DatabasePrefix+"stale", convergeLimit, "stale not adopted", func(objs map[string]store.Object[*Database]) bool {
+		obj, ok := objs[DatabasePrefix+"stale"]
+		if !ok {
 			return false
 		}
 		c, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
@@ -128,11 +127,10 @@ func TestADatabaseLeftUnmarkedByACrashIsAdoptedOnlyByItsOwnIntent(t *testing.T) 
 		FROM pg_database WHERE datname IN ('crashed', 'stale')`
 	require.Equal(t, "crashed:owner=postgres-operator.databases stale:", e.query("postgres", comments))
 
-	deleteKey(t, e.stores.Raw, DatabasePrefix+"crashed")
-	deleteKey(t, e.stores.Raw, DatabasePrefix+"stale")
-	waitFor(t, "both objects gone", convergeLimit, func() bool {
-		objs, _, err := e.stores.Raw.List(t.Context(), DatabasePrefix)
-		return err == nil && len(objs) == 0
+	externaltest.Delete(t, e.stores.Raw, DatabasePrefix+"crashed")
+	externaltest.Delete(t, e.stores.Raw, DatabasePrefix+"stale")
+	externaltest.WaitFor(t, e.stores.Raw, DatabasePrefix, convergeLimit, "both objects gone", func(objs map[string]store.Object[json.RawMessage]) bool {
+		return len(objs) == 0
 	})
 	require.Equal(t, "stale:", e.query("postgres", comments), "the adopted database is dropped, the other kept")
 	entries, err := os.ReadDir(string(creates))

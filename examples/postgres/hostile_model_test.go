@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/kit/external"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/intent"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
@@ -255,15 +257,18 @@ func forgeStatus[Spec, Status any](t *testing.T, s store.Store[*resource.Resourc
 	return written.Revision, err
 }
 
-// reconciledSince reports whether the operator wrote the status of the
-// object at key, for its generation, after the status forged at rev.
-func reconciledSince[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string, rev int64) bool {
-	obj, err := s.Get(t.Context(), key)
-	if err != nil {
-		return false
-	}
-	_, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	return ok && obj.Revision > rev && obj.Value.ObservedGeneration == obj.Value.Generation
+// waitReconciledSince waits until the operator has written the status of
+// the object at key, for its generation, after the status forged at rev.
+func waitReconciledSince[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string, rev int64) {
+	t.Helper()
+	externaltest.WaitFor(t, s, key, convergeLimit, key+" reconciled since its forged status", func(objs map[string]store.Object[*resource.Resource[Spec, Status]]) bool {
+		obj, found := objs[key]
+		if !found {
+			return false
+		}
+		_, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
+		return ok && obj.Revision > rev && obj.Value.ObservedGeneration == obj.Value.Generation
+	})
 }
 
 // waitSettled waits until the operator has reconciled every object since
@@ -273,17 +278,16 @@ func (m *pgModel) waitSettled(keys []string) {
 	s := m.e.stores
 	for _, key := range keys {
 		rev := m.forgedAt[key]
-		waitFor(m.t, key+" reconciled since its forged status", convergeLimit, func() bool {
-			switch {
-			case strings.HasPrefix(key, RolePrefix):
-				return reconciledSince(m.t, s.Roles, key, rev)
-			case strings.HasPrefix(key, DatabasePrefix):
-				return reconciledSince(m.t, s.Databases, key, rev)
-			case strings.HasPrefix(key, SchedulePrefix):
-				return reconciledSince(m.t, s.Schedules, key, rev)
-			}
-			return m.finished[key] || reconciledSince(m.t, s.Backups, key, rev)
-		})
+		switch {
+		case strings.HasPrefix(key, RolePrefix):
+			waitReconciledSince(m.t, s.Roles, key, rev)
+		case strings.HasPrefix(key, DatabasePrefix):
+			waitReconciledSince(m.t, s.Databases, key, rev)
+		case strings.HasPrefix(key, SchedulePrefix):
+			waitReconciledSince(m.t, s.Schedules, key, rev)
+		case !m.finished[key]:
+			waitReconciledSince(m.t, s.Backups, key, rev)
+		}
 	}
 	pause(m.t, m.cfg.DriftInterval+m.cfg.BackoffMax)
 }
@@ -366,18 +370,17 @@ func (m *pgModel) deleteAll(keys []string) {
 		}
 		require.NoError(t, err, key)
 	}
-	gone := func(prefixes ...string) func() bool {
-		return func() bool {
-			for _, prefix := range prefixes {
-				objs, _, err := s.Raw.List(t.Context(), prefix)
-				if err != nil || len(objs) > 0 {
+	gone := func(prefixes ...string) func(map[string]store.Object[json.RawMessage]) bool {
+		return func(objs map[string]store.Object[json.RawMessage]) bool {
+			for key := range objs {
+				if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(key, p) }) {
 					return false
 				}
 			}
 			return true
 		}
 	}
-	waitFor(t, "every object but the roles gone", convergeLimit, gone(DatabasePrefix, SchedulePrefix, BackupPrefix))
+	externaltest.WaitFor(t, s.Raw, "", convergeLimit, "every object but the roles gone", gone(DatabasePrefix, SchedulePrefix, BackupPrefix))
 	m.releaseRetained()
-	waitFor(t, "every object gone", convergeLimit, gone(RolePrefix, DatabasePrefix, SchedulePrefix, BackupPrefix))
+	externaltest.WaitFor(t, s.Raw, "", convergeLimit, "every object gone", gone(RolePrefix, DatabasePrefix, SchedulePrefix, BackupPrefix))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/kit/external"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/apistore"
@@ -43,12 +44,15 @@ func (c *reconcileCounts) of(controller, key string) int {
 // for a kind reconcile/kit/external reconciles).
 func invalid[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], key string) bool {
 	obj, err := s.Get(t.Context(), key)
-	if err != nil {
-		return false
-	}
-	c, ok := resource.FindCondition(obj.Value.Conditions, ConditionReady)
-	refused := c.Reason == "Invalid" || c.Reason == external.ReasonRejected // the external kit's word
-	return ok && c.Status == resource.ConditionFalse && refused && obj.Value.ObservedGeneration == obj.Value.Generation
+	return err == nil && refused(obj.Value)
+}
+
+// refused reports whether r is refused for its latest generation, as
+// invalid says.
+func refused[Spec, Status any](r *resource.Resource[Spec, Status]) bool {
+	c, ok := resource.FindCondition(r.Conditions, ConditionReady)
+	rejected := c.Reason == "Invalid" || c.Reason == external.ReasonRejected // the external kit's word
+	return ok && c.Status == resource.ConditionFalse && rejected && r.ObservedGeneration == r.Generation
 }
 
 // requireTerminal waits until each key of controller is refused as
@@ -58,7 +62,10 @@ func invalid[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Sp
 func requireTerminal[Spec, Status any](t *testing.T, s store.Store[*resource.Resource[Spec, Status]], counts *reconcileCounts, controller string, cfg DaemonConfig, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
-		waitFor(t, k+" refused as Invalid", convergeLimit, func() bool { return invalid(t, s, k) })
+		externaltest.WaitFor(t, s, k, convergeLimit, k+" refused as Invalid", func(objs map[string]store.Object[*resource.Resource[Spec, Status]]) bool {
+			obj, ok := objs[k]
+			return ok && refused(obj.Value)
+		})
 	}
 	pause(t, cfg.DriftInterval+cfg.BackoffMax)
 	before := make([]int, len(keys))
@@ -121,7 +128,7 @@ func TestAMembershipInAPrivilegedRoleIsRefusedAndNeverGranted(t *testing.T) {
 		keys = append(keys, key)
 	}
 	put(t, e.stores.Roles, "roles/a_plain", RoleSpec{InRoles: []string{"plain"}})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/a_plain")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/a_plain")
 	requireTerminal(t, e.stores.Roles, &counts, "roles", cfg, keys...)
 	require.Equal(t, "0", e.query("postgres", `SELECT count(*) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member
 		WHERE r.rolname LIKE 'a\_%' AND r.rolname <> 'a_plain'`), "a privileged membership was granted")

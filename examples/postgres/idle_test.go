@@ -7,6 +7,8 @@ import (
 
 	"github.com/converge-go/converge/queue"
 	"github.com/converge-go/converge/reconcile"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
+	"github.com/converge-go/converge/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,20 +24,19 @@ import (
 func TestAConvergedOperatorWritesNothing(t *testing.T) {
 	e := newPGEnv(t)
 	p := e.startInProcess(e.daemonConfig())
-	ctx := t.Context()
 	put(t, e.stores.Roles, "roles/readers", RoleSpec{})
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: true, ConnectionLimit: intp(5), InRoles: []string{"readers"}})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "app", Extensions: []string{"pgcrypto"}, Reclaim: Delete})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
 	put(t, e.stores.Schedules, "backupschedules/appdb", BackupScheduleSpec{Database: "appdb", Schedule: "0 3 1 1 *", KeepSucceeded: 2})
 	put(t, e.stores.Backups, "backups/by-hand", BackupSpec{Database: "appdb"})
-	waitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
-	waitFor(t, "the schedule's first backup", convergeLimit, func() bool {
-		obj, err := e.stores.Schedules.Get(ctx, "backupschedules/appdb")
-		return err == nil && obj.Value.Status.LastSucceeded != ""
+	externaltest.WaitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
+	externaltest.WaitFor(t, e.stores.Schedules, "backupschedules/appdb", convergeLimit, "the schedule's first backup", func(objs map[string]store.Object[*BackupSchedule]) bool {
+		obj, ok := objs["backupschedules/appdb"]
+		return ok && obj.Value.Status.LastSucceeded != ""
 	})
-	waitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
+	externaltest.WaitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
 	requireWritesNothing(t, e, map[string]converging{"roles": p.op.Roles, "databases": p.op.Databases,
 		"schedules": p.op.Schedules, "backups": p.op.Backups})
 }

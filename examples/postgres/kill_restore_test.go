@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 )
 
 // killPoint is a moment of a backup or a restore at which the operator
@@ -176,11 +178,8 @@ func TestABackupWhoseProcessIsKilledDuringItsDrillIsNeverVerified(t *testing.T) 
 	require.Equal(t, BackupFailed, st.Phase)
 	require.Contains(t, st.Error, "without a result")
 	waitFor(t, "no scratch cluster running", convergeLimit, func() bool { return len(serversOn(t, drills)) == 0 })
-	deleteKey(t, e.stores.Raw, key)
-	waitFor(t, key+" gone", convergeLimit, func() bool {
-		_, err := e.stores.Raw.Get(t.Context(), key)
-		return err != nil
-	})
+	externaltest.Delete(t, e.stores.Raw, key)
+	externaltest.WaitGone(t, e.stores.Raw, convergeLimit, key)
 	requireNoScratchCluster(t, e)
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
+	"github.com/converge-go/converge/store"
 )
 
 // killChange is one change of the kill test's burst.
@@ -57,7 +59,7 @@ func killBurst(r int) (changes []killChange, kept, deleted []string) {
 		})
 	}
 	for _, key := range []string{RolePrefix + role(16), RolePrefix + role(17), DatabasePrefix + db(8), DatabasePrefix + db(9)} {
-		add("delete "+key, func(t *testing.T, e *pgEnv) { deleteKey(t, e.stores.Raw, key) })
+		add("delete "+key, func(t *testing.T, e *pgEnv) { externaltest.Delete(t, e.stores.Raw, key) })
 		deleted = append(deleted, key)
 	}
 	for i := range 20 {
@@ -164,12 +166,12 @@ func (k *killer) killDuringDumps() {
 		}
 		for k.left > 0 {
 			running := ""
-			waitFor(k.t, "a backup running or all finished", convergeLimit, func() bool {
+			externaltest.WaitFor(k.t, k.e.stores.Backups, BackupPrefix, convergeLimit, "a backup running or all finished", func(objs map[string]store.Object[*Backup]) bool {
 				done := 0
 				for _, key := range keys {
-					obj, err := k.e.stores.Backups.Get(k.t.Context(), key)
+					obj, ok := objs[key]
 					switch {
-					case err != nil:
+					case !ok:
 					case obj.Value.Status.Finished():
 						done++
 					case obj.Value.Status.Phase == BackupRunning:
@@ -198,20 +200,15 @@ func (k *killer) pause(most time.Duration) {
 // backup finished) and every deleted one gone from the store and from
 // PostgreSQL.
 func checkKillConverged(t *testing.T, e *pgEnv, kept, deleted []string) {
-	ctx := t.Context()
 	for _, key := range kept {
 		switch {
 		case strings.HasPrefix(key, RolePrefix):
-			waitConverged(t, e.stores.Roles, 2*convergeLimit, key)
+			externaltest.WaitConverged(t, e.stores.Roles, 2*convergeLimit, key)
 		case strings.HasPrefix(key, DatabasePrefix):
-			waitConverged(t, e.stores.Databases, 2*convergeLimit, key)
+			externaltest.WaitConverged(t, e.stores.Databases, 2*convergeLimit, key)
 		}
 	}
-	waitFor(t, "every backup finished", 2*convergeLimit, func() bool {
-		objs, _, err := e.stores.Backups.List(ctx, BackupPrefix)
-		if err != nil {
-			return false
-		}
+	externaltest.WaitFor(t, e.stores.Backups, BackupPrefix, 2*convergeLimit, "every backup finished", func(objs map[string]store.Object[*Backup]) bool {
 		for _, o := range objs {
 			if !o.Value.Status.Finished() {
 				return false
@@ -219,12 +216,7 @@ func checkKillConverged(t *testing.T, e *pgEnv, kept, deleted []string) {
 		}
 		return true
 	})
-	for _, key := range deleted {
-		waitFor(t, key+" gone", 2*convergeLimit, func() bool {
-			_, err := e.stores.Raw.Get(ctx, key)
-			return err != nil
-		})
-	}
+	externaltest.WaitGone(t, e.stores.Raw, 2*convergeLimit, deleted...)
 	for _, key := range deleted {
 		name := key[strings.Index(key, "/")+1:]
 		require.Equal(t, "0", e.query("postgres", fmt.Sprintf(

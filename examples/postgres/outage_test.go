@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/dependency"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 )
 
 // reconcileLog records the reconciles an operator made.
@@ -75,8 +76,8 @@ func TestAPostgreSQLOutageHoldsTheKeysAndEverythingConvergesAfterIt(t *testing.T
 		put(t, e.stores.Roles, fmt.Sprintf("roles/r%d", i), RoleSpec{ConnectionLimit: intp(1)})
 		put(t, e.stores.Databases, fmt.Sprintf("databases/d%d", i), DatabaseSpec{Reclaim: Delete})
 	}
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/r0", "roles/r1", "roles/r2")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/d0", "databases/d1", "databases/d2")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/r0", "roles/r1", "roles/r2")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/d0", "databases/d1", "databases/d2")
 
 	stopped := time.Now()
 	require.NoError(t, e.pg.Stop())
@@ -117,7 +118,7 @@ func TestAPostgreSQLOutageHoldsTheKeysAndEverythingConvergesAfterIt(t *testing.T
 	require.NoError(t, e.pg.Start(t.Context()))
 	returned := time.Now()
 	e.waitReady(op.base)
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/r0", "roles/r1", "roles/r2")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/r0", "roles/r1", "roles/r2")
 	for i := range 3 {
 		waitFor(t, fmt.Sprintf("r%d's limit written during the outage", i), convergeLimit, func() bool {
 			return e.query("postgres", fmt.Sprintf("SELECT rolconnlimit FROM pg_roles WHERE rolname = 'r%d'", i)) == fmt.Sprint(lastLimit(n, i))

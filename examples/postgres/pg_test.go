@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/kit/external"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -32,8 +33,8 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	put(t, e.stores.Roles, "roles/readers", RoleSpec{})
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: true, ConnectionLimit: intp(5), InRoles: []string{"readers"}})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "app", Extensions: []string{"pgcrypto"}, Reclaim: Delete})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/readers", "roles/app")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
 	require.Equal(t, "t|5|readers", e.query("postgres", roleRow("app")))
 	require.Equal(t, "app", e.query("postgres", "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'appdb'"))
 	require.Equal(t, "pgcrypto", e.query("appdb", "SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'"))
@@ -48,8 +49,8 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: false, ConnectionLimit: intp(10)})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "readers", Reclaim: Retain})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/app")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/app")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
 	require.Equal(t, "f|10|", e.query("postgres", roleRow("app")))
 	require.Equal(t, "readers", e.query("postgres", "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'appdb'"))
 	require.Empty(t, e.query("appdb", "SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'"), "the extension the spec dropped is dropped")
@@ -59,16 +60,16 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	// A role whose membership names a role that does not exist: its own
 	// error, until that role exists.
 	put(t, e.stores.Roles, "roles/late", RoleSpec{InRoles: []string{"later"}})
-	waitFor(t, "roles/late's error in its status", convergeLimit, func() bool {
-		obj, err := e.stores.Roles.Get(ctx, "roles/late")
-		if err != nil {
+	externaltest.WaitFor(t, e.stores.Roles, "roles/late", convergeLimit, "roles/late's error in its status", func(objs map[string]store.Object[*Role]) bool {
+		obj, ok := objs["roles/late"]
+		if !ok {
 			return false
 		}
 		c, _ := resource.FindCondition(obj.Value.Conditions, external.ConditionSynced)
 		return strings.Contains(c.Message, `"later" does not exist`)
 	})
 	put(t, e.stores.Roles, "roles/later", RoleSpec{})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/late")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/late")
 	require.Equal(t, "f|-1|later", e.query("postgres", roleRow("late")))
 
 	// Backups: a schedule backs up at once, then at its slots; a backup
@@ -76,10 +77,10 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 	e.query("appdb", "CREATE TABLE t AS SELECT g AS n FROM generate_series(1, 1000) g")
 	put(t, e.stores.Schedules, "backupschedules/appdb", BackupScheduleSpec{Database: "appdb", Schedule: "0 3 * * *", KeepSucceeded: 2})
 	put(t, e.stores.Backups, "backups/by-hand", BackupSpec{Database: "appdb"})
-	waitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
-	waitFor(t, "the schedule's first backup", convergeLimit, func() bool {
-		obj, err := e.stores.Schedules.Get(ctx, "backupschedules/appdb")
-		return err == nil && obj.Value.Status.LastSucceeded != ""
+	externaltest.WaitConverged(t, e.stores.Backups, convergeLimit, "backups/by-hand")
+	externaltest.WaitFor(t, e.stores.Schedules, "backupschedules/appdb", convergeLimit, "the schedule's first backup", func(objs map[string]store.Object[*BackupSchedule]) bool {
+		obj, ok := objs["backupschedules/appdb"]
+		return ok && obj.Value.Status.LastSucceeded != ""
 	})
 	sched, err := e.stores.Schedules.Get(ctx, "backupschedules/appdb")
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestEachKindIsCreatedAndAlteredInPostgreSQL(t *testing.T) {
 		requireRestorable(t, e, res.File)
 	}
 	put(t, e.stores.Schedules, "backupschedules/appdb", BackupScheduleSpec{Database: "appdb", Schedule: "30 4 * * *", KeepSucceeded: 2})
-	waitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
+	externaltest.WaitConverged(t, e.stores.Schedules, convergeLimit, "backupschedules/appdb")
 	sched, err = e.stores.Schedules.Get(ctx, "backupschedules/appdb")
 	require.NoError(t, err)
 	require.Equal(t, 4, sched.Value.Status.NextSlot.Hour())
@@ -108,8 +109,8 @@ func TestDriftMadeWithPsqlIsHealedWithinADriftInterval(t *testing.T) {
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: true, ConnectionLimit: intp(5)})
 	put(t, e.stores.Roles, "roles/drifter", RoleSpec{InRoles: []string{"app"}})
 	put(t, e.stores.Databases, "databases/appdb", DatabaseSpec{Owner: "app", Reclaim: Delete})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/drifter")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/drifter")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/appdb")
 	// One drift interval, plus the poll and the reconcile: the bound says
 	// when to give up, not how fast it must be.
 	within := cfg.DriftInterval + 20*time.Second
@@ -142,13 +143,13 @@ func TestADatabaseCreatedAndDroppedBeforeTheNextPollIsCreatedAgain(t *testing.T)
 	put(t, e.stores.Roles, "roles/app", RoleSpec{Login: true, ConnectionLimit: intp(5)})
 	put(t, e.stores.Roles, "roles/member", RoleSpec{InRoles: []string{"app"}})
 	put(t, e.stores.Databases, "databases/flash", DatabaseSpec{Owner: "app", Reclaim: Delete})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/member")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/member")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
 	e.query("postgres", "DROP DATABASE flash")
 	waitFor(t, "the dropped database created again", cfg.DriftInterval+20*time.Second, func() bool {
 		return e.query("postgres", "SELECT count(*) FROM pg_database WHERE datname = 'flash'") == "1"
 	})
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/flash")
 
 	// Two polls, each proven by a role altered by hand and put back: they
 	// wake that role alone.

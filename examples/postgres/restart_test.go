@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/prune"
-	"github.com/converge-go/converge/store"
 )
 
 // Deletions made through the store server while the operator is down are
@@ -23,13 +22,13 @@ func TestDeletionsMadeWhileTheOperatorIsDownAreCarriedOutWhenItRestarts(t *testi
 	put(t, e.stores.Roles, "roles/gone", RoleSpec{Login: true})
 	put(t, e.stores.Databases, "databases/dropme", DatabaseSpec{Reclaim: Delete})
 	put(t, e.stores.Databases, "databases/keepme", DatabaseSpec{Reclaim: Retain})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/gone")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/dropme", "databases/keepme")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/gone")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/dropme", "databases/keepme")
 	require.NoError(t, op.stop(90*time.Second))
 
-	deleteKey(t, e.stores.Roles, "roles/gone")
-	deleteKey(t, e.stores.Databases, "databases/dropme")
-	deleteKey(t, e.stores.Databases, "databases/keepme")
+	externaltest.Delete(t, e.stores.Roles, "roles/gone")
+	externaltest.Delete(t, e.stores.Databases, "databases/dropme")
+	externaltest.Delete(t, e.stores.Databases, "databases/keepme")
 	for _, key := range []string{"roles/gone", "databases/dropme", "databases/keepme"} {
 		obj, err := e.stores.Raw.Get(t.Context(), key)
 		require.NoError(t, err, "%s stays in the store, marked, while no operator runs", key)
@@ -39,12 +38,7 @@ func TestDeletionsMadeWhileTheOperatorIsDownAreCarriedOutWhenItRestarts(t *testi
 	require.Equal(t, "2", e.query("postgres", "SELECT count(*) FROM pg_database WHERE datname IN ('dropme', 'keepme')"))
 
 	e.startProcess()
-	for _, key := range []string{"roles/gone", "databases/dropme", "databases/keepme"} {
-		waitFor(t, key+" gone from the store", convergeLimit, func() bool {
-			_, err := e.stores.Raw.Get(t.Context(), key)
-			return errors.Is(err, store.ErrNotFound)
-		})
-	}
+	externaltest.WaitGone(t, e.stores.Raw, convergeLimit, "roles/gone", "databases/dropme", "databases/keepme")
 	require.Equal(t, "0", e.query("postgres", "SELECT count(*) FROM pg_roles WHERE rolname = 'gone'"), "the role is dropped")
 	require.Equal(t, "0", e.query("postgres", "SELECT count(*) FROM pg_database WHERE datname = 'dropme'"), "reclaim delete: dropped")
 	require.Equal(t, "1", e.query("postgres", "SELECT count(*) FROM pg_database WHERE datname = 'keepme'"), "reclaim retain: kept")
@@ -63,8 +57,8 @@ func TestAFreshStoreDropsNothingMarkedFromAnotherStore(t *testing.T) {
 	put(t, e.stores.Roles, "roles/owner1", RoleSpec{})
 	put(t, e.stores.Databases, "databases/d1", DatabaseSpec{Owner: "owner1", Reclaim: Delete})
 	put(t, e.stores.Databases, "databases/d2", DatabaseSpec{Reclaim: Delete})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/owner1")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/d1", "databases/d2")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/owner1")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/d1", "databases/d2")
 	first.stop()
 	firstStore := e.store
 
@@ -72,8 +66,8 @@ func TestAFreshStoreDropsNothingMarkedFromAnotherStore(t *testing.T) {
 	put(t, e.stores.Roles, "roles/other", RoleSpec{})
 	put(t, e.stores.Databases, "databases/other", DatabaseSpec{Reclaim: Delete})
 	fresh := e.startInProcess(e.daemonConfig())
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/other")
-	waitConverged(t, e.stores.Databases, convergeLimit, "databases/other")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/other")
+	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/other")
 	for _, p := range []func(ctx context.Context) (prune.Pass, error){fresh.op.rolePruner.Prune, fresh.op.dbPruner.Prune} {
 		pass, err := p(t.Context())
 		require.NoError(t, err)

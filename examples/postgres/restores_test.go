@@ -10,21 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
+	"github.com/converge-go/converge/store"
 )
 
 // finishedRestore waits until the Restore at key has finished and returns
 // its status.
 func finishedRestore(t *testing.T, e *pgEnv, key string) RestoreStatus {
 	t.Helper()
-	var st RestoreStatus
-	waitFor(t, key+" finished", 3*convergeLimit, func() bool {
-		obj, err := e.stores.Restores.Get(t.Context(), key)
-		if err == nil {
-			st = obj.Value.Status
-		}
-		return err == nil && (st.Phase == BackupSucceeded || st.Phase == BackupFailed)
+	objs := externaltest.WaitFor(t, e.stores.Restores, key, 3*convergeLimit, key+" finished", func(objs map[string]store.Object[*Restore]) bool {
+		obj, ok := objs[key]
+		return ok && (obj.Value.Status.Phase == BackupSucceeded || obj.Value.Status.Phase == BackupFailed)
 	})
-	return st
+	return objs[key].Value.Status
 }
 
 // restoredQuery runs sql in database db of the restored cluster on port.
@@ -74,11 +72,8 @@ func TestAPointInTimeRestoreHoldsTheTransactionBeforeItsTimeAndNotTheOneAfter(t 
 	requireWritesNothing(t, e, map[string]converging{"restores": p.op.Restores, "backups": p.op.Backups})
 
 	for _, key := range []string{RestorePrefix + "pitr", RestorePrefix + "point"} {
-		deleteKey(t, e.stores.Raw, key)
-		waitFor(t, key+" gone", convergeLimit, func() bool {
-			_, err := e.stores.Raw.Get(t.Context(), key)
-			return err != nil
-		})
+		externaltest.Delete(t, e.stores.Raw, key)
+		externaltest.WaitGone(t, e.stores.Raw, convergeLimit, key)
 	}
 	_, err = os.Stat(res.DataDir)
 	require.ErrorIs(t, err, os.ErrNotExist)

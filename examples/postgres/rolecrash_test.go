@@ -113,7 +113,7 @@ func TestACrashAtEveryStepOfARolesCreateOrDeleteLeavesOneRoleOrNone(t *testing.T
 			r := trial(t)
 			put(t, r.s, r.key, spec)
 			r.mustSettle(t)
-			deleteKey(t, r.s, r.key)
+			externaltest.Delete(t, r.s, r.key)
 			err := r.settle(t, f)
 			return func(t *testing.T) {
 				r.mustSettle(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/converge-go/converge/reconcile/kit/drift"
+	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 )
 
 // listedFingerprint returns the fingerprint the role listing gives the
@@ -61,7 +62,7 @@ func TestARevokeLandingRightAfterTheOperatorsCreateIsPutBackByTheNextPoll(t *tes
 	e.startInProcess(cfg)
 	put(t, e.stores.Roles, "roles/app", RoleSpec{})
 	put(t, e.stores.Roles, "roles/drifter", RoleSpec{InRoles: []string{"app"}})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/drifter")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/app", "roles/drifter")
 	for range 3 {
 		e.query("postgres", "DROP ROLE drifter")
 		e.query("postgres", `DO $$ BEGIN
@@ -85,7 +86,7 @@ func TestARoleThatExistedBeforeTheOperatorIsWokenByNoPollWhileUnchanged(t *testi
 	e.query("postgres", "CREATE ROLE old LOGIN CONNECTION LIMIT 2")
 	e.startInProcess(cfg)
 	put(t, e.stores.Roles, "roles/old", RoleSpec{Login: true, ConnectionLimit: intp(2)})
-	waitConverged(t, e.stores.Roles, convergeLimit, "roles/old")
+	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/old")
 	pause(t, 2*cfg.DriftInterval)
 	before := counts.of("roles", "roles/old")
 	pause(t, 5*cfg.DriftInterval)

@@ -10,6 +10,14 @@
 // store backend runs from its tests as it runs store/storetest. Wrap a real World with WithFaults to
 // crash-test it the same way.
 //
-// It imports testing only through httpstoretest's Serve; use it from
-// tests.
+// A user's own tests of an operator running against a live store (one
+// Serve starts, or a real store server) wait on the store, not on a
+// clock: Converged says whether a resource is Ready for its latest
+// generation; WaitConverged, WaitGone and WaitFor wait, driven by the
+// store's watch, until keys are converged, gone, or any condition holds,
+// and fail the test with what the store last held (a key's conditions);
+// Delete deletes as a person would, again at the newer revision when an
+// operator's status write wins the race.
+//
+// It imports testing; use it from tests.
 package externaltest
