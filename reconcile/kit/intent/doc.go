@@ -73,8 +73,12 @@
 //     (or Hold took in process), across a SIGKILL of the process that
 //     started it; Finished with its result once it wrote one, and Lost
 //     once it ended without, killed or crashed; a second Start of one ID
-//     is refused (ErrStarted)
-//     (TestAnAttemptIsRunningWhileItsProcessLivesAndLostOnceKilled,
+//     is refused (ErrStarted), unless the first never started its
+//     process (its starter was killed first, or the process could not
+//     start): that attempt is Absent, and the next Start runs it, once
+//     (TestAnAttemptWhoseProcessNeverStartedIsAbsentAndRunByTheNextStart,
+//     TestAHoldTakesOverAnAttemptWhoseProcessNeverStarted,
+//     TestAnAttemptIsRunningWhileItsProcessLivesAndLostOnceKilled,
 //     TestAnAttemptOutlivesItsSIGKILLedStarterAndIsKnownRunningThenLost,
 //     TestAnAttemptsResultIsFoundOnceItEnds,
 //     TestAnAttemptHeldInProcessIsRunningUntilReleased).

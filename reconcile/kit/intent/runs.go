@@ -62,16 +62,26 @@ func (r Runs) paths(id string) (lock, result string, err error) {
 // file already locked (a second Start or Hold of id fails with
 // ErrStarted), hands the lock to cmd as an extra file (cmd, and any
 // process it starts that keeps the file, hold it until they end), sets
-// ResultEnv in cmd's environment, starts cmd and lets go of its own copy
-// of the lock. The caller waits for cmd as usual; whether it does or not,
-// and whether the caller lives or not, Find tells the attempt's state. An
-// error before cmd started leaves the attempt Finished and Lost.
+// ResultEnv in cmd's environment, starts cmd, marks the lock file as
+// started and only then lets go of its own copy of the lock. The caller
+// waits for cmd as usual; whether it does or not, and whether the caller
+// lives or not, Find tells the attempt's state.
+//
+// An attempt whose process never started (cmd.Start failed, or the
+// caller was killed before it returned) is left unmarked: Find says
+// Absent, and a later Start of id takes its lock file over and runs it.
+// So does one whose caller was killed after cmd started and before the
+// mark, if cmd then also ended without a result: two faults within the
+// same instant, the one case where an attempt may run twice.
 func (r Runs) Start(id string, cmd *exec.Cmd) error {
 	lockPath, resultPath, err := r.paths(id)
 	if err != nil {
 		return err
 	}
 	f, err := createLocked(lockPath)
+	if errors.Is(err, ErrStarted) {
+		f, err = takeOverUnstarted(lockPath, resultPath)
+	}
 	if err != nil {
 		return err
 	}
@@ -84,6 +94,9 @@ func (r Runs) Start(id string, cmd *exec.Cmd) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("intent: start attempt %s: %w", id, err)
 	}
+	if err := markStarted(f); err != nil {
+		return fmt.Errorf("intent: attempt %s started, but not marked so: %w", id, err)
+	}
 	return nil
 }
 
@@ -92,13 +105,20 @@ func (r Runs) Start(id string, cmd *exec.Cmd) error {
 // ends: for a side effect made in process. Write its result with
 // WriteFile at ResultPath before calling release.
 func (r Runs) Hold(id string) (release func() error, err error) {
-	lockPath, _, err := r.paths(id)
+	lockPath, resultPath, err := r.paths(id)
 	if err != nil {
 		return nil, err
 	}
 	f, err := createLocked(lockPath)
+	if errors.Is(err, ErrStarted) {
+		f, err = takeOverUnstarted(lockPath, resultPath)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if err := markStarted(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("intent: hold attempt %s: %w", id, err)
 	}
 	return f.Close, nil
 }
@@ -109,10 +129,11 @@ func (r Runs) ResultPath(id string) (string, error) {
 	return p, err
 }
 
-// Find says what became of attempt id: Absent if it was never started,
-// Running while a process holds its lock, else Finished, with the result
-// it wrote or Lost. It reads the lock before the result, so an attempt
-// that wrote its result and then ended is never taken for lost.
+// Find says what became of attempt id: Absent if it was never started
+// (or its process never started: see Start), Running while a process
+// holds its lock, else Finished, with the result it wrote or Lost. It
+// reads the lock before the result, so an attempt that wrote its result
+// and then ended is never taken for lost.
 func (r Runs) Find(id string) (Run, error) {
 	lockPath, resultPath, err := r.paths(id)
 	if err != nil {
@@ -135,12 +156,19 @@ func (r Runs) Find(id string) (Run, error) {
 	}
 	data, err := os.ReadFile(resultPath)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return Run{State: Finished, Lost: true}, nil
-	case err != nil:
+	case err == nil:
+		return Run{State: Finished, Result: data}, nil
+	case !errors.Is(err, fs.ErrNotExist):
 		return Run{}, fmt.Errorf("intent: read the result of attempt %s: %w", id, err)
 	}
-	return Run{State: Finished, Result: data}, nil
+	started, err := markedStarted(f)
+	switch {
+	case err != nil:
+		return Run{}, fmt.Errorf("intent: find attempt %s: %w", id, err)
+	case !started:
+		return Run{State: Absent}, nil // its process never started
+	}
+	return Run{State: Finished, Lost: true}, nil
 }
 
 // Remove forgets attempt id once it has finished: its result, then its

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -209,4 +211,59 @@ func TestAnAttemptHeldInProcessIsRunningUntilReleased(t *testing.T) {
 		require.ErrorIs(t, err, intent.ErrInvalid, id)
 	}
 	require.ErrorIs(t, intent.WriteResult(nil), intent.ErrInvalid)
+}
+
+// TestAnAttemptWhoseProcessNeverStartedIsAbsentAndRunByTheNextStart: a
+// Start whose process cannot start leaves the lock file on disk as a
+// starter SIGKILLed before it forked does (created, unmarked, held by
+// no one); Find says Absent, as of an attempt never started, and the
+// next Start runs it, once: of eight racing to, one starts it and the
+// others are refused with ErrStarted.
+func TestAnAttemptWhoseProcessNeverStartedIsAbsentAndRunByTheNextStart(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	require.Error(t, runs.Start("a1", exec.Command(filepath.Join(t.TempDir(), "missing"))))
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Absent}, run)
+
+	var wg sync.WaitGroup
+	started := make(chan *exec.Cmd, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			cmd := child(fmt.Sprint("result:", i))
+			err := runs.Start("a1", cmd)
+			if err == nil {
+				started <- cmd
+				return
+			}
+			require.ErrorIs(t, err, intent.ErrStarted)
+		})
+	}
+	wg.Wait()
+	close(started)
+	require.Len(t, started, 1, "one Start runs the attempt")
+	cmd := <-started
+	require.NoError(t, cmd.Wait())
+	run = settled(t, runs, "a1")
+	require.Equal(t, intent.Finished, run.State)
+	require.False(t, run.Lost)
+	_, err = runs.Hold("a1")
+	require.ErrorIs(t, err, intent.ErrStarted, "a finished attempt is not taken over")
+}
+
+// TestAHoldTakesOverAnAttemptWhoseProcessNeverStarted: work done in
+// process may take over an attempt whose process never started, and is
+// then Running, and Lost if released without a result.
+func TestAHoldTakesOverAnAttemptWhoseProcessNeverStarted(t *testing.T) {
+	runs := intent.Runs{Dir: t.TempDir()}
+	require.Error(t, runs.Start("a1", exec.Command(filepath.Join(t.TempDir(), "missing"))))
+	release, err := runs.Hold("a1")
+	require.NoError(t, err)
+	run, err := runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Running, run.State)
+	require.NoError(t, release())
+	run, err = runs.Find("a1")
+	require.NoError(t, err)
+	require.Equal(t, intent.Run{State: intent.Finished, Lost: true}, run)
 }
