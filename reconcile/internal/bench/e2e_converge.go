@@ -39,13 +39,13 @@ type convergeHooks struct {
 }
 
 func runConverge(s E2EStore, keys []string, workers int, ownWrites bool, hooks convergeHooks) (E2EResult, error) {
-	cs := &countingStore{E2EStore: s}
+	given, cs := countingAsIs(s)
 	t := newTracker(len(keys))
 	rec := reconcile.ReconcilerFunc[*Pair](func(ctx context.Context, req reconcile.Request[*Pair]) (reconcile.Result, error) {
 		if req.Deleted {
 			return reconcile.Result{}, nil
 		}
-		var w E2EStore = cs
+		w := given
 		if ownWrites {
 			w = req.Store
 		}
@@ -55,7 +55,7 @@ func runConverge(s E2EStore, keys []string, workers int, ownWrites bool, hooks c
 	if hooks.options != nil {
 		hooks.options(&opts)
 	}
-	c, err := reconcile.New[*Pair](cs, rec, opts)
+	c, err := reconcile.New[*Pair](given, rec, opts)
 	if err != nil {
 		return E2EResult{}, err
 	}

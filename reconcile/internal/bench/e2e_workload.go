@@ -182,7 +182,9 @@ func (t *tracker) result(mallocs0 uint64) E2EResult {
 	}
 }
 
-// countingStore counts the List and Watch calls made through it.
+// countingStore counts the List and Watch calls made through it. It
+// hides the store's optional interfaces; countingAsIs keeps the one the
+// controller's cache uses.
 type countingStore struct {
 	E2EStore
 	lists, watches atomic.Int64
@@ -196,4 +198,27 @@ func (c *countingStore) List(ctx context.Context, prefix string) ([]store.Object
 func (c *countingStore) Watch(ctx context.Context, prefix string, after int64) (store.Watcher[*Pair], error) {
 	c.watches.Add(1)
 	return c.E2EStore.Watch(ctx, prefix, after)
+}
+
+// countingAsIs returns s with its lists and watches counted (by the
+// returned countingStore), as the store the controller is given: a store
+// that can tell what changed (store.Differ) still can, so that its watch
+// catches up by difference as it does when the store is given
+// unwrapped.
+func countingAsIs(s E2EStore) (E2EStore, *countingStore) {
+	cs := &countingStore{E2EStore: s}
+	if d, ok := s.(store.Differ[*Pair]); ok {
+		return countingDiffer{cs, d}, cs
+	}
+	return cs, cs
+}
+
+// countingDiffer is a countingStore whose store is a store.Differ.
+type countingDiffer struct {
+	*countingStore
+	d store.Differ[*Pair]
+}
+
+func (c countingDiffer) Diff(ctx context.Context, prefix string, after int64) ([]store.Event[*Pair], int64, error) {
+	return c.d.Diff(ctx, prefix, after)
 }
