@@ -127,23 +127,39 @@ func startStatedb(round int, limiter *rate.Limiter) (*sdTable, error) {
 	return t, nil
 }
 
-// insertPending inserts objects 0 to n-1 as pending, batch to a write
-// transaction, and returns once every one is done.
+// insertPending inserts objects 0 to n-1 (n > 0) as pending, batch to a
+// write transaction, and returns once every one is done.
 func (t *sdTable) insertPending(ctx context.Context, n, batch int) error {
 	id := uint64(0)
-	for range n / batch {
+	for id < uint64(n) {
 		wtxn := t.db.WriteTxn(t.table)
-		for range batch {
+		for end := min(id+uint64(batch), uint64(n)); id < end; id++ {
 			if _, _, err := t.table.Insert(wtxn, &sdObject{id: id, status: reconciler.StatusPending()}); err != nil {
 				wtxn.Abort()
 				return err
 			}
-			id++
 		}
 		wtxn.Commit()
 	}
 	// Every operation succeeds, so the last object done means all are.
 	return t.waitDone(ctx, id-1)
+}
+
+// markPending makes object id pending again: the writer's read and
+// insert in one write transaction.
+func (t *sdTable) markPending(id uint64) error {
+	wtxn := t.db.WriteTxn(t.table)
+	obj, _, ok := t.table.Get(wtxn, sdIDIndex.Query(id))
+	if !ok {
+		wtxn.Abort()
+		return fmt.Errorf("statedb: object %d not found", id)
+	}
+	if _, _, err := t.table.Insert(wtxn, obj.clone().setStatus(reconciler.StatusPending())); err != nil {
+		wtxn.Abort()
+		return err
+	}
+	wtxn.Commit()
+	return nil
 }
 
 // waitDone returns once object id's status is done, woken by the
