@@ -92,6 +92,7 @@ type sdTable struct {
 	db    *statedb.DB
 	table statedb.RWTable[*sdObject]
 	ops   *sdOps
+	rec   reconciler.Reconciler[*sdObject]
 }
 
 // startStatedb starts the hive with the reconciler registered with
@@ -112,8 +113,8 @@ func startStatedb(round int, limiter *rate.Limiter) (*sdTable, error) {
 				func() reconciler.Operations[*sdObject] { return t.ops },
 				job.Registry.NewGroup,
 			),
-			cell.Invoke(func(p reconciler.Params) error {
-				_, err := reconciler.Register(p, t.table,
+			cell.Invoke(func(p reconciler.Params) (err error) {
+				t.rec, err = reconciler.Register(p, t.table,
 					(*sdObject).clone, (*sdObject).setStatus, (*sdObject).getStatus,
 					t.ops, nil,
 					reconciler.WithRoundLimits(round, limiter))
@@ -143,6 +144,13 @@ func (t *sdTable) insertPending(ctx context.Context, n, batch int) error {
 	}
 	// Every operation succeeds, so the last object done means all are.
 	return t.waitDone(ctx, id-1)
+}
+
+// settle returns once the reconciler has processed every change of the
+// table so far, its own status writes included.
+func (t *sdTable) settle(ctx context.Context) error {
+	_, _, err := t.rec.WaitUntilReconciled(ctx, t.table.Revision(t.db.ReadTxn()))
+	return err
 }
 
 // markPending makes object id pending again: the writer's read and
