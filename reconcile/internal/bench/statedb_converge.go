@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -114,35 +115,57 @@ func runConvergeStatedb(o SideOptions, converging, settled func()) (int64, error
 		opts.BatchSize = o.Round
 		r = &itemBatchReconciler{itemReconciler: rec, writes: o.BatchWrites}
 	}
-	c, err := reconcile.New[*Item](s, r, opts)
+	c, err := startItems(s, r, opts)
 	if err != nil {
 		return 0, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- c.Run(ctx) }()
-	if err := c.WaitForSync(ctx); err != nil {
-		return 0, err
-	}
 	converging()
-	if err := insertItems(ctx, s, o); err != nil {
-		return 0, err
+	if err := insertItems(context.Background(), s, o); err != nil {
+		return 0, errors.Join(err, c.stop())
 	}
 	select {
 	case <-rec.all:
-	case err := <-runErr:
+	case err := <-c.runErr:
+		c.cancel()
 		return 0, fmt.Errorf("controller stopped before converging: %v", err)
 	}
 	settled()
 	if n := rec.updates.Load(); n < int64(o.Objects) {
 		err = fmt.Errorf("converge: %d updates for %d objects", n, o.Objects)
 	}
-	cancel()
-	if e := <-runErr; err == nil {
+	if e := c.stop(); err == nil {
 		err = e
 	}
 	return s.lists.Load() - 1, err
+}
+
+// itemController is a controller of Items running until stop.
+type itemController struct {
+	*reconcile.Controller[*Item]
+	cancel context.CancelFunc
+	runErr chan error // Run's error, once it returns
+}
+
+// startItems starts a controller of s with r and opts and returns once its
+// cache has synced.
+func startItems(s store.Store[*Item], r reconcile.Reconciler[*Item], opts reconcile.Options[*Item]) (*itemController, error) {
+	c, err := reconcile.New(s, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ic := &itemController{Controller: c, cancel: cancel, runErr: make(chan error, 1)}
+	go func() { ic.runErr <- c.Run(ctx) }()
+	if err := c.WaitForSync(ctx); err != nil {
+		return nil, errors.Join(err, ic.stop())
+	}
+	return ic, nil
+}
+
+// stop stops the controller and returns Run's error.
+func (c *itemController) stop() error {
+	c.cancel()
+	return <-c.runErr
 }
 
 // insertItems creates the workload's objects as pending, Insert at a

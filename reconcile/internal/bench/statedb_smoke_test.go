@@ -41,3 +41,27 @@ func TestAStatedbRunWithHeapProfileWritesAProfileOfTheConvergedHeap(t *testing.T
 		t.Fatalf("heap profile: %v, %v", info, err)
 	}
 }
+
+// TestRoundTripCompletesEveryTrialOnEveryImplementation measures the round
+// trip at a smoke-test size on every implementation and checks that every
+// trial completed (each run checks its own count of operations and that
+// every object ended done) and that the percentiles are positive and
+// ordered. It asserts no time.
+func TestRoundTripCompletesEveryTrialOnEveryImplementation(t *testing.T) {
+	o := RoundTripOptions{Objects: 200, Trials: 300}
+	for _, impl := range RoundTripImpls() {
+		t.Run(impl.Name, func(t *testing.T) {
+			res, err := impl.Run(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Trials != o.Trials || res.Objects != o.Objects {
+				t.Fatalf("result %+v, want %d trials over %d objects", res, o.Trials, o.Objects)
+			}
+			if res.P50 <= 0 || res.P50 > res.P99 || res.P99 > res.P999 || res.P999 > res.Max {
+				t.Fatalf("percentiles not positive and ordered: %+v", res)
+			}
+			t.Log(res)
+		})
+	}
+}

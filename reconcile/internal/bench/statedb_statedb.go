@@ -72,71 +72,133 @@ var sdIDIndex = statedb.Index[*sdObject, uint64]{
 }
 
 func runStatedb(o SideOptions, converging, settled func()) (int64, error) {
-	ops := &sdOps{}
-	var (
-		db    *statedb.DB
-		table statedb.RWTable[*sdObject]
-	)
-	h := hive.New(
+	t, err := startStatedb(o.Round, rate.NewLimiter(1000.0, 10))
+	if err != nil {
+		return 0, err
+	}
+	converging()
+	if err = t.insertPending(context.Background(), o.Objects, o.Insert); err == nil {
+		settled()
+	}
+	return 0, t.stop(err, int64(o.Objects))
+}
+
+// sdTable is statedb's reconciler running in a hive over one table of
+// sdObject, set up as statedb's benchmark sets it up but for the round's
+// limits.
+type sdTable struct {
+	h     *hive.Hive
+	log   *slog.Logger
+	db    *statedb.DB
+	table statedb.RWTable[*sdObject]
+	ops   *sdOps
+	rec   reconciler.Reconciler[*sdObject]
+}
+
+// startStatedb starts the hive with the reconciler registered with
+// reconciler.WithRoundLimits(round, limiter).
+func startStatedb(round int, limiter *rate.Limiter) (*sdTable, error) {
+	t := &sdTable{ops: &sdOps{}, log: slog.New(slog.DiscardHandler)}
+	t.h = hive.New(
 		cell.SimpleHealthCell,
 		statedb.Cell,
 		job.Cell,
 		cell.Module("test", "Test",
 			cell.Invoke(func(d *statedb.DB) (err error) {
-				db = d
-				table, err = statedb.NewTable(db, "test-objects", sdIDIndex)
+				t.db = d
+				t.table, err = statedb.NewTable(d, "test-objects", sdIDIndex)
 				return err
 			}),
 			cell.Provide(
-				func() reconciler.Operations[*sdObject] { return ops },
+				func() reconciler.Operations[*sdObject] { return t.ops },
 				job.Registry.NewGroup,
 			),
-			cell.Invoke(func(p reconciler.Params) error {
-				_, err := reconciler.Register(p, table,
+			cell.Invoke(func(p reconciler.Params) (err error) {
+				t.rec, err = reconciler.Register(p, t.table,
 					(*sdObject).clone, (*sdObject).setStatus, (*sdObject).getStatus,
-					ops, nil,
-					reconciler.WithRoundLimits(o.Round, rate.NewLimiter(1000.0, 10)))
+					t.ops, nil,
+					reconciler.WithRoundLimits(round, limiter))
 				return err
 			}),
 		),
 	)
-	log := slog.New(slog.DiscardHandler)
-	if err := h.Start(log, context.Background()); err != nil {
-		return 0, err
+	if err := t.h.Start(t.log, context.Background()); err != nil {
+		return nil, err
 	}
-	converging()
+	return t, nil
+}
+
+// insertPending inserts objects 0 to n-1 (n > 0) as pending, batch to a
+// write transaction, and returns once every one is done.
+func (t *sdTable) insertPending(ctx context.Context, n, batch int) error {
 	id := uint64(0)
-	for range o.Objects / o.Insert {
-		wtxn := db.WriteTxn(table)
-		for range o.Insert {
-			if _, _, err := table.Insert(wtxn, &sdObject{id: id, status: reconciler.StatusPending()}); err != nil {
+	for id < uint64(n) {
+		wtxn := t.db.WriteTxn(t.table)
+		for end := min(id+uint64(batch), uint64(n)); id < end; id++ {
+			if _, _, err := t.table.Insert(wtxn, &sdObject{id: id, status: reconciler.StatusPending()}); err != nil {
 				wtxn.Abort()
-				return 0, err
+				return err
 			}
-			id++
 		}
 		wtxn.Commit()
 	}
 	// Every operation succeeds, so the last object done means all are.
+	return t.waitDone(ctx, id-1)
+}
+
+// settle returns once the reconciler has processed every change of the
+// table so far, its own status writes included.
+func (t *sdTable) settle(ctx context.Context) error {
+	_, _, err := t.rec.WaitUntilReconciled(ctx, t.table.Revision(t.db.ReadTxn()))
+	return err
+}
+
+// markPending makes object id pending again: the writer's read and
+// insert in one write transaction.
+func (t *sdTable) markPending(id uint64) error {
+	wtxn := t.db.WriteTxn(t.table)
+	obj, _, ok := t.table.Get(wtxn, sdIDIndex.Query(id))
+	if !ok {
+		wtxn.Abort()
+		return fmt.Errorf("statedb: object %d not found", id)
+	}
+	if _, _, err := t.table.Insert(wtxn, obj.clone().setStatus(reconciler.StatusPending())); err != nil {
+		wtxn.Abort()
+		return err
+	}
+	wtxn.Commit()
+	return nil
+}
+
+// waitDone returns once object id's status is done, woken by the
+// table's watch channel.
+func (t *sdTable) waitDone(ctx context.Context, id uint64) error {
 	for {
-		obj, _, watch, ok := table.GetWatch(db.ReadTxn(), sdIDIndex.Query(id-1))
+		obj, _, watch, ok := t.table.GetWatch(t.db.ReadTxn(), sdIDIndex.Query(id))
 		if ok && obj.status.Kind == reconciler.StatusKindDone {
-			break
+			return nil
 		}
-		<-watch
+		select {
+		case <-watch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	settled()
-	var err error
-	if n := ops.updates.Load(); n != int64(id) {
-		err = fmt.Errorf("statedb: %d updates for %d objects", n, id)
+}
+
+// stop checks that the mock operation ran updates times and that every
+// object is done, unless err is already set, then stops the hive.
+func (t *sdTable) stop(err error, updates int64) error {
+	if n := t.ops.updates.Load(); err == nil && n != updates {
+		err = fmt.Errorf("statedb: %d updates, want %d", n, updates)
 	}
-	for obj := range table.All(db.ReadTxn()) {
+	for obj := range t.table.All(t.db.ReadTxn()) {
 		if err == nil && obj.status.Kind != reconciler.StatusKindDone {
 			err = fmt.Errorf("statedb: object %d has status %s", obj.id, obj.status)
 		}
 	}
-	if stopErr := h.Stop(log, context.Background()); err == nil {
+	if stopErr := t.h.Stop(t.log, context.Background()); err == nil {
 		err = stopErr
 	}
-	return 0, err
+	return err
 }
