@@ -106,9 +106,10 @@ var _ Differ[int] = (*Memory[int])(nil)
 
 // Diff returns the net change under prefix after revision after (Differ),
 // read under the store's lock: the store's keys in the order of their
-// latest write (writeOrder), kept from the first Diff on, are read from
-// the first written after after, so a Diff costs time in the number of
-// keys changed since, not of keys held. It fails with ErrCompacted when
+// latest write (writeOrder), kept from the first Diff of a store of
+// 65,536 keys or more, are read from the first written after after, so
+// a Diff costs time in the number of keys changed since, not of keys
+// held (a smaller store's keys are all looked at). It fails with ErrCompacted when
 // after is older than the latest delete forgotten (WithTombstones) or
 // compacted (Compact).
 func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Event[T], int64, error) {
@@ -122,7 +123,7 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 		return nil, 0, err
 	}
 	m.mu.RLock()
-	if !m.order.built {
+	if !m.order.built && len(m.objects)+len(m.tombs.byKey) >= m.cfg.orderFrom {
 		m.mu.RUnlock()
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -140,6 +141,9 @@ func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Eve
 	}
 	if after < m.tombs.floor {
 		return nil, 0, fmt.Errorf("%w: diff after revision %d, deletes are known after %d", ErrCompacted, after, m.tombs.floor)
+	}
+	if !m.order.built {
+		return m.scanChanged(prefix, after), m.rev, nil
 	}
 	return m.changedAfter(prefix, after), m.rev, nil
 }

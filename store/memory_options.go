@@ -24,6 +24,7 @@ type memoryConfig struct {
 	onMutation func(error)
 	checkMut   bool
 	tombstones int
+	orderFrom  int // keys known from which a Diff keeps the write order
 }
 
 // WithHistory sets how many revisions of change history the store retains

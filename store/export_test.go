@@ -1,0 +1,8 @@
+package store
+
+// WithOrderFrom sets how many keys a Memory store knows from which a Diff
+// keeps its write order (default 65,536), so that tests of the order need
+// not fill a large store.
+func WithOrderFrom(keys int) MemoryOption {
+	return func(c *memoryConfig) { c.orderFrom = keys }
+}
