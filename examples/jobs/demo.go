@@ -65,7 +65,7 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	}
 	defer func() {
 		if d != nil {
-			d.kill()
+			d.Kill()
 		}
 	}()
 	// The daemon generated its token into its directory; the demo reads it
@@ -103,7 +103,7 @@ func (dm *demo) start(ctx context.Context) (*daemonProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, dm.logs.String())
 	}
-	dm.say.say("daemon %d serves the jobs store at %s (3 workers)", d.pid(), d.url)
+	dm.say.say("daemon %d serves the jobs store at %s (3 workers)", d.Pid(), d.url)
 	return d, nil
 }
 
@@ -139,10 +139,10 @@ func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*da
 	if err != nil {
 		return d, watch, err
 	}
-	d.kill()
+	d.Kill()
 	rev := watch.stop()
 	pid := backup.Status.PID
-	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, procstat.Alive(pid, backup.Status.StartTicks))
+	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.Pid(), pid, procstat.Alive(pid, backup.Status.StartTicks))
 	if d, err = dm.start(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -163,18 +163,18 @@ func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error 
 	})
 	watch.stop()
 	if err != nil {
-		d.kill()
+		d.Kill()
 		return err
 	}
 	dm.say.say("── every job is final; jobs list says:")
 	var table strings.Builder
 	if err := cmdList(ctx, []string{"-server", d.url, "-token", dm.token}, &table); err != nil {
-		d.kill()
+		d.Kill()
 		return err
 	}
 	fmt.Fprint(dm.cfg.Out, indent(table.String()))
 	dm.say.say("── SIGTERM: graceful shutdown")
-	if err := d.stop(time.Minute); err != nil {
+	if err := d.Stop(time.Minute); err != nil {
 		return fmt.Errorf("daemon: %w\n%s", err, dm.logs.String())
 	}
 	runs := filepath.Join(dm.cfg.Dir, "runs")
