@@ -224,16 +224,8 @@ func (e *pgEnv) waitReady(base string) {
 // its watch.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after %v", what, limit)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := until(t.Context(), limit, "waiting for "+what, func() (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal(err)
 	}
 }
 
