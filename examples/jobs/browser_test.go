@@ -81,7 +81,7 @@ func TestHostilePagesCannotMakeTheDaemonRunACommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer d.kill()
+			defer d.Kill()
 			pwned := filepath.Join(dir, "pwned")
 			page := renderHostilePage(t, d.url, pwned)
 			// From another loopback port, and from a file.

@@ -79,7 +79,7 @@ func TestJobsWaitExitsOneForAJobWhoseCommandCannotStart(t *testing.T) {
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute)
 	require.NoError(t, err)
-	defer d.kill()
+	defer d.Kill()
 	_, err = dirClient(t, dir, d.url).Create(t.Context(), KeyPrefix+"e2big", &Job{Meta: apistore.Meta{Generation: 1}, Spec: Spec{Command: "echo", Args: []string{tooLongArg}}})
 	require.NoError(t, err)
 	out, code := jobsCmd(t, nil, "wait", "-dir", dir, "e2big")

@@ -29,7 +29,7 @@ func TestDaemonServesTheDebugPageAndPrometheusMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.kill()
+	defer d.Kill()
 	base := strings.TrimSuffix(d.url, StorePath)
 	token := daemonTokenOf(t, dir)
 
@@ -85,7 +85,7 @@ func TestDaemonServesNothingButTheProbesBareStatusWithoutItsToken(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.kill()
+	defer d.Kill()
 	base := strings.TrimSuffix(d.url, StorePath)
 	token := daemonTokenOf(t, dir)
 	for _, path := range []string{DebugPath, DebugPath + "?format=json", MetricsPath, StorePath + "/v1/list?prefix=jobs%2F"} {
@@ -115,7 +115,7 @@ func TestDaemonAnswersOnlyHostsItWasToldOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.kill()
+	defer d.Kill()
 	base := strings.TrimSuffix(d.url, StorePath)
 	token := daemonTokenOf(t, dir)
 	for _, path := range []string{DebugPath, MetricsPath, StorePath + "/v1/list?prefix=jobs%2F"} {

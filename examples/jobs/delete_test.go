@@ -67,11 +67,11 @@ func TestJobDeletedWhileTheDaemonIsDownHasItsAttemptStoppedAfterTheRestartThenGo
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, env, dir, &logs, time.Minute, "-grace", "500ms")
 	require.NoError(t, err)
-	defer func() { d.kill() }()
+	defer func() { d.Kill() }()
 	_, _, err = addJob(t.Context(), dirClient(t, dir, d.url), "orphan", hangJob(exe, taskLog, "orphan"))
 	require.NoError(t, err)
 	pid := runningPID(t, dirClient(t, dir, d.url), taskLog, "orphan")
-	d.kill()
+	d.Kill()
 	require.NotEmpty(t, groupMembers(pid), "the attempt did not survive its daemon")
 
 	deleteInStoreFile(t, dir, "orphan")
@@ -82,7 +82,7 @@ func TestJobDeletedWhileTheDaemonIsDownHasItsAttemptStoppedAfterTheRestartThenGo
 	waitGoneAndStopped(t, dirClient(t, dir, d.url), "orphan", pid)
 	require.Equal(t, 1, countStarts(taskLog, "orphan"))
 	require.Contains(t, logs.String(), "deleted job: stopping its attempt")
-	require.NoError(t, d.stop(time.Minute))
+	require.NoError(t, d.Stop(time.Minute))
 }
 
 // deleteInStoreFile deletes job name in the bbolt file of the daemon
@@ -116,7 +116,7 @@ func TestJobsDeleteMarksARunningJobUntilItsAttemptStopsAndSaysWhichAreOnlyMarked
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute, "-grace", "2s")
 	require.NoError(t, err)
-	defer d.kill()
+	defer d.Kill()
 	c := dirClient(t, dir, d.url)
 	_, _, err = addJob(t.Context(), c, "busy", hangJob(exe, taskLog, "busy"))
 	require.NoError(t, err)

@@ -58,14 +58,14 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 		}
 		defer os.RemoveAll(cfg.Dir)
 	}
-	dm := &demo{cfg: cfg, say: newNarrator(cfg.Out), jobs: demoJobs(cfg.Dir)}
+	dm := &demoRun{cfg: cfg, say: newNarrator(cfg.Out), jobs: demoJobs(cfg.Dir)}
 	d, err := dm.start(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if d != nil {
-			d.kill()
+			d.Kill()
 		}
 	}()
 	// The daemon generated its token into its directory; the demo reads it
@@ -85,8 +85,8 @@ func runDemo(ctx context.Context, cfg DemoConfig) (err error) {
 	return err
 }
 
-// demo is the state of one narrated demo.
-type demo struct {
+// demoRun is the state of one narrated demo.
+type demoRun struct {
 	cfg   DemoConfig
 	say   *narrator
 	logs  syncbuf.Buffer
@@ -96,19 +96,19 @@ type demo struct {
 
 // start starts a daemon in the demo's directory. It generates its token
 // there whatever $JOBS_TOKEN says.
-func (dm *demo) start(ctx context.Context) (*daemonProc, error) {
+func (dm *demoRun) start(ctx context.Context) (*daemonProc, error) {
 	env := append([]string{"JOBS_TOKEN="}, dm.cfg.Env...)
 	args := []string{"-workers", "3", "-backoff", "500ms", "-grace", "1s"}
 	d, err := startDaemon(ctx, dm.cfg.Executable, env, dm.cfg.Dir, &dm.logs, time.Minute, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, dm.logs.String())
 	}
-	dm.say.say("daemon %d serves the jobs store at %s (3 workers)", d.pid(), d.url)
+	dm.say.Say("daemon %d serves the jobs store at %s (3 workers)", d.Pid(), d.url)
 	return d, nil
 }
 
 // addJobs adds the demo's jobs through the store at url.
-func (dm *demo) addJobs(ctx context.Context, url string) error {
+func (dm *demoRun) addJobs(ctx context.Context, url string) error {
 	c, err := httpstore.New[*Job](url, httpstore.WithToken(dm.token))
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func (dm *demo) addJobs(ctx context.Context, url string) error {
 // crash kills daemon d with SIGKILL while backup runs, and starts the next
 // one, which adopts backup's attempt. It returns the new daemon and the
 // watch that narrates it.
-func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*daemonProc, *following, error) {
+func (dm *demoRun) crash(ctx context.Context, d *daemonProc, watch *following) (*daemonProc, *following, error) {
 	var backup *Job
 	err := poll.Until(ctx, time.Minute, 20*time.Millisecond, "backup running", func() (bool, error) {
 		for name := range dm.jobs {
@@ -139,20 +139,20 @@ func (dm *demo) crash(ctx context.Context, d *daemonProc, watch *following) (*da
 	if err != nil {
 		return d, watch, err
 	}
-	d.kill()
+	d.Kill()
 	rev := watch.stop()
 	pid := backup.Status.PID
-	dm.say.say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.cmd.Process.Pid, pid, procstat.Alive(pid, backup.Status.StartTicks))
+	dm.say.Say("── SIGKILL: daemon %d is gone; backup's attempt (pid %d) runs on: %v", d.Pid(), pid, procstat.Alive(pid, backup.Status.StartTicks))
 	if d, err = dm.start(ctx); err != nil {
 		return nil, nil, err
 	}
-	dm.say.say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
+	dm.say.Say("── the new daemon finds backup Running as pid %d and adopts it: it waits for that process instead of starting another", pid)
 	return d, dm.say.follow(ctx, d.url, dm.token, rev), nil
 }
 
 // end waits until every job is final, lists them, stops daemon d with
 // SIGTERM and checks that no process of an attempt is left.
-func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error {
+func (dm *demoRun) end(ctx context.Context, d *daemonProc, watch *following) error {
 	err := poll.Until(ctx, 2*time.Minute, 20*time.Millisecond, "every job final", func() (bool, error) {
 		for name := range dm.jobs {
 			if j := dm.say.last(name); j == nil || !j.Status.Phase.Final() {
@@ -163,18 +163,18 @@ func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error 
 	})
 	watch.stop()
 	if err != nil {
-		d.kill()
+		d.Kill()
 		return err
 	}
-	dm.say.say("── every job is final; jobs list says:")
+	dm.say.Say("── every job is final; jobs list says:")
 	var table strings.Builder
 	if err := cmdList(ctx, []string{"-server", d.url, "-token", dm.token}, &table); err != nil {
-		d.kill()
+		d.Kill()
 		return err
 	}
 	fmt.Fprint(dm.cfg.Out, indent(table.String()))
-	dm.say.say("── SIGTERM: graceful shutdown")
-	if err := d.stop(time.Minute); err != nil {
+	dm.say.Say("── SIGTERM: graceful shutdown")
+	if err := d.Stop(time.Minute); err != nil {
 		return fmt.Errorf("daemon: %w\n%s", err, dm.logs.String())
 	}
 	runs := filepath.Join(dm.cfg.Dir, "runs")
@@ -189,7 +189,7 @@ func (dm *demo) end(ctx context.Context, d *daemonProc, watch *following) error 
 	if err != nil {
 		return err
 	}
-	dm.say.say("daemon stopped; %d attempts ran as %d process groups across 2 daemons, one SIGKILL; no process is left", n, n)
+	dm.say.Say("daemon stopped; %d attempts ran as %d process groups across 2 daemons, one SIGKILL; no process is left", n, n)
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/internal/procstat"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/store"
@@ -161,7 +162,7 @@ func (m *hostileModel) startDaemon() {
 		c, err := httpstore.New[*Job](strings.TrimSpace(string(u)), httpstore.WithToken(m.token))
 		require.NoError(t, err)
 		m.c = c
-		return ready(t.Context(), m.base+"/readyz")
+		return procs.Probe(t.Context(), m.base+procs.ReadyPath) == http.StatusOK
 	})
 	t.Cleanup(func() { _ = m.c.Close() })
 }

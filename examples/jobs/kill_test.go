@@ -151,10 +151,10 @@ func (k *killRun) addWhileKilling(t *testing.T, ctx context.Context, jobs []kill
 		select {
 		case <-time.After(time.Duration(200+rand.IntN(1300)) * time.Millisecond):
 		case err := <-addErr:
-			d.kill()
+			d.Kill()
 			t.Fatal(err)
 		}
-		d.kill()
+		d.Kill()
 		kills++
 	}
 	select {
@@ -211,10 +211,10 @@ func (k *killRun) runToTheEnd(t *testing.T, ctx context.Context, nJobs int) map[
 		return len(objs) == nJobs, nil
 	})
 	if err != nil {
-		d.kill()
+		d.Kill()
 		t.Fatalf("%v\n%s", err, k.logs.String())
 	}
-	if err := d.stop(time.Minute); err != nil {
+	if err := d.Stop(time.Minute); err != nil {
 		t.Errorf("graceful stop: %v", err)
 	}
 	return final

@@ -8,29 +8,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/store"
 	"github.com/converge-go/converge/store/httpstore"
 )
 
 // narrator writes the demo's story, one line per event stamped with the
-// time since the demo started, and remembers the last version of each job
-// it narrated. It is safe for concurrent use.
+// time since the demo started (demo.Narrator), and remembers the last
+// version of each job it narrated. It is safe for concurrent use.
 type narrator struct {
-	start time.Time
+	*demo.Narrator
 
 	mu   sync.Mutex
-	out  io.Writer
 	jobs map[string]*Job
 }
 
 func newNarrator(out io.Writer) *narrator {
-	return &narrator{start: time.Now(), out: out, jobs: make(map[string]*Job)}
-}
-
-func (n *narrator) say(format string, args ...any) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	fmt.Fprintf(n.out, "[%5.2fs] %s\n", time.Since(n.start).Seconds(), fmt.Sprintf(format, args...))
+	return &narrator{Narrator: demo.NewNarrator(out), jobs: make(map[string]*Job)}
 }
 
 // last returns the last narrated version of job name, or nil.
@@ -65,14 +59,14 @@ func (n *narrator) follow(ctx context.Context, url, token string, after int64) *
 		defer close(f.done)
 		c, err := httpstore.New[*Job](url, httpstore.WithToken(token))
 		if err != nil {
-			n.say("narrator: %v", err)
+			n.Say("narrator: %v", err)
 			return
 		}
 		defer c.Close()
 		w, err := c.Watch(ctx, KeyPrefix, after)
 		if err != nil {
 			if ctx.Err() == nil {
-				n.say("narrator: %v", err)
+				n.Say("narrator: %v", err)
 			}
 			return
 		}
@@ -98,15 +92,15 @@ func (n *narrator) change(ev store.Event[*Job]) {
 	n.mu.Unlock()
 	switch {
 	case ev.Type == store.Deleted:
-		n.say("%-7s deleted", name)
+		n.Say("%-7s deleted", name)
 	case old == nil && cur.Status.Phase == "":
 		spec := cur.Spec
 		extra := fmt.Sprintf("retries %d", spec.Retries)
 		if spec.Timeout > 0 {
 			extra += fmt.Sprintf(", timeout %v", time.Duration(spec.Timeout))
 		}
-		n.say("%-7s added: %s (%s)", name, strings.Join(append([]string{spec.Command}, spec.Args...), " "), extra)
+		n.Say("%-7s added: %s (%s)", name, strings.Join(append([]string{spec.Command}, spec.Args...), " "), extra)
 	case old == nil || old.Status.Phase != cur.Status.Phase || old.Status.Message != cur.Status.Message:
-		n.say("%-7s %-9s %s", name, cur.Status.Phase, cur.Status.Message)
+		n.Say("%-7s %-9s %s", name, cur.Status.Phase, cur.Status.Message)
 	}
 }

@@ -36,7 +36,7 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 	}
 	defer func() {
 		if d != nil {
-			d.kill()
+			d.Kill()
 		}
 	}()
 	taskLog := filepath.Join(dir, "tasks.log")
@@ -56,7 +56,7 @@ func TestSIGTERMStopsRunningAttemptsRecordsThemAndLeavesNoProcess(t *testing.T) 
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, runOut.String(), logs.String())
 	}
-	if err := d.stop(time.Minute); err != nil {
+	if err := d.Stop(time.Minute); err != nil {
 		t.Fatalf("the daemon's exit after SIGTERM: %v\n%s", err, logs.String())
 	}
 	d = nil

@@ -140,7 +140,7 @@ func TestDaemonOnAStoreServerRunsAJobAddedWhileItWasDownAndServesNoStore(t *test
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute, srv.daemonArgs()...)
 	require.NoError(t, err, logs.String())
-	defer d.kill()
+	defer d.Kill()
 	job := waitSucceeded(t, srv.client(t), "early")
 	require.Equal(t, 1, countStarts(taskLog, "early"))
 	require.True(t, job.HasFinalizer(Finalizer))
@@ -158,7 +158,7 @@ func TestDaemonOnAStoreServerRunsAJobAddedWhileItWasDownAndServesNoStore(t *test
 	out, code = jobsCmd(t, nil, "list", "-server", srv.url, "-token-file", srv.tokenFile)
 	require.Equal(t, 0, code, out)
 	require.Regexp(t, `early\s+Succeeded\s+1/1\s+0\s`, out)
-	require.NoError(t, d.stop(time.Minute))
+	require.NoError(t, d.Stop(time.Minute))
 }
 
 // TestJobDeletedThroughAStoreServerWhileTheDaemonIsDownIsStoppedWhenItStarts:
@@ -178,11 +178,11 @@ func TestJobDeletedThroughAStoreServerWhileTheDaemonIsDownIsStoppedWhenItStarts(
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, env, dir, &logs, time.Minute, srv.daemonArgs()...)
 	require.NoError(t, err, logs.String())
-	defer func() { d.kill() }()
+	defer func() { d.Kill() }()
 	_, _, err = addJob(t.Context(), c, "orphan", hangJob(exe, taskLog, "orphan"))
 	require.NoError(t, err)
 	pid := runningPID(t, c, taskLog, "orphan")
-	d.kill()
+	d.Kill()
 
 	client := []string{"-server", srv.url, "-token-file", srv.tokenFile}
 	out, code := jobsCmd(t, nil, append(append([]string{"delete"}, client...), "-wait", "200ms", "orphan")...)
@@ -200,7 +200,7 @@ func TestJobDeletedThroughAStoreServerWhileTheDaemonIsDownIsStoppedWhenItStarts(
 	require.NoError(t, err, logs.String())
 	waitGoneAndStopped(t, c, "orphan", pid)
 	require.Equal(t, 1, countStarts(taskLog, "orphan"))
-	require.NoError(t, d.stop(time.Minute))
+	require.NoError(t, d.Stop(time.Minute))
 }
 
 // TestDaemonReachesAStoreServerOverMutualTLS: with -store-ca, -store-cert
@@ -226,10 +226,10 @@ func TestDaemonReachesAStoreServerOverMutualTLS(t *testing.T) {
 	var logs syncbuf.Buffer
 	d, err := startDaemon(t.Context(), exe, []string{testMainEnv + "=1", "JOBS_TOKEN="}, dir, &logs, time.Minute, srv.daemonArgs()...)
 	require.NoError(t, err, logs.String())
-	defer d.kill()
+	defer d.Kill()
 	waitSucceeded(t, c, "secure")
 	require.Equal(t, 1, countStarts(taskLog, "secure"))
-	require.NoError(t, d.stop(time.Minute))
+	require.NoError(t, d.Stop(time.Minute))
 	require.False(t, strings.Contains(logs.String(), "store-s3cret"), "the store token was logged")
 }
 

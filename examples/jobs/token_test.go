@@ -54,7 +54,7 @@ func TestDaemonWithoutATokenGeneratesAPrivateOneThatClientsReadAndRefusesOthers(
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { d.kill() }()
+	defer func() { d.Kill() }()
 	// What a generated token and its file are (32 random bytes in hex,
 	// mode 0600) is internal/tokenfile's to test; here, that the daemon
 	// left one in DIR/token that its clients' checks accept.
@@ -78,7 +78,7 @@ func TestDaemonWithoutATokenGeneratesAPrivateOneThatClientsReadAndRefusesOthers(
 
 	// A restarted daemon keeps the token, so clients waiting across the
 	// restart keep working.
-	d.kill()
+	d.Kill()
 	if d, err = startDaemon(t.Context(), exe, env, dir, &logs, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestInsecureNoTokenServesEveryoneWarnsAndRemovesTheTokenFile(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.kill()
+	defer d.Kill()
 	if _, err := os.Stat(filepath.Join(dir, TokenFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the token file of an earlier daemon is still there: %v", err)
 	}

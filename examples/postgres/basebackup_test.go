@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 	"github.com/converge-go/converge/reconcile/kit/intent"
@@ -59,7 +60,7 @@ func TestABaseBackupCountsOnlyOnceItsDrillRestoredItAsRecorded(t *testing.T) {
 	require.NotEmpty(t, b.StartWAL)
 	requireNoScratchCluster(t, e)
 
-	code, body := get(t.Context(), op.base+BackupsPath)
+	code, body := procs.Get(t.Context(), op.base+BackupsPath)
 	require.Equal(t, http.StatusOK, code)
 	var h BackupsHealth
 	require.NoError(t, json.Unmarshal([]byte(body), &h))
@@ -177,7 +178,7 @@ func TestAFailingWALArchiveIsNamedInTheOperatorsHealth(t *testing.T) {
 	var body string
 	waitFor(t, "the archive's failure in /readyz", convergeLimit, func() bool {
 		var code int
-		code, body = get(t.Context(), op.base+"/readyz")
+		code, body = procs.Get(t.Context(), op.base+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "archiving WAL fails")
 	})
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
@@ -207,7 +208,7 @@ func TestArchiveModeOffIsSetOnAndNamedUntilPostgreSQLRestarts(t *testing.T) {
 	require.Equal(t, "off", e.query("postgres", "SHOW archive_mode"))
 	op := e.startInProcess(e.daemonConfig())
 	waitFor(t, "archive_mode named in /readyz", convergeLimit, func() bool {
-		code, body := get(t.Context(), op.base+"/readyz")
+		code, body := procs.Get(t.Context(), op.base+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "archive_mode is off")
 	})
 	require.NoError(t, e.pg.Stop())

@@ -16,6 +16,7 @@ import (
 
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
+	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/reconcile/manager"
 	"github.com/converge-go/converge/reconcile/observe/debugpage"
 	"github.com/converge-go/converge/store/httpstore"
@@ -139,7 +140,7 @@ func newDaemon(cfg DaemonConfig) (_ *daemon, err error) {
 		d.m.Handle(DebugPath, debugpage.New(debugpage.Options{IsLeader: d.m.IsLeader}, d.op.Controllers()...)),
 		d.m.Handle(BackupsPath, d.op.backupsHandler()),
 		d.op.Add(d.m),
-		writeFileAtomic(filepath.Join(cfg.Dir, URLFile), []byte(d.base+"\n")),
+		atomicfile.WriteFile(filepath.Join(cfg.Dir, URLFile), []byte(d.base+"\n"), 0o600),
 	); err != nil {
 		ln.Close()
 		return nil, err
@@ -229,14 +230,4 @@ func dialStores(url, token string) (Stores, func() error, error) {
 		return errors.Join(roles.Close(), dbs.Close(), schedules.Close(), backups.Close(), raw.Close(), restores.Close())
 	}
 	return Stores{Roles: roles, Databases: dbs, Schedules: schedules, Backups: backups, Restores: restores, Raw: raw}, closeAll, nil
-}
-
-// writeFileAtomic replaces path with b: readers see the old or the new
-// content, never a part.
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

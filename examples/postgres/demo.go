@@ -139,7 +139,7 @@ func (s *story) startOperator(ctx context.Context, st *storeServer) error {
 		return err
 	}
 	s.op = op
-	s.say.Say("operator started: pid %d, ready (%s/readyz), debug page %s%s", op.pid(), op.base, op.base, DebugPath)
+	s.say.Say("operator started: pid %d, ready (%s/readyz), debug page %s%s", op.Pid(), op.base, op.base, DebugPath)
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (s *story) startOperator(ctx context.Context, st *storeServer) error {
 func (s *story) shutdown() error {
 	var errs []error
 	if s.op != nil {
-		errs = append(errs, s.op.stop(time.Minute))
+		errs = append(errs, s.op.Stop(time.Minute))
 		s.say.Say("operator stopped")
 	}
 	if s.store != nil {

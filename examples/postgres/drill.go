@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 )
 
@@ -52,9 +53,8 @@ type restoredCluster struct {
 	archive *walArchive
 	cred    *syscall.Credential // the user it runs as, when this process is root
 	port    int
-	keep    bool // a Restore's: fsync on, outlives this process
-	cmd     *exec.Cmd
-	done    chan struct{}
+	keep    bool        // a Restore's: fsync on, outlives this process
+	proc    *procs.Proc // the server this process started, if it did
 }
 
 func (c *restoredCluster) data() string { return filepath.Join(c.dir, "data") }
@@ -153,11 +153,11 @@ func (c *restoredCluster) start() error {
 	if !c.keep {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
-	if err := cmd.Start(); err != nil {
+	p, err := procs.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("starting the restored cluster: %w", err)
 	}
-	c.cmd, c.done = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); close(c.done) }()
+	c.proc = p
 	return nil
 }
 
@@ -176,7 +176,7 @@ func (c *restoredCluster) waitPromoted(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-c.done:
+		case <-c.proc.Done():
 			return fmt.Errorf("the restored cluster stopped before reaching its target: %s", c.logTail())
 		case <-ctx.Done():
 			return ctx.Err()
@@ -206,15 +206,8 @@ func (c *restoredCluster) logTail() string {
 
 // stop stops the server this process started (a fast shutdown).
 func (c *restoredCluster) stop() {
-	if c.cmd == nil {
-		return
-	}
-	_ = syscall.Kill(c.cmd.Process.Pid, syscall.SIGINT)
-	select {
-	case <-c.done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-		<-c.done
+	if c.proc != nil {
+		_ = c.proc.StopWith(syscall.SIGINT, 30*time.Second)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,18 +9,18 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/internal/privatefile"
+	"github.com/converge-go/converge/internal/tokenfile"
 )
 
 // errSecretFile marks a file of a secret (a token, a password) that is
 // refused: readable or writable by others, another user's, not a regular
-// file, or empty.
-var errSecretFile = errors.New("postgres: unsafe secret file")
+// file, or not one line.
+var errSecretFile = tokenfile.ErrUnsafe
 
 // runOperatorCommand runs "postgres operator [flags]" until SIGINT or
 // SIGTERM.
@@ -110,24 +109,7 @@ func prepareDaemon(cfg *DaemonConfig, tokenFile, passwordFile string, insecurePe
 
 // readSecretFile returns the secret in path, one line: a file that others
 // may read or write, another user's, or anything but a regular file (a
-// symbolic link included) is refused (internal/privatefile's rule of a
-// secret) with an error matching errSecretFile that never shows what it
-// holds.
-func readSecretFile(path string) (string, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return "", err
-	}
-	if err := privatefile.CheckSecret(path, fi); err != nil {
-		return "", fmt.Errorf("%w: %w", errSecretFile, err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	s := strings.TrimSpace(string(b))
-	if s == "" || strings.ContainsAny(s, "\n\r") {
-		return "", fmt.Errorf("%w: %s must hold one line", errSecretFile, path)
-	}
-	return s, nil
-}
+// symbolic link included) is refused (internal/tokenfile, the rule of a
+// token file) with an error matching errSecretFile that never shows what
+// it holds.
+func readSecretFile(path string) (string, error) { return tokenfile.ReadSecret(path) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/postgres/internal/cluster"
 	"github.com/converge-go/converge/internal/syncbuf"
 )
@@ -172,7 +173,7 @@ func (e *pgEnv) startProcess(extra ...string) *operatorProc {
 	defer logs.Close()
 	p, err := startOperatorProc(e.t.Context(), e.exe, []string{testMainEnv + "=1"}, e.dir, logs, time.Minute, e.operatorArgs(extra...)...)
 	require.NoError(e.t, err)
-	e.t.Cleanup(p.kill)
+	e.t.Cleanup(p.Kill)
 	e.t.Cleanup(func() {
 		if e.t.Failed() {
 			e.t.Logf("operator process logs (tail):\n%s", tail(e.operatorLogs(), 100))
@@ -212,7 +213,7 @@ func (e *pgEnv) archiveArgs(extra []string) []string {
 func (e *pgEnv) waitReady(base string) {
 	e.t.Helper()
 	waitFor(e.t, "the operator ready at "+base, time.Minute, func() bool {
-		return probe(e.t.Context(), base+"/readyz") == http.StatusOK
+		return procs.Probe(e.t.Context(), base+"/readyz") == http.StatusOK
 	})
 }
 
@@ -223,16 +224,8 @@ func (e *pgEnv) waitReady(base string) {
 // its watch.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after %v", what, limit)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatalf("waiting for %s: %v", what, t.Context().Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := until(t.Context(), limit, "waiting for "+what, func() (bool, error) { return cond(), nil }); err != nil {
+		t.Fatal(err)
 	}
 }
 

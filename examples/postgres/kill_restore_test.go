@@ -96,7 +96,7 @@ func killAt(t *testing.T, e *pgEnv, op **operatorProc, p killPoint, done func() 
 	deadline := time.Now().Add(3 * convergeLimit)
 	for time.Now().Before(deadline) {
 		if p.now(e) {
-			(*op).kill()
+			(*op).Kill()
 			t.Logf("killed while %s", p.what)
 			*op = e.startProcess()
 			return true

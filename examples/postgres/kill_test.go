@@ -143,7 +143,7 @@ func (k *killer) maybeKill(after string) {
 }
 
 func (k *killer) kill(after string) {
-	k.op.kill()
+	k.op.Kill()
 	k.kills++
 	k.left--
 	k.t.Logf("kill %d, after %s", k.kills, after)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/reconcile/dependency"
 	"github.com/converge-go/converge/reconcile/kit/external/externaltest"
 )
@@ -83,18 +84,18 @@ func TestAPostgreSQLOutageHoldsTheKeysAndEverythingConvergesAfterIt(t *testing.T
 	require.NoError(t, e.pg.Stop())
 	bound := 4*cfg.CheckInterval + 10*time.Second // documented bound, and room for the probes
 	waitFor(t, "/readyz naming postgres as down", bound, func() bool {
-		code, body := get(t.Context(), op.base+"/readyz")
+		code, body := procs.Get(t.Context(), op.base+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "dependency: down: "+DependencyName)
 	})
 	// The controllers share PostgreSQL's check and state: once /readyz
 	// names it down, the debug page shows it down for every one of them.
-	_, page := get(t.Context(), op.base+DebugPath+"?format=json")
+	_, page := procs.Get(t.Context(), op.base+DebugPath+"?format=json")
 	for _, c := range []string{"roles", "databases", "backups"} {
 		require.Equal(t, "down", dependencyState(page, c), "postgres down for one controller, not yet for %s", c)
 	}
 	require.LessOrEqual(t, time.Since(stopped), bound)
 	down := time.Now()
-	require.Equal(t, http.StatusOK, probe(t.Context(), op.base+"/healthz"), "a dependency down is not a reason to restart the operator")
+	require.Equal(t, http.StatusOK, procs.Probe(t.Context(), op.base+"/healthz"), "a dependency down is not a reason to restart the operator")
 
 	// Specs keep changing while PostgreSQL is down: each change wakes a
 	// key the circuit must hold.

@@ -24,7 +24,7 @@ func TestDeletionsMadeWhileTheOperatorIsDownAreCarriedOutWhenItRestarts(t *testi
 	put(t, e.stores.Databases, "databases/keepme", DatabaseSpec{Reclaim: Retain})
 	externaltest.WaitConverged(t, e.stores.Roles, convergeLimit, "roles/gone")
 	externaltest.WaitConverged(t, e.stores.Databases, convergeLimit, "databases/dropme", "databases/keepme")
-	require.NoError(t, op.stop(90*time.Second))
+	require.NoError(t, op.Stop(90*time.Second))
 
 	externaltest.Delete(t, e.stores.Roles, "roles/gone")
 	externaltest.Delete(t, e.stores.Databases, "databases/dropme")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/reconcile/kit/resource"
 	"github.com/converge-go/converge/store"
 )
@@ -174,7 +175,7 @@ func (s *story) outage(ctx context.Context) error {
 	s.say.Say("PostgreSQL stopped")
 	var body string
 	err := until(ctx, stepLimit, "/readyz naming PostgreSQL as down", func() (bool, error) {
-		code, b := get(ctx, s.op.base+"/readyz")
+		code, b := procs.Get(ctx, s.op.base+"/readyz")
 		body = b
 		return code == http.StatusServiceUnavailable && strings.Contains(b, "dependency: down: "+DependencyName), nil
 	})
@@ -186,7 +187,7 @@ func (s *story) outage(ctx context.Context) error {
 	// may find it down a check after the one /readyz named.
 	state := ""
 	err = until(ctx, stepLimit, "the debug page naming PostgreSQL as down for the roles controller", func() (bool, error) {
-		_, page := get(ctx, s.op.base+DebugPath+"?format=json")
+		_, page := procs.Get(ctx, s.op.base+DebugPath+"?format=json")
 		state = dependencyState(page, "roles")
 		return state == "down", nil
 	})
@@ -199,7 +200,7 @@ func (s *story) outage(ctx context.Context) error {
 	}
 	s.say.Say("PostgreSQL started again")
 	if err := until(ctx, stepLimit, "the operator ready again", func() (bool, error) {
-		return probe(ctx, s.op.base+"/readyz") == http.StatusOK, nil
+		return procs.Probe(ctx, s.op.base+"/readyz") == http.StatusOK, nil
 	}); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 func (s *story) freshStore(ctx context.Context) error {
 	s.say.Say("— a fresh store: the operator on a new, empty store, against the same PostgreSQL")
-	if err := s.op.stop(time.Minute); err != nil {
+	if err := s.op.Stop(time.Minute); err != nil {
 		return err
 	}
 	s.op = nil
@@ -44,7 +44,7 @@ func (s *story) freshStore(ctx context.Context) error {
 		return storyErr("%s of the 2 databases left after the operator ran on a fresh store", n)
 	}
 	s.say.Say("psql: appdb and archive are still there: their marks name another store, and an empty store prunes nothing")
-	if err := s.op.stop(time.Minute); err != nil {
+	if err := s.op.Stop(time.Minute); err != nil {
 		return err
 	}
 	s.op = nil
@@ -56,7 +56,7 @@ func (s *story) freshStore(ctx context.Context) error {
 
 func (s *story) deleteWhileDown(ctx context.Context) error {
 	s.say.Say("— delete while the operator is down")
-	if err := s.op.stop(time.Minute); err != nil {
+	if err := s.op.Stop(time.Minute); err != nil {
 		return err
 	}
 	s.op = nil

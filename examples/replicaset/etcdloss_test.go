@@ -130,7 +130,7 @@ func (w *lossWorld) loseEtcdAndTheController() *lossRun {
 		require.NoError(t, w.cluster.Kill(i))
 	}
 	r.downAt = time.Now()
-	w.ctrl.kill()
+	w.ctrl.Kill()
 	web := w.Running("web")
 	require.Len(t, web, lossSpecs["web"], "web's pods, after their controller process was killed")
 	assert.Equal(t, r.apiPods, pidsOf(w.Running("api")), "api's pods, after their controller process was killed")
@@ -251,7 +251,7 @@ func (w *lossWorld) stop() {
 	t := w.t
 	var started []int
 	for _, p := range w.procs {
-		p.kill()
+		p.Kill()
 		started = append(started, p.started()...)
 	}
 	sup, err := pods.OpenSupervisor(pods.SupervisorConfig{Executable: w.exe, StopGrace: time.Second, StateDir: w.podsDir})

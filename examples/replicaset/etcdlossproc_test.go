@@ -20,6 +20,7 @@ import (
 	"github.com/converge-go/converge/examples/internal/demo"
 	"github.com/converge-go/converge/examples/internal/pods"
 	"github.com/converge-go/converge/examples/internal/poll"
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/internal/syncbuf"
 	"github.com/converge-go/converge/reconcile/kit/resource"
@@ -109,7 +110,7 @@ func serveLossController(env string) error {
 
 // lossProc is a controller process, as the test sees it.
 type lossProc struct {
-	cmd       *exec.Cmd
+	*procs.Proc
 	out       *syncbuf.Buffer // its standard output
 	startedAt time.Time       // just before it was started
 	base      string          // its server's base URL
@@ -122,13 +123,15 @@ func (w *lossWorld) startController() *lossProc {
 	env, err := json.Marshal(lossProcConfig{Endpoints: w.cluster.Endpoints(), Checkpoint: w.checkpoint, PodsDir: w.podsDir,
 		Heartbeat: lossHeartbeat, StartAfter: lossStartAfter, Interval: lossInterval})
 	require.NoError(t, err)
-	p := &lossProc{cmd: exec.Command(w.exe), out: &syncbuf.Buffer{}}
-	p.cmd.Env = append(os.Environ(), lossControllerEnv+"="+string(env))
-	p.cmd.Stdout, p.cmd.Stderr = p.out, w.logs
+	p := &lossProc{out: &syncbuf.Buffer{}}
+	cmd := exec.Command(w.exe)
+	cmd.Env = append(os.Environ(), lossControllerEnv+"="+string(env))
+	cmd.Stdout, cmd.Stderr = p.out, w.logs
 	// It dies with the test, if need be; its pods do not.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p.startedAt = time.Now()
-	require.NoError(t, p.cmd.Start())
+	p.Proc, err = procs.Start(cmd)
+	require.NoError(t, err)
 	w.procs = append(w.procs, p)
 	require.NoError(t, poll.Until(t.Context(), lossPatience, 10*time.Millisecond, "the controller process to serve", func() (bool, error) {
 		if base := p.lines(servingLine); len(base) > 0 {
@@ -160,12 +163,6 @@ func (p *lossProc) started() []int {
 		}
 	}
 	return pids
-}
-
-// kill kills the process with SIGKILL, if it still runs, and reaps it.
-func (p *lossProc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	_ = p.cmd.Wait()
 }
 
 // lossHealth is what the test reads of a controller's Health on its debug

@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/examples/internal/procstat"
 )
 
@@ -32,9 +32,8 @@ type fleet struct {
 
 // proc is one replica process.
 type proc struct {
+	*procs.Proc
 	id     string
-	cmd    *exec.Cmd
-	exited chan struct{}
 	stderr string
 }
 
@@ -65,14 +64,11 @@ func (f *fleet) start(id string) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	// Killed with this program, whatever happens to it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	started, err := procs.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("start replica %s: %w", id, err)
 	}
-	p := &proc{id: id, cmd: cmd, exited: make(chan struct{}), stderr: stderrPath}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &proc{Proc: started, id: id, stderr: stderrPath}
 	f.mu.Lock()
 	f.procs[id] = p
 	f.mu.Unlock()
@@ -92,7 +88,7 @@ func (f *fleet) proc(id string) (*proc, error) {
 // pid returns replica id's process ID (0 if unknown).
 func (f *fleet) pid(id string) int {
 	if p, err := f.proc(id); err == nil {
-		return p.cmd.Process.Pid
+		return p.Pid()
 	}
 	return 0
 }
@@ -103,10 +99,7 @@ func (f *fleet) kill(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	<-p.exited
+	p.Kill()
 	f.rec.put(kindKill, id, 0, 0, "")
 	return nil
 }
@@ -118,13 +111,13 @@ func (f *fleet) freeze(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	deadline := time.Now().Add(5 * time.Second)
-	for !stopped(p.cmd.Process.Pid) {
+	for !stopped(p.Pid()) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("replica %s not stopped 5s after SIGSTOP", id)
 		}
@@ -147,7 +140,7 @@ func (f *fleet) thaw(id string) error {
 		return err
 	}
 	f.rec.put(kindCont, id, 0, 0, "")
-	return p.cmd.Process.Signal(syscall.SIGCONT)
+	return p.Signal(syscall.SIGCONT)
 }
 
 // signal sends sig to replica id.
@@ -156,7 +149,7 @@ func (f *fleet) signal(id string, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
-	return p.cmd.Process.Signal(sig)
+	return p.Signal(sig)
 }
 
 // leave asks replica id to leave (SIGTERM), records it, and waits up to
@@ -167,15 +160,15 @@ func (f *fleet) leave(id string, limit time.Duration) error {
 		return err
 	}
 	f.rec.put(kindLeave, id, 0, 0, "")
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.Signal(syscall.SIGTERM); err != nil {
 		return err
 	}
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
-	case <-p.exited:
-		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-			return fmt.Errorf("replica %s exited with status %d: %s", id, code, f.tail(p))
+	case <-p.Done():
+		if err := p.Err(); err != nil {
+			return fmt.Errorf("replica %s: %v: %s", id, err, f.tail(p))
 		}
 		return nil
 	case <-t.C:
@@ -196,7 +189,7 @@ func (f *fleet) running() []string {
 	var ids []string
 	for id, p := range f.procs {
 		select {
-		case <-p.exited:
+		case <-p.Done():
 		default:
 			ids = append(ids, id)
 		}
@@ -212,11 +205,10 @@ func (f *fleet) close(limit time.Duration) error {
 	var mu sync.Mutex
 	for _, id := range f.running() {
 		p, _ := f.proc(id)
-		_ = p.cmd.Process.Signal(syscall.SIGCONT)
+		_ = p.Signal(syscall.SIGCONT)
 		wg.Go(func() {
 			if err := f.leave(id, limit); err != nil {
-				_ = p.cmd.Process.Signal(syscall.SIGKILL)
-				<-p.exited
+				p.Kill()
 				f.rec.put(kindKill, id, 0, 0, "")
 				mu.Lock()
 				errs = append(errs, err)
@@ -229,24 +221,12 @@ func (f *fleet) close(limit time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// cpu returns the CPU time the running replicas have used, from
-// /proc/<pid>/stat (utime and stime, in clock ticks of 10 ms).
+// cpu returns the CPU time the running replicas have used (procstat).
 func (f *fleet) cpu() time.Duration {
 	var total time.Duration
 	for _, id := range f.running() {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", f.pid(id)))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 13 {
-			continue
-		}
-		for _, i := range []int{11, 12} { // utime, stime: fields 14 and 15 of stat
-			if ticks, err := strconv.ParseInt(fields[i], 10, 64); err == nil {
-				total += time.Duration(ticks) * 10 * time.Millisecond
-			}
+		if st, ok := procstat.Read(f.pid(id)); ok {
+			total += time.Duration(st.CPUTicks) * procstat.TickDuration
 		}
 	}
 	return total

@@ -5,7 +5,8 @@
 // file, a symbolic link, or a file that does not hold exactly one token is
 // refused (the rule of a secret in internal/privatefile, and no link): a
 // token read from it could have been planted or seen. Tokens never appear
-// in errors.
+// in errors. ReadSecret reads any other secret of one line (a password)
+// under the same rule.
 package tokenfile
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/converge-go/converge/internal/atomicfile"
 	"github.com/converge-go/converge/internal/privatefile"
@@ -33,23 +35,11 @@ const maxBytes = 4096
 // file that must not be used returns an error matching ErrUnsafe, naming
 // the file and why, never its content.
 func Read(path string) (tok string, ok bool, err error) {
-	f, err := openPrivate(path)
+	b, err := readPrivate(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", false, nil
 	case err != nil:
-		return "", false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", false, err
-	}
-	if err := privatefile.CheckSecret(path, fi); err != nil {
-		return "", false, fmt.Errorf("%w: %w", ErrUnsafe, err)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	if err != nil {
 		return "", false, err
 	}
 	tok, err = parse(b)
@@ -57,6 +47,44 @@ func Read(path string) (tok string, ok bool, err error) {
 		return "", false, fmt.Errorf("%w: %s %w", ErrUnsafe, path, err)
 	}
 	return tok, true, nil
+}
+
+// ReadSecret returns the secret in path: one line of any text (a password
+// may hold spaces), trimmed of the white space around it. The file must
+// meet Read's rule; one that does not, is empty, holds more than one line
+// or more than 4096 bytes returns an error matching ErrUnsafe, naming the
+// file and why, never its content. A missing file is an error matching
+// fs.ErrNotExist.
+func ReadSecret(path string) (string, error) {
+	b, err := readPrivate(path)
+	if err != nil {
+		return "", err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" || len(b) > maxBytes || strings.ContainsAny(s, "\n\r") {
+		return "", fmt.Errorf("%w: %s must hold one line", ErrUnsafe, path)
+	}
+	return s, nil
+}
+
+// readPrivate returns the first maxBytes+1 bytes of path, a file that
+// meets the rule of a secret (privatefile.CheckSecret), opened without
+// following a symbolic link and checked once open; one that does not is
+// an error matching ErrUnsafe.
+func readPrivate(path string) ([]byte, error) {
+	f, err := openPrivate(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := privatefile.CheckSecret(path, fi); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsafe, err)
+	}
+	return io.ReadAll(io.LimitReader(f, maxBytes+1))
 }
 
 // Create generates a token (32 random bytes, hex) and writes it to path,

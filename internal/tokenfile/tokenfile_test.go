@@ -2,6 +2,7 @@ package tokenfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,57 @@ func TestAnotherUsersTokenFileIsRefused(t *testing.T) {
 	}
 	if _, _, err := Read(path); !errors.Is(err, ErrUnsafe) {
 		t.Fatalf("another user's file: %v, want ErrUnsafe", err)
+	}
+}
+
+// TestASecretIsOneLineOfAnyTextInAFileThatMeetsTheTokenFilesRule:
+// ReadSecret gives back a line with spaces and any UTF-8, trimmed; it
+// refuses, with ErrUnsafe and without showing the content, every file
+// Read refuses for its mode, kind or link, and an empty file, one of two
+// lines or one too long; a missing file matches fs.ErrNotExist.
+func TestASecretIsOneLineOfAnyTextInAFileThatMeetsTheTokenFilesRule(t *testing.T) {
+	dir := t.TempDir()
+	const secret = "pass wörd: s3cret"
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good", "  "+secret+"\n", 0o600)
+	if got, err := ReadSecret(good); err != nil || got != secret {
+		t.Errorf("a private secret file: %q, %v", got, err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{
+		"world-readable": write("readable", secret, 0o644),
+		"group-writable": write("writable", secret, 0o620),
+		"symbolic link":  link,
+		"fifo":           fifo,
+		"empty":          write("empty", " \n", 0o600),
+		"two lines":      write("lines", secret+"\n"+secret+"\n", 0o600),
+		"too long":       write("long", strings.Repeat(secret, maxBytes/len(secret)+1), 0o600),
+	} {
+		_, err := ReadSecret(path)
+		if !errors.Is(err, ErrUnsafe) {
+			t.Errorf("%s: %v, want ErrUnsafe", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%s: the error shows the file's content: %v", name, err)
+		}
+	}
+	if _, err := ReadSecret(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
 	}
 }

@@ -7,33 +7,15 @@ import (
 	"time"
 
 	"github.com/converge-go/converge/examples/internal/pods"
+	"github.com/converge-go/converge/examples/internal/poll"
 	"github.com/converge-go/converge/examples/replicaset/controller"
 	"github.com/converge-go/converge/store"
 )
 
 // WaitFor checks cond every 10ms until it holds, returns an error, ctx ends
-// or limit passes; what names the condition in the error.
+// or limit passes; what names the condition in the error (poll.Until).
 func WaitFor(ctx context.Context, what string, limit time.Duration, cond func() (bool, error)) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			return fmt.Errorf("waiting for %s: gave up after %v", what, limit)
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		}
-	}
+	return poll.Until(ctx, limit, 10*time.Millisecond, "waiting for "+what, cond)
 }
 
 // Step is one step of a demo's scenario.

@@ -30,3 +30,22 @@ func TestReadNamesThisProcessAndAliveTellsItFromAReusedPid(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, slices.Contains(group, os.Getpid()))
 }
+
+// CPUTicks counts the CPU time a process used: it grows while this one
+// works.
+func TestCPUTicksGrowsWhileTheProcessWorks(t *testing.T) {
+	before, ok := procstat.Read(os.Getpid())
+	require.True(t, ok)
+	x := 0
+	for {
+		for i := range 1 << 20 {
+			x ^= i
+		}
+		now, ok := procstat.Read(os.Getpid())
+		require.True(t, ok)
+		if now.CPUTicks > before.CPUTicks {
+			break
+		}
+	}
+	_ = x
+}

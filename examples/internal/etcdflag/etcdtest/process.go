@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/converge-go/converge/examples/internal/procs"
 	"github.com/converge-go/converge/internal/testcerts"
 	"github.com/converge-go/converge/store/etcdstore/etcdprocs"
 )
@@ -22,8 +23,7 @@ import (
 type Process struct {
 	// Endpoint is its https client URL.
 	Endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	proc     *procs.Proc
 	log      string
 }
 
@@ -39,13 +39,13 @@ func StartTLSProcess(ctx context.Context, bin, dir string, c testcerts.Certs, pa
 		return nil, err
 	}
 	client, peer := "https://"+addrs[0], "http://"+addrs[1]
-	p := &Process{Endpoint: client, exited: make(chan struct{}), log: filepath.Join(dir, "etcd.log")}
+	p := &Process{Endpoint: client, log: filepath.Join(dir, "etcd.log")}
 	out, err := os.Create(p.log)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Close()
-	p.cmd = exec.Command(bin,
+	cmd := exec.Command(bin,
 		"--name", "tls", "--data-dir", filepath.Join(dir, "data"),
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
@@ -54,15 +54,11 @@ func StartTLSProcess(ctx context.Context, bin, dir string, c testcerts.Certs, pa
 		"--trusted-ca-file", c.CA, "--client-cert-auth",
 		"--heartbeat-interval", "10", "--election-timeout", "100",
 		"--unsafe-no-fsync", "--log-level", "error")
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if p.proc, err = procs.Start(cmd); err != nil {
 		return nil, fmt.Errorf("etcdtest: start etcd: %w", err)
 	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.exited)
-	}()
 	if err := p.waitServing(ctx, c, patience); err != nil {
 		p.Stop()
 		return nil, err
@@ -97,7 +93,7 @@ func (p *Process) waitServing(ctx context.Context, c testcerts.Certs, patience t
 		}
 		select {
 		case <-tick.C:
-		case <-p.exited:
+		case <-p.proc.Done():
 			log, _ := os.ReadFile(p.log)
 			return fmt.Errorf("etcdtest: etcd exited: %s", log)
 		}
@@ -105,7 +101,4 @@ func (p *Process) waitServing(ctx context.Context, c testcerts.Certs, patience t
 }
 
 // Stop kills the process and waits for it.
-func (p *Process) Stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.exited
-}
+func (p *Process) Stop() { p.proc.Kill() }

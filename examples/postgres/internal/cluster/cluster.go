@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/converge-go/converge/examples/internal/procs"
 )
 
 // Errors of the package: what a caller that must skip names. Test for them
@@ -78,8 +80,7 @@ type Cluster struct {
 	cred     *syscall.Credential
 	settings []string
 
-	proc *exec.Cmd
-	done chan struct{}
+	proc *procs.Proc // the server, while it runs
 }
 
 // BinDir returns the directory of the PostgreSQL programs opts names or
@@ -223,11 +224,11 @@ func (c *Cluster) Start(ctx context.Context) error {
 	// Its own process group, so that a terminal's ^C reaches the demo
 	// alone, which stops the server; killed if this process dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := procs.Start(cmd)
+	if err != nil {
 		return fmt.Errorf("cluster: postgres: %w", err)
 	}
-	c.proc, c.done = cmd, make(chan struct{})
-	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(c.done)
+	c.proc = p
 	return c.waitReady(ctx)
 }
 
@@ -242,7 +243,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 			return conn.Close(ctx)
 		}
 		select {
-		case <-c.done:
+		case <-c.proc.Done():
 			c.proc = nil
 			return fmt.Errorf("cluster: postgres exited at start; see %s", c.LogFile())
 		case <-ctx.Done():
@@ -265,15 +266,10 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	defer func() { c.proc = nil }()
-	_ = c.proc.Process.Signal(syscall.SIGINT)
-	select {
-	case <-c.done:
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-c.proc.Process.Pid, syscall.SIGKILL)
-		<-c.done
-		return errors.New("cluster: postgres did not stop within 30s: killed")
+	if err := c.proc.StopWith(syscall.SIGINT, 30*time.Second); errors.Is(err, procs.ErrKilled) {
+		return fmt.Errorf("cluster: postgres: %w", err)
 	}
+	return nil // however it ended, it has
 }
 
 // Running reports whether the server runs.
