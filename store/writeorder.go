@@ -97,7 +97,9 @@ func (m *Memory[T]) current(w written) bool {
 func (m *Memory[T]) changedAfter(prefix string, after int64) []Event[T] {
 	log := m.order.log
 	i := sort.Search(len(log), func(i int) bool { return log[i].rev > after })
-	var out []Event[T]
+	// At most one event an entry: sized once, not grown by copying (a
+	// catch-up may return most of the store).
+	out := make([]Event[T], 0, len(log)-i)
 	for _, w := range log[i:] {
 		if !strings.HasPrefix(w.key, prefix) {
 			continue
@@ -123,7 +125,18 @@ func (m *Memory[T]) changedAfter(prefix string, after int64) []Event[T] {
 // looked at once, and the changed ones sorted by revision. Call with m.mu
 // held.
 func (m *Memory[T]) scanChanged(prefix string, after int64) []Event[T] {
-	var out []Event[T]
+	n := 0 // counted first, so that out is sized once
+	for k, e := range m.objects {
+		if e.rev > after && strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	for k, obj := range m.tombs.byKey {
+		if obj.Revision > after && strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	out := make([]Event[T], 0, n)
 	for k, e := range m.objects {
 		if e.rev > after && strings.HasPrefix(k, prefix) {
 			typ := Updated
