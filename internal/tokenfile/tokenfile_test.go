@@ -43,36 +43,13 @@ func TestATokenIsCreatedOnceReadableByItsUserAloneAndReadBack(t *testing.T) {
 // more than a token is refused with ErrUnsafe, and no error shows what the
 // file holds; a missing file is not an error.
 func TestUnsafeTokenFilesAreRefusedWithoutShowingTheirContent(t *testing.T) {
-	dir := t.TempDir()
 	const secret = "s3cret-token-value"
-	write := func(name, content string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good", secret+"\n", 0o600)
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(good, link); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for name, path := range map[string]string{
-		"world-readable": write("readable", secret, 0o644),
-		"group-writable": write("writable", secret, 0o620),
-		"symbolic link":  link,
-		"fifo":           fifo,
-		"empty":          write("empty", "", 0o600),
-		"two tokens":     write("two", secret+" "+secret, 0o600),
-		"two lines":      write("lines", secret+"\n"+secret+"\n", 0o600),
-	} {
+	f := newFiles(t, secret)
+	good := f.write("good", secret+"\n", 0o600)
+	unsafe := f.unsafe(good)
+	unsafe["empty"] = f.write("empty", "", 0o600)
+	unsafe["two tokens"] = f.write("two", secret+" "+secret, 0o600)
+	for name, path := range unsafe {
 		_, ok, err := Read(path)
 		if !errors.Is(err, ErrUnsafe) || ok {
 			t.Errorf("%s: %v (ok %v), want ErrUnsafe", name, err, ok)
@@ -84,7 +61,7 @@ func TestUnsafeTokenFilesAreRefusedWithoutShowingTheirContent(t *testing.T) {
 	if tok, ok, err := Read(good); err != nil || !ok || tok != secret {
 		t.Errorf("a private token file: %v %v", ok, err)
 	}
-	if _, ok, err := Read(filepath.Join(dir, "missing")); ok || err != nil {
+	if _, ok, err := Read(filepath.Join(f.dir, "missing")); ok || err != nil {
 		t.Errorf("a missing file: ok %v, %v", ok, err)
 	}
 }
@@ -113,39 +90,16 @@ func TestAnotherUsersTokenFileIsRefused(t *testing.T) {
 // Read refuses for its mode, kind or link, and an empty file, one of two
 // lines or one too long; a missing file matches fs.ErrNotExist.
 func TestASecretIsOneLineOfAnyTextInAFileThatMeetsTheTokenFilesRule(t *testing.T) {
-	dir := t.TempDir()
 	const secret = "pass wörd: s3cret"
-	write := func(name, content string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good", "  "+secret+"\n", 0o600)
+	f := newFiles(t, secret)
+	good := f.write("good", "  "+secret+"\n", 0o600)
 	if got, err := ReadSecret(good); err != nil || got != secret {
 		t.Errorf("a private secret file: %q, %v", got, err)
 	}
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(good, link); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for name, path := range map[string]string{
-		"world-readable": write("readable", secret, 0o644),
-		"group-writable": write("writable", secret, 0o620),
-		"symbolic link":  link,
-		"fifo":           fifo,
-		"empty":          write("empty", " \n", 0o600),
-		"two lines":      write("lines", secret+"\n"+secret+"\n", 0o600),
-		"too long":       write("long", strings.Repeat(secret, maxBytes/len(secret)+1), 0o600),
-	} {
+	unsafe := f.unsafe(good)
+	unsafe["empty"] = f.write("empty", " \n", 0o600)
+	unsafe["too long"] = f.write("long", strings.Repeat(secret, maxBytes/len(secret)+1), 0o600)
+	for name, path := range unsafe {
 		_, err := ReadSecret(path)
 		if !errors.Is(err, ErrUnsafe) {
 			t.Errorf("%s: %v, want ErrUnsafe", name, err)
@@ -154,7 +108,51 @@ func TestASecretIsOneLineOfAnyTextInAFileThatMeetsTheTokenFilesRule(t *testing.T
 			t.Errorf("%s: the error shows the file's content: %v", name, err)
 		}
 	}
-	if _, err := ReadSecret(filepath.Join(dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadSecret(filepath.Join(f.dir, "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// files makes the files of the refusal tests in a directory of their own.
+type files struct {
+	t      *testing.T
+	dir    string
+	secret string
+}
+
+func newFiles(t *testing.T, secret string) files {
+	return files{t: t, dir: t.TempDir(), secret: secret}
+}
+
+// write makes the file name with content and mode (whatever the umask).
+func (f files) write(name, content string, mode os.FileMode) string {
+	p := filepath.Join(f.dir, name)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+// unsafe returns, by what is wrong with them, the files every reader
+// refuses for their mode, kind or link (a link to good), each holding the
+// secret, and one of two lines.
+func (f files) unsafe(good string) map[string]string {
+	link := filepath.Join(f.dir, "link")
+	if err := os.Symlink(good, link); err != nil {
+		f.t.Fatal(err)
+	}
+	fifo := filepath.Join(f.dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	return map[string]string{
+		"world-readable": f.write("readable", f.secret, 0o644),
+		"group-writable": f.write("writable", f.secret, 0o620),
+		"symbolic link":  link,
+		"fifo":           fifo,
+		"two lines":      f.write("lines", f.secret+"\n"+f.secret+"\n", 0o600),
 	}
 }
