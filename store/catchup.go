@@ -20,7 +20,10 @@ import (
 // difference: it delivers Diff's events from that revision (each key
 // changed since, once, with its state now, in revision order), then
 // watches on from the revision of that Diff. So falling behind costs the
-// keys changed meanwhile, never a re-list.
+// keys changed meanwhile, never a re-list. Over the memory store the
+// Diff is read a page of events at a time, into one slice the watcher
+// keeps, and its last page reads the rest whole, so the catch-up still
+// ends at a revision whose every change it has delivered.
 //
 // What it guarantees: events in revision order; after a catch-up every
 // key has been delivered at its state at the catch-up's revision, but a
@@ -76,6 +79,9 @@ type catchUpWatcher[T any] struct {
 	events   chan Event[T]
 	end      watchend.End
 	diffFrom bool // the first watch failed: start with a Diff
+	// pageBuf is the room of a page of a catch-up's events (diffPager),
+	// reused by every page; only follow's goroutine uses it.
+	pageBuf []Event[T]
 
 	mu    sync.Mutex
 	inner Watcher[T] // the store's watch now, nil while catching up
@@ -136,6 +142,11 @@ func (w *catchUpWatcher[T]) run(ctx context.Context, after int64) {
 func (w *catchUpWatcher[T]) follow(ctx context.Context, last int64) error {
 	behind := w.diffFrom
 	for {
+		select {
+		case <-w.end.Stop: // a catch-up stopped half-way must not start a watch, nor another catch-up
+			return nil
+		default:
+		}
 		if behind {
 			rev, err := w.diff(ctx, last)
 			if err != nil {
@@ -214,17 +225,65 @@ func (w *catchUpWatcher[T]) forward(ctx context.Context, last int64) (int64, err
 }
 
 // diff sends the events of a Diff after last and returns its revision.
+// Over a store that pages its Diff (diffPager) it reads a page at a time
+// into one slice it keeps until it has passed the store's revision at its
+// first page, then the rest in one whole page: a catch-up from a burst
+// holds a page of events, not one for every key changed, and still ends
+// at a revision whose every change it has delivered.
 func (w *catchUpWatcher[T]) diff(ctx context.Context, last int64) (int64, error) {
-	changes, rev, err := w.d.Diff(ctx, w.prefix, last)
-	if err != nil {
-		return 0, err
-	}
-	for _, ev := range changes {
-		if !w.send(ctx, ev) {
+	p, ok := w.d.(diffPager[T])
+	if !ok {
+		changes, rev, err := w.d.Diff(ctx, w.prefix, last)
+		if err != nil {
+			return 0, err
+		}
+		if !w.sendAll(ctx, changes) {
 			return 0, w.ended(ctx)
 		}
+		return rev, nil
 	}
-	return rev, nil
+	since, target := last, int64(-1)
+	for {
+		whole := target >= 0 && last >= target
+		page, upto, now, err := p.diffPage(ctx, w.prefix, since, last, whole, w.pageBuf)
+		if err != nil {
+			return 0, err
+		}
+		sent := w.sendAll(ctx, page)
+		w.keepPage(page)
+		switch {
+		case !sent:
+			return 0, w.ended(ctx)
+		case upto == now:
+			return upto, nil
+		case target < 0:
+			target = now
+		}
+		last = upto
+	}
+}
+
+// keepPage keeps the room of a page for the next, without its objects,
+// unless it is a whole page more than twice a page's size: that room goes
+// back to the heap.
+func (w *catchUpWatcher[T]) keepPage(page []Event[T]) {
+	if cap(page) > 2*diffPageSize {
+		w.pageBuf = nil
+		return
+	}
+	clear(page)
+	w.pageBuf = page[:0]
+}
+
+// sendAll delivers events in turn, or reports false once the watch is
+// stopped or its context ends (send).
+func (w *catchUpWatcher[T]) sendAll(ctx context.Context, events []Event[T]) bool {
+	for _, ev := range events {
+		if !w.send(ctx, ev) {
+			return false
+		}
+	}
+	return true
 }
 
 // send delivers ev, or reports false once the watch is stopped or its

@@ -113,39 +113,8 @@ var _ Differ[int] = (*Memory[int])(nil)
 // after is older than the latest delete forgotten (WithTombstones) or
 // compacted (Compact).
 func (m *Memory[T]) Diff(ctx context.Context, prefix string, after int64) ([]Event[T], int64, error) {
-	if err := ValidatePrefix(prefix); err != nil {
-		return nil, 0, err
-	}
-	if err := ValidateRevision(after); err != nil {
-		return nil, 0, err
-	}
-	if err := m.begin(ctx); err != nil {
-		return nil, 0, err
-	}
-	m.mu.RLock()
-	if !m.order.built && len(m.objects)+len(m.tombs.byKey) >= m.cfg.orderFrom {
-		m.mu.RUnlock()
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if !m.closed && !m.order.built {
-			m.buildOrder()
-		}
-	} else {
-		defer m.mu.RUnlock()
-	}
-	if err := m.usable(); err != nil {
-		return nil, 0, err
-	}
-	if after >= m.rev {
-		return nil, m.rev, nil
-	}
-	if after < m.tombs.floor {
-		return nil, 0, fmt.Errorf("%w: diff after revision %d, deletes are known after %d", ErrCompacted, after, m.tombs.floor)
-	}
-	if !m.order.built {
-		return m.scanChanged(prefix, after), m.rev, nil
-	}
-	return m.changedAfter(prefix, after), m.rev, nil
+	changes, _, rev, err := m.diffPage(ctx, prefix, after, after, true, nil)
+	return changes, rev, err
 }
 
 var _ Differ[int] = (*View[int])(nil)

@@ -6,3 +6,10 @@ package store
 func WithOrderFrom(keys int) MemoryOption {
 	return func(c *memoryConfig) { c.orderFrom = keys }
 }
+
+// WithDiffPage sets how many events a catch-up reads from a Memory store
+// at a time (default 4,096), so that tests of paged catch-ups need not
+// change thousands of keys.
+func WithDiffPage(events int) MemoryOption {
+	return func(c *memoryConfig) { c.diffPage = events }
+}

@@ -68,7 +68,7 @@ var _ Store[int] = (*Memory[int])(nil)
 // of the store fail with an error matching ErrInvalid, so that NewMemory
 // stays an expression.
 func NewMemory[T any](opts ...MemoryOption) *Memory[T] {
-	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag, tombstones: DefaultTombstones, orderFrom: orderFrom}
+	cfg := memoryConfig{history: DefaultHistory, watchLag: DefaultWatchLag, tombstones: DefaultTombstones, orderFrom: orderFrom, diffPage: diffPageSize}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)

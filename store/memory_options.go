@@ -25,6 +25,7 @@ type memoryConfig struct {
 	checkMut   bool
 	tombstones int
 	orderFrom  int // keys known from which a Diff keeps the write order
+	diffPage   int // events in a page of a catch-up (diffPager)
 }
 
 // WithHistory sets how many revisions of change history the store retains

@@ -65,6 +65,12 @@ func (m *Memory[T]) noteWrite(key string, rev int64) {
 	if !m.order.built {
 		return
 	}
+	if log := m.order.log; len(log) == cap(log) {
+		// Doubled, where append grows a large slice by a quarter: the
+		// order is then copied about once as it grows, not about four
+		// times.
+		m.order.log = slices.Grow(log, len(log)+1)
+	}
 	m.order.log = append(m.order.log, written{key, rev})
 	known := len(m.objects) + len(m.tombs.byKey)
 	if len(m.order.log) > known+known/2+compactSlack {
@@ -91,23 +97,33 @@ func (m *Memory[T]) current(w written) bool {
 	return ok && obj.Revision == w.rev
 }
 
-// changedAfter returns, for each key under prefix written after revision
-// after, its state now as an event, in revision order. Call with m.mu held
-// (for reading once the order is built).
-func (m *Memory[T]) changedAfter(prefix string, after int64) []Event[T] {
+// changedAfter appends to out, for each key under prefix written after
+// revision after, its state now as an event (Created if the key was
+// created after since), in revision order, and stops once it holds limit
+// events (0: none). It returns them and the revision up to which they
+// report the change: m.rev if it did not stop. Call with m.mu held (for
+// reading once the order is built).
+func (m *Memory[T]) changedAfter(prefix string, since, after int64, limit int, out []Event[T]) ([]Event[T], int64) {
 	log := m.order.log
 	i := sort.Search(len(log), func(i int) bool { return log[i].rev > after })
 	// At most one event an entry: sized once, not grown by copying (a
 	// catch-up may return most of the store).
-	out := make([]Event[T], 0, len(log)-i)
+	room := len(log) - i
+	if limit > 0 {
+		room = min(room, limit)
+	}
+	out = slices.Grow(out, room)
 	for _, w := range log[i:] {
+		if limit > 0 && len(out) == limit {
+			return out, out[len(out)-1].Object.Revision
+		}
 		if !strings.HasPrefix(w.key, prefix) {
 			continue
 		}
 		if e, ok := m.objects[w.key]; ok {
 			if e.rev == w.rev {
 				typ := Updated
-				if e.createRev > after {
+				if e.createRev > since {
 					typ = Created
 				}
 				out = append(out, Event[T]{Type: typ, Object: e.object(w.key)})
@@ -118,13 +134,13 @@ func (m *Memory[T]) changedAfter(prefix string, after int64) []Event[T] {
 			out = append(out, Event[T]{Type: Deleted, Object: obj})
 		}
 	}
-	return out
+	return out, m.rev
 }
 
-// scanChanged is changedAfter without the order: every key m knows is
-// looked at once, and the changed ones sorted by revision. Call with m.mu
-// held.
-func (m *Memory[T]) scanChanged(prefix string, after int64) []Event[T] {
+// scanChanged is changedAfter without the order or a limit: every key m
+// knows is looked at once, and the changed ones sorted by revision. Call
+// with m.mu held.
+func (m *Memory[T]) scanChanged(prefix string, since, after int64, out []Event[T]) []Event[T] {
 	n := 0 // counted first, so that out is sized once
 	for k, e := range m.objects {
 		if e.rev > after && strings.HasPrefix(k, prefix) {
@@ -136,11 +152,11 @@ func (m *Memory[T]) scanChanged(prefix string, after int64) []Event[T] {
 			n++
 		}
 	}
-	out := make([]Event[T], 0, n)
+	out = slices.Grow(out, n)
 	for k, e := range m.objects {
 		if e.rev > after && strings.HasPrefix(k, prefix) {
 			typ := Updated
-			if e.createRev > after {
+			if e.createRev > since {
 				typ = Created
 			}
 			out = append(out, Event[T]{Type: typ, Object: e.object(k)})
