@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -258,6 +259,12 @@ func (l *ledger[T]) pendingOf(r *record) *pendingChange {
 // startPending gives r, whose slot is slot, a pending change.
 func (l *ledger[T]) startPending(r *record, slot int32, p pendingChange) *pendingChange {
 	p.slot = slot
+	if len(l.pend) == cap(l.pend) {
+		// Doubled, where append grows a large slice by a quarter: a
+		// burst's pending changes are then copied about once as they
+		// grow, not about four times.
+		l.pend = slices.Grow(l.pend, len(l.pend)+1)
+	}
 	l.pend = append(l.pend, p)
 	l.pendPeak = max(l.pendPeak, len(l.pend))
 	r.pend = int32(len(l.pend))
