@@ -105,7 +105,7 @@ func (c *Controller[T]) processBatch(r *run[T], batch []queue.Handout[string]) {
 // are reqs, in one call, and settles each with its own result.
 func (c *Controller[T]) reconcileBatch(cc *callContext, turns []turn[T], reqs []Request[T]) {
 	ctx := cc.begin(new(reconcileContext), info{
-		controller: c.opts.Name, batch: len(reqs), id: c.ids.Add(1), base: c.opts.Logger,
+		ctl: &c.about, batch: int32(len(reqs)), id: c.ids.Add(1),
 	}, c.opts.Timeout)
 	start := time.Now()
 	results := c.callBatch(ctx, reqs)

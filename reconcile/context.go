@@ -24,16 +24,23 @@ func (c *Controller[T]) logFailure(ctx context.Context, level slog.Level, msg st
 	log.Log(ctx, level, msg, args...)
 }
 
-// info is what a reconcile's context carries about it.
+// info is what a reconcile's context carries about it, in 48 bytes, so
+// that a reconcile's context (reconcileContext) is 64: what is the same
+// for every reconcile of a controller is behind one pointer.
 type info struct {
-	controller string
-	key        string
-	revision   int64
-	retries    int
-	id         uint64
-	batch      int // the keys of a ReconcileBatch call; 0 for one key
-	base       *slog.Logger
-	tracer     tracing.Tracer // Options.Tracer, for LoggerFrom; nil for none
+	ctl      *controllerInfo
+	key      string
+	revision int64
+	id       uint64
+	retries  int32
+	batch    int32 // the keys of a ReconcileBatch call; 0 for one key
+}
+
+// controllerInfo is what every reconcile's info of one controller shares.
+type controllerInfo struct {
+	name   string
+	base   *slog.Logger
+	tracer tracing.Tracer // Options.Tracer, for LoggerFrom; nil for none
 }
 
 type infoKey struct{}
@@ -79,7 +86,7 @@ func reconcileID(ctx context.Context) string {
 	if in == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s-%d", in.controller, in.id)
+	return fmt.Sprintf("%s-%d", in.ctl.name, in.id)
 }
 
 // LoggerFrom returns a logger for a Reconcile call, with attributes
@@ -94,8 +101,8 @@ func LoggerFrom(ctx context.Context) *slog.Logger {
 	if in == nil {
 		return slog.New(slog.DiscardHandler)
 	}
-	base := in.base
-	if in.tracer != nil {
+	base := in.ctl.base
+	if in.ctl.tracer != nil {
 		base = slog.New(boundHandler{base.Handler(), ctx})
 	}
 	if in.batch > 0 {

@@ -70,6 +70,7 @@ var ErrAlreadyRunning error = running.New("reconcile")
 type Controller[T any] struct {
 	store store.Store[T]
 	opts  Options[T]
+	about controllerInfo // every reconcile's context points to it
 	rec   Reconciler[T]
 	batch BatchReconciler[T] // rec, when Options.BatchSize is above 1
 	marks bool               // values of T can be marked for deletion (deleting.go)
@@ -142,6 +143,7 @@ func New[T any](s store.Store[T], rec Reconciler[T], opts Options[T]) (*Controll
 		wantWorkers: opts.Workers,
 		marks:       marksDeletion[T](),
 		deps:        deps,
+		about:       controllerInfo{name: opts.Name, base: opts.Logger, tracer: opts.Tracer},
 	}
 	if len(opts.Dependencies) > 0 {
 		c.circ = newCircuit(deps, opts.Logger)

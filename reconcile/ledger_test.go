@@ -472,7 +472,7 @@ func (m *ledgerModel) requireMatches(t *testing.T, l *ledger[string]) {
 	for key, o := range m.own {
 		ow := l.own.keys[key]
 		require.NotNil(t, ow, "no record of the writes to %q", key)
-		got := ownModel{inflight: ow.inflight, held: ow.held, obj: ow.obj, deleted: ow.deleted, echoes: ow.echoes, stale: ow.stale}
+		got := ownModel{inflight: int(ow.inflight), held: ow.heldChanges(), obj: ow.obj, deleted: ow.deleted, echoes: ow.echoes, stale: ow.stale}
 		want := *o
 		if len(got.echoes) == 0 {
 			got.echoes = nil

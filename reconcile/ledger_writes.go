@@ -14,22 +14,41 @@ import (
 // key are held (they may be their echoes); once a write is known, its
 // object is handed to reconciles until the cache holds it.
 type ownWrite[T any] struct {
-	inflight int
-	held     []heldChange
+	inflight int32
+	deleted  bool // obj is a delete
+	// stale: writes were in flight when the store was replaced
+	// (ledger.storeReplaced); their results are of the old store, and
+	// nothing is recorded until none is in flight.
+	stale bool
+	// held are the changes held while writes were in flight, behind a
+	// pointer (nil for none) since few keys have any: one of these
+	// records waits for its echo for every status write of a burst.
+	held *[]heldChange
 	// obj is the newest object written (for a delete, Key and Revision
 	// only, with deleted set); zero Revision if none.
-	obj     store.Object[T]
-	deleted bool
+	obj store.Object[T]
 	// echoes are the revisions of the writes (not deletes) made here
 	// whose watch events have not arrived yet: a change at one of them is
 	// an echo, any other is someone else's (echoes may arrive late, after
 	// a newer own write has completed). It starts in echoBuf.
 	echoes  []int64
 	echoBuf [2]int64
-	// stale: writes were in flight when the store was replaced
-	// (ledger.storeReplaced); their results are of the old store, and
-	// nothing is recorded until none is in flight.
-	stale bool
+}
+
+// heldChanges returns the changes held while writes were in flight.
+func (ow *ownWrite[T]) heldChanges() []heldChange {
+	if ow.held == nil {
+		return nil
+	}
+	return *ow.held
+}
+
+// hold keeps h until the writes in flight are known.
+func (ow *ownWrite[T]) hold(h heldChange) {
+	if ow.held == nil {
+		ow.held = new([]heldChange)
+	}
+	*ow.held = append(*ow.held, h)
 }
 
 // isEcho reports whether rev is one of the echoes still expected, and forgets it
@@ -103,7 +122,7 @@ func (l *ledger[T]) writeEndedAlone(key string, ow *ownWrite[T], obj store.Objec
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ow.inflight == 1 {
-		if len(ow.held) > 0 {
+		if len(ow.heldChanges()) > 0 {
 			return false
 		}
 		newest := ow.obj.Revision
@@ -140,7 +159,7 @@ func (l *ledger[T]) writeEnded(key string, ow *ownWrite[T], obj store.Object[T],
 	// Every held change is now known: this write's echo, or someone
 	// else's change.
 	var wake []heldChange
-	for _, h := range ow.held {
+	for _, h := range ow.heldChanges() {
 		if !ow.isEcho(h.rev) {
 			l.changed(key, h.rev, now)
 			wake = append(wake, h)
@@ -188,7 +207,7 @@ func (l *ledger[T]) ownChange(ch *change[T], kept bool) (hold bool) {
 	rev := ch.Revision()
 	if ow.inflight > 0 {
 		if kept {
-			ow.held = append(ow.held, heldChange{rev: rev, initial: ch.Initial})
+			ow.hold(heldChange{rev: rev, initial: ch.Initial})
 		}
 		return true
 	}

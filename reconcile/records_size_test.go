@@ -17,11 +17,15 @@ import (
 )
 
 // TestPerKeyRecordsStaySmall: the ledger keeps one record per key
-// reconciled and one pending change per key with a change not yet
-// reconciled; a field added carelessly would grow every key's cost.
+// reconciled, one pending change per key with a change not yet reconciled
+// and one record of own writes per key written until its echo arrives, and
+// each reconcile has a context of its own; a field added carelessly would
+// grow every key's cost.
 func TestPerKeyRecordsStaySmall(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(record{}), uintptr(80), "one per key reconciled: keep it small")
 	require.LessOrEqual(t, unsafe.Sizeof(pendingChange{}), uintptr(56), "one per key with a change not yet reconciled: times as monoTime, not time.Time")
+	require.LessOrEqual(t, unsafe.Sizeof(ownWrite[*int]{}), uintptr(96), "one per key written through Request.Store until its echo arrives")
+	require.LessOrEqual(t, unsafe.Sizeof(reconcileContext{}), uintptr(64), "one per reconcile")
 }
 
 // TestPerKeyMapsAreRebuiltSmallAfterABurstConverges: Go maps never give

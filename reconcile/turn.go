@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/converge-go/converge/queue"
@@ -79,9 +80,8 @@ func (c *Controller[T]) beginTurn(r *run[T], h queue.Handout[string], cc *callCo
 func (t *turn[T]) info() info {
 	c := t.c
 	return info{
-		controller: c.opts.Name, key: t.req.Key, revision: t.req.Object.Revision,
-		retries: t.req.Retries, id: c.ids.Add(1), base: c.opts.Logger,
-		tracer: c.opts.Tracer,
+		ctl: &c.about, key: t.req.Key, revision: t.req.Object.Revision,
+		retries: int32(min(t.req.Retries, math.MaxInt32)), id: c.ids.Add(1),
 	}
 }
 
