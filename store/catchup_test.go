@@ -58,22 +58,7 @@ func checkPagedCatchUp(t *testing.T, rng *rand.Rand, s *store.Memory[int], prefi
 	r := &pagedReader{t: t, m: m, prefix: prefix, view: map[string]store.Object[int]{}}
 	for step := range 3000 {
 		key := fmt.Sprintf("%s/%d", []string{"a", "b"}[rng.IntN(2)], rng.IntN(40))
-		cur, live := m.now()[key]
-		switch {
-		case !live:
-			obj, err := s.Create(ctx, key, step)
-			require.NoError(t, err)
-			m.wrote(obj, false)
-		case rng.IntN(4) == 0:
-			rev, err := s.Delete(ctx, key, cur.Revision)
-			require.NoError(t, err)
-			cur.Revision = rev
-			m.wrote(cur, true)
-		default:
-			obj, err := s.Update(ctx, key, step, cur.Revision)
-			require.NoError(t, err)
-			m.wrote(obj, false)
-		}
+		m.writeRandomly(t, rng, s, key, step, 4)
 		if rng.IntN(60) == 0 {
 			require.NoError(t, pr.RequestProgress(ctx))
 		}

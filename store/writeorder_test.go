@@ -56,30 +56,38 @@ func (m *diffModel) wrote(obj store.Object[int], deleted bool) {
 	m.states = append(m.states, next)
 }
 
-func checkDiffModel(t *testing.T, rng *rand.Rand, s *store.Memory[int], tombs int) {
+// writeRandomly writes value to key in s and records the write: a
+// create if the model has no key, else a delete one time in deleteOdds,
+// else an update.
+func (m *diffModel) writeRandomly(t *testing.T, rng *rand.Rand, s *store.Memory[int], key string, value, deleteOdds int) {
+	t.Helper()
 	ctx := t.Context()
+	cur, live := m.now()[key]
+	switch {
+	case !live:
+		obj, err := s.Create(ctx, key, value)
+		require.NoError(t, err)
+		m.wrote(obj, false)
+	case rng.IntN(deleteOdds) == 0:
+		rev, err := s.Delete(ctx, key, cur.Revision)
+		require.NoError(t, err)
+		cur.Revision = rev
+		m.wrote(cur, true)
+	default:
+		obj, err := s.Update(ctx, key, value, cur.Revision)
+		require.NoError(t, err)
+		m.wrote(obj, false)
+	}
+}
+
+func checkDiffModel(t *testing.T, rng *rand.Rand, s *store.Memory[int], tombs int) {
 	m := &diffModel{states: []map[string]store.Object[int]{{}}}
 	for step := range 4000 {
 		key := fmt.Sprintf("%s/%d", []string{"a", "b"}[rng.IntN(2)], rng.IntN(12))
 		if rng.IntN(500) == 0 { // a key written rarely: its entry outlives many compactions
 			key = fmt.Sprintf("a/rare%d", rng.IntN(3))
 		}
-		cur, live := m.now()[key]
-		switch {
-		case !live:
-			obj, err := s.Create(ctx, key, step)
-			require.NoError(t, err)
-			m.wrote(obj, false)
-		case rng.IntN(3) == 0:
-			rev, err := s.Delete(ctx, key, cur.Revision)
-			require.NoError(t, err)
-			cur.Revision = rev
-			m.wrote(cur, true)
-		default:
-			obj, err := s.Update(ctx, key, step, cur.Revision)
-			require.NoError(t, err)
-			m.wrote(obj, false)
-		}
+		m.writeRandomly(t, rng, s, key, step, 3)
 		if rng.IntN(40) == 0 {
 			after := rng.Int64N(int64(len(m.states)))
 			prefix := []string{"", "a/", "b/"}[rng.IntN(3)]
