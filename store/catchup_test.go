@@ -20,9 +20,10 @@ import (
 // while the watcher is read now and then, so it lags, catches up page by
 // page with writes between the pages, and follows the store's watch again.
 // Every event is in revision order and carries its key's state at its
-// revision, an Updated one only for a key the reader holds, and every Progress event at R finds the reader's view equal to
-// the store's state at R: a catch-up ends only at a revision whose every
-// change it has delivered, even though its pages are not one snapshot.
+// revision, an Updated one only for a key the reader holds, and every
+// Progress event at R finds the reader's view equal to the store's state
+// at R: a catch-up ends only at a revision whose every change it has
+// delivered, even though its pages are not one snapshot.
 func TestAWatcherCatchingUpInPagesSeesEveryRevisionItClaimsWhateverTheWrites(t *testing.T) {
 	for seed := range uint64(8) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
