@@ -93,16 +93,17 @@ func reconcileID(ctx context.Context) string {
 // controller, key, revision, retries and reconcile_id (in a ReconcileBatch
 // call: controller, batch_size and reconcile_id); outside a reconcile
 // it returns a logger that discards. It is built on demand, so a reconcile
-// that does not log pays nothing for it. With Options.Tracer, its lines
-// logged without a context (Info, not InfoContext) are handled with ctx,
-// so that a handler finds the reconcile's span there.
+// that does not log pays nothing for it. With Options.Tracer, a single
+// key's reconcile's lines logged without a context (Info, not InfoContext)
+// are handled with ctx, so that a handler finds the reconcile's span
+// there; a batch has no reconcile span, and its lines are left as logged.
 func LoggerFrom(ctx context.Context) *slog.Logger {
 	in, _ := ctx.Value(infoKey{}).(*info)
 	if in == nil {
 		return slog.New(slog.DiscardHandler)
 	}
 	base := in.ctl.base
-	if in.ctl.tracer != nil {
+	if in.ctl.tracer != nil && in.batch == 0 { // a batch has no reconcile span of its own
 		base = slog.New(boundHandler{base.Handler(), ctx})
 	}
 	if in.batch > 0 {

@@ -85,3 +85,35 @@ func TestLogLinesCarryReconcileAttributes(t *testing.T) {
 		LoggerFrom(context.Background()).Info("discarded") // outside a reconcile: no panic, no output
 	})
 }
+
+// ctxHandler records the context each record was handled with.
+type ctxHandler struct {
+	slog.Handler
+	got *[]context.Context
+}
+
+func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	*h.got = append(*h.got, ctx)
+	return nil
+}
+
+func (h ctxHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h ctxHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+// TestWithATracerOnlyASingleKeysReconcileBindsItsContextToItsLogLines:
+// with Options.Tracer, a line a reconcile logs without a context reaches
+// the handler with the reconcile's context (where its span is); a
+// ReconcileBatch call has no span of its own, and its lines reach the
+// handler as logged.
+func TestWithATracerOnlyASingleKeysReconcileBindsItsContextToItsLogLines(t *testing.T) {
+	var got []context.Context
+	ctl := &controllerInfo{name: "c", base: slog.New(ctxHandler{slog.DiscardHandler, &got}), tracer: &countingTracer{}}
+	single := &reconcileContext{Context: t.Context(), info: info{ctl: ctl, key: "k", id: 1}}
+	batch := &reconcileContext{Context: t.Context(), info: info{ctl: ctl, batch: 2, id: 2}}
+	LoggerFrom(single).Info("one key")
+	LoggerFrom(batch).Info("a batch")
+	require.Len(t, got, 2)
+	require.Same(t, single, got[0])
+	require.Equal(t, context.Background(), got[1])
+}
