@@ -169,12 +169,14 @@ func TestSilentOutageHoldsTheEndOfAWatchBack(t *testing.T) {
 		nothingArrives(t, w)
 
 		s.SetOutage(faultstore.Up)
-		for ev := range w.Events() {
+		// Either the inner watch had taken in "b" before the compaction
+		// and goes on, or it ended with ErrCompacted; it need not end.
+		ev, ok := <-w.Events()
+		if ok {
 			require.Equal(t, "b", ev.Object.Key)
+			return
 		}
-		if err := w.Err(); err != nil {
-			require.ErrorIs(t, err, store.ErrCompacted)
-		}
+		require.ErrorIs(t, w.Err(), store.ErrCompacted)
 	})
 }
 
