@@ -65,9 +65,12 @@ func openStore(ctx context.Context, pl storePlaces, say *demo.Narrator, fail fun
 	ctx, st.cancel = context.WithCancel(ctx)
 	run := func(what string, f func(context.Context) error) {
 		err := f(ctx)
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() == nil:
 			err = errors.Join(err, fmt.Errorf("%s stopped", what))
 			fail()
+		case errors.Is(err, ctx.Err()):
+			err = nil // stopped by close, wherever it was
 		}
 		st.done <- err
 	}
